@@ -1,0 +1,235 @@
+#pragma once
+/// @file elector.hpp
+/// LeaderElector: run an action only on the replica that holds the lease.
+///
+/// What is NOT guaranteed: that no two replicas ever run at the same time in every failure. A
+/// replica that is paused longer than its safety margin, or whose clock *rate* drifts, can act on
+/// a lease the store already gave away. What is guaranteed: the action's stop_token fires at the
+/// local deadline (send time of the last confirmed acquire/renew + lease - safety margin), before
+/// the server can expire the lease, and every lease carries a fencing token that strictly
+/// increases per lock, so a protected resource that checks it rejects stale writers.
+///
+/// Threads: run_if_leader blocks the calling thread while it waits for the lease (up to
+/// wait_time) and while the action runs. One elector may be used from many threads at once.
+
+#include <functional>
+#include <memory>
+#include <optional>
+#include <stop_token>
+#include <string>
+#include <string_view>
+#include <type_traits>
+#include <utility>
+
+#include "leader/context.hpp"
+#include "leader/errors.hpp"
+#include "leader/events.hpp"
+#include "leader/options.hpp"
+#include "leader/result.hpp"
+#include "leader/store.hpp"
+
+namespace leader {
+
+/// Injected collaborators of an elector; every member is optional.
+struct ElectorHooks {
+  std::shared_ptr<Clock> clock;  ///< default: Clock::system()
+  std::shared_ptr<ElectionListener> listener;
+  std::shared_ptr<HistorySink> history;
+  std::uint64_t seed = 0;  ///< backoff jitter seed; 0 = random
+};
+
+/// Thrown by an action (or by `throw_if_stopped`) to say it stopped because it was cancelled or its
+/// lease was lost. Never reported as ActionFailed when the caller cancelled.
+class OperationCancelled : public Error {
+ public:
+  OperationCancelled() : Error("operation cancelled") {}
+  using Error::Error;
+};
+
+namespace detail {
+struct HeldLease;
+class ElectionCore;
+}  // namespace detail
+
+/// A held lease, released when destroyed (respecting min_lease_time). Move-only.
+class [[nodiscard]] LeaseGuard {
+ public:
+  LeaseGuard(std::shared_ptr<detail::ElectionCore> core, std::shared_ptr<detail::HeldLease> held);
+  LeaseGuard(LeaseGuard&&) noexcept = default;
+  LeaseGuard& operator=(LeaseGuard&& other) noexcept;
+  LeaseGuard(const LeaseGuard&) = delete;
+  LeaseGuard& operator=(const LeaseGuard&) = delete;
+  ~LeaseGuard();
+
+  /// The context to hand to the work.
+  [[nodiscard]] LeaderContext& context() { return ctx_; }
+  /// The lease as reported in results.
+  [[nodiscard]] const LeaseInfo& info() const { return ctx_.lease(); }
+  /// Releases now (idempotent). `failed` only changes the history record and events.
+  void release(bool failed = false, const std::string& error = {}) noexcept;
+
+ private:
+  std::shared_ptr<detail::ElectionCore> core_;
+  std::shared_ptr<detail::HeldLease> held_;
+  LeaderContext ctx_;
+};
+
+/// The outcome of `acquire`: a guard, or why there is none.
+struct [[nodiscard]] Acquisition {
+  std::optional<LeaseGuard> guard;
+  Skipped skipped;  ///< meaningful only when `guard` is empty
+  explicit operator bool() const { return guard.has_value(); }
+};
+
+namespace detail {
+
+/// The generic election engine every elector shares (one per elector, shared by copies).
+class ElectionCore : public std::enable_shared_from_this<ElectionCore> {
+ public:
+  ElectionCore(std::shared_ptr<LeaseStore> store, ElectionOptions options, int slots,
+               ElectorHooks hooks);
+  /// Waits for the lease up to wait_time; the guard holds it (watched and, with auto_extend,
+  /// renewed by the renewal scheduler).
+  Acquisition acquire(const std::string& lock, std::stop_token caller);
+  /// Ends a held lease: stops watching, releases (keeping min_lease_time), emits events.
+  void finish(HeldLease& held, bool failed, const std::string& error) noexcept;
+  /// Reports a skip to the listener.
+  void report_skip(const std::string& lock, const Skipped& skipped) noexcept;
+
+  [[nodiscard]] const ElectionOptions& options() const { return options_; }
+  [[nodiscard]] int slots() const { return slots_; }
+  [[nodiscard]] const std::shared_ptr<LeaseStore>& store() const { return store_; }
+  [[nodiscard]] const std::shared_ptr<Clock>& clock() const { return hooks_.clock; }
+
+ private:
+  Acquisition fail_open(const std::string& lock, const BackendError& e);
+  std::shared_ptr<LeaseStore> store_;
+  ElectionOptions options_;
+  int slots_;
+  ElectorHooks hooks_;
+};
+
+/// Calls `f(ctx)` or `f()`, whichever `f` accepts.
+template <class F>
+decltype(auto) invoke_action(F& f, LeaderContext& ctx) {
+  if constexpr (std::is_invocable_v<F&, LeaderContext&>) {
+    return std::invoke(f, ctx);
+  } else {
+    static_assert(std::is_invocable_v<F&>, "the action must be callable as f(LeaderContext&) or f()");
+    return std::invoke(f);
+  }
+}
+
+template <class F>
+using action_result_t = std::remove_cvref_t<decltype(invoke_action(
+    std::declval<std::remove_reference_t<F>&>(), std::declval<LeaderContext&>()))>;
+
+/// True when the exception means "stopped because cancelled".
+bool is_cancellation(const std::exception_ptr& e) noexcept;
+
+/// The run_if_leader family, shared by every elector that owns an ElectionCore.
+class ElectorBase {
+ public:
+  /// Acquires the lease of `lock` (waiting up to wait_time) without running anything.
+  Acquisition acquire(std::string_view lock, std::stop_token stop = {}) const {
+    return core_->acquire(scoped(lock), std::move(stop));
+  }
+
+  /// Runs `action` if this replica gets the lease. Returns the value (std::optional<T>), or
+  /// `bool` for void actions; empty/false when skipped. The action's exceptions propagate
+  /// unchanged after the lease is released.
+  template <class F>
+  auto run_if_leader(std::string_view lock, F&& action, std::stop_token stop = {}) const {
+    using T = action_result_t<F>;
+    Acquisition acq = acquire(lock, std::move(stop));
+    if constexpr (std::is_void_v<T>) {
+      if (!acq) return false;
+      run_guarded(*acq.guard, action);
+      return true;
+    } else {
+      if (!acq) return std::optional<T>{};
+      return std::optional<T>{run_guarded(*acq.guard, action)};
+    }
+  }
+
+  /// Like run_if_leader, but returns Elected / Skipped / ActionFailed and never throws the
+  /// action's exception. Backend errors still throw unless on_backend_error says otherwise.
+  template <class F>
+  auto run_if_leader_result(std::string_view lock, F&& action, std::stop_token stop = {}) const
+      -> RunResult<action_result_t<F>> {
+    using T = action_result_t<F>;
+    Acquisition acq = acquire(lock, stop);
+    if (!acq) return acq.skipped;
+    LeaseGuard& guard = *acq.guard;
+    LeaseInfo info = guard.info();
+    try {
+      if constexpr (std::is_void_v<T>) {
+        run_guarded(guard, action);
+        return Elected<void>{info};
+      } else {
+        T value = run_guarded(guard, action);
+        return Elected<T>{std::move(value), info};
+      }
+    } catch (...) {
+      auto error = std::current_exception();
+      if (stop.stop_requested() && is_cancellation(error))
+        return Skipped{SkipReason::cancelled, "cancelled while the action ran"};
+      return ActionFailed{error, info};
+    }
+  }
+
+  /// A best-effort snapshot of the lock (holders, expiry, tokens); never disturbs the holder.
+  [[nodiscard]] LockState inspect(std::string_view lock) const;
+  /// The validated options.
+  [[nodiscard]] const ElectionOptions& options() const { return core_->options(); }
+  /// The store.
+  [[nodiscard]] const std::shared_ptr<LeaseStore>& store() const { return core_->store(); }
+
+ protected:
+  ElectorBase(std::shared_ptr<ElectionCore> core, std::string tenant)
+      : core_(std::move(core)), tenant_(std::move(tenant)) {}
+  /// The full lock name: validated, with the tenant prefix when scoped.
+  [[nodiscard]] std::string scoped(std::string_view lock) const;
+
+  std::shared_ptr<ElectionCore> core_;
+  std::string tenant_;
+
+ private:
+  template <class F>
+  static decltype(auto) run_guarded(LeaseGuard& guard, F& action) {
+    try {
+      if constexpr (std::is_void_v<action_result_t<F>>) {
+        invoke_action(action, guard.context());
+        guard.release();
+      } else {
+        auto value = invoke_action(action, guard.context());
+        guard.release();
+        return value;
+      }
+    } catch (const std::exception& e) {
+      guard.release(true, e.what());
+      throw;
+    } catch (...) {
+      guard.release(true, "unknown exception");
+      throw;
+    }
+  }
+};
+
+}  // namespace detail
+
+/// Single-leader election: at most one holder of each lock.
+class LeaderElector : public detail::ElectorBase {
+ public:
+  /// Validates `options` (InvalidArgument on a broken rule).
+  explicit LeaderElector(std::shared_ptr<LeaseStore> store, ElectionOptions options = {},
+                         ElectorHooks hooks = {});
+  /// An elector whose lock names live in the scope of `tenant` (`job` -> `tenant:<id>:job`).
+  [[nodiscard]] LeaderElector for_tenant(std::string_view tenant) const;
+
+ private:
+  LeaderElector(std::shared_ptr<detail::ElectionCore> core, std::string tenant)
+      : ElectorBase(std::move(core), std::move(tenant)) {}
+};
+
+}  // namespace leader

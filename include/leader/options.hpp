@@ -1,0 +1,66 @@
+#pragma once
+/// @file options.hpp
+/// Election options with their defaults, validated up front: invalid values throw
+/// InvalidArgument naming the field and the rule.
+
+#include <string>
+
+#include "leader/names.hpp"
+#include "leader/time.hpp"
+
+namespace leader {
+
+/// What to do when the store fails while acquiring.
+enum class OnBackendError {
+  rethrow,    ///< throw the BackendError (the default: never a silent skip)
+  skip,       ///< report Skipped{backend_error}
+  fail_open,  ///< run the action without the lock, reported as fail-open
+};
+
+/// Options of a single-leader election.
+struct ElectionOptions {
+  /// How long to retry when another owner holds the lock; 0 = one attempt.
+  Duration wait_time = std::chrono::seconds(5);
+  /// Server-side lease time (lockAtMostFor).
+  Duration lease_time = std::chrono::seconds(60);
+  /// The lease stays held at least this long after acquisition (lockAtLeastFor).
+  Duration min_lease_time = Duration{0};
+  /// Renew the lease at lease_time/3 while the action runs.
+  bool auto_extend = false;
+  /// Who this replica is; shown by inspect().
+  std::string node_id = default_node_id();
+  /// Reaction to a backend failure while acquiring.
+  OnBackendError on_backend_error = OnBackendError::rethrow;
+  /// The local deadline is `sent + lease_time - safety_margin`; 0 = lease_time / 5.
+  Duration safety_margin = Duration{0};
+  /// Bound of one store call (acquire, renew, release); 0 = min(lease_time / 3, 10 s).
+  Duration call_timeout = Duration{0};
+
+  /// Throws InvalidArgument when a rule is broken.
+  void validate() const;
+  /// safety_margin with the default applied.
+  [[nodiscard]] Duration effective_safety_margin() const;
+  /// call_timeout with the default applied.
+  [[nodiscard]] Duration effective_call_timeout() const;
+};
+
+/// Options of an N-slot group election (at most max_leaders concurrent holders).
+struct GroupOptions {
+  Duration wait_time = std::chrono::seconds(5);
+  Duration lease_time = std::chrono::seconds(60);
+  Duration min_lease_time = Duration{0};
+  bool auto_extend = false;
+  std::string node_id = default_node_id();
+  OnBackendError on_backend_error = OnBackendError::rethrow;
+  Duration safety_margin = Duration{0};
+  Duration call_timeout = Duration{0};
+  /// Number of slots; >= 1.
+  int max_leaders = 2;
+
+  /// Throws InvalidArgument when a rule is broken.
+  void validate() const;
+  /// The same options without max_leaders.
+  [[nodiscard]] ElectionOptions election() const;
+};
+
+}  // namespace leader

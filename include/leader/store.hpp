@@ -1,0 +1,121 @@
+#pragma once
+/// @file store.hpp
+/// The interface every backend implements. A store holds no policy: no retry loops, no timers
+/// beyond its own session keep-alive. Each call is one atomic state transition on the backend
+/// (a compare-and-set), bounded by the given deadline.
+///
+/// Thread-safety: every method may be called concurrently from any thread (the electors, the
+/// renewal scheduler and the user's threads all share one store).
+///
+/// Errors: contention is a value (`Acquired::lease` empty). Failures throw `BackendError` with a
+/// code: unavailable (could not reach the store), deadline_exceeded (outcome unknown),
+/// failed_precondition (misconfiguration), internal. Invalid names throw `InvalidArgument`.
+
+#include <chrono>
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "leader/time.hpp"
+
+namespace leader {
+
+/// Wall-clock time, used only for display and candidate bookkeeping, never for lease validity.
+using WallTime = std::chrono::system_clock::time_point;
+
+/// What the caller asks for in one acquisition attempt.
+struct LeaseRequest {
+  std::string lock;     ///< full, validated lock name (tenant prefix included)
+  std::string owner;    ///< random 128-bit owner token of this acquisition, 32 lower-case hex
+  std::string node_id;  ///< who asks, e.g. "host:pid"; shown by inspect()
+  Duration ttl{};       ///< server-side time to live of the lease
+  int slots = 0;        ///< 0: a single lease; N >= 1: a group lease, one of N slots
+};
+
+/// A held lease. Stores fill every field; electors track local validity from `sent_at`.
+struct [[nodiscard]] Lease {
+  std::string lock;
+  std::string owner;
+  std::string node_id;
+  std::uint64_t fencing_token = 0;  ///< strictly increasing per lock across all acquisitions
+  int slot = 0;                     ///< slot index in [0, slots) for group leases; 0 otherwise
+  int slots = 0;                    ///< as requested
+  Duration ttl{};                   ///< the ttl last granted by the server
+  TimePoint sent_at{};  ///< local steady time when the granting acquire/renew was *sent*
+};
+
+/// Result of `try_acquire`: a lease, or empty on contention.
+struct [[nodiscard]] Acquired {
+  std::optional<Lease> lease;
+  [[nodiscard]] explicit operator bool() const { return lease.has_value(); }
+};
+
+/// Result of renew/release: `ok`, or `lost` when the lease is no longer ours (taken over or
+/// expired). A stale owner's renew or release changes nothing on the backend.
+enum class LeaseStatus { ok, lost };
+
+/// One current holder of a lock, as seen by `inspect`.
+struct Holder {
+  std::string node_id;
+  std::string owner;  ///< owner token (never a secret)
+  std::uint64_t fencing_token = 0;
+  int slot = 0;
+  Duration expires_in{};  ///< time left before server-side expiry, as the server saw it
+};
+
+/// A best-effort snapshot of a lock.
+struct LockState {
+  std::string lock;
+  std::vector<Holder> holders;  ///< empty when free; ordered by slot
+  [[nodiscard]] bool held() const { return !holders.empty(); }
+};
+
+/// A registered candidate of a strategic election.
+struct Candidate {
+  std::string node_id;
+  WallTime registered_at{};  ///< set by the store on first registration and kept afterwards
+  std::uint64_t successes = 0;
+  std::uint64_t failures = 0;
+  std::optional<WallTime> last_completion;
+  std::map<std::string, std::string> metadata;
+};
+
+/// The store interface. See the file comment for the thread-safety and error contract.
+class LeaseStore {
+ public:
+  virtual ~LeaseStore() = default;
+
+  /// The URI scheme of this store, e.g. "sqlite"; used in errors and metrics.
+  [[nodiscard]] virtual std::string_view scheme() const = 0;
+
+  /// One atomic attempt: grants the lease (a slot when `slots >= 1`) with a new fencing token, or
+  /// reports contention. `Lease::sent_at` is the local time just before the request was sent.
+  virtual Acquired try_acquire(const LeaseRequest& request, Deadline deadline) = 0;
+
+  /// Extends the lease to `ttl` from now (server time) only if `lease.owner` still holds it.
+  /// On `ok` the store sets `lease.ttl` and `lease.sent_at` to the new values.
+  [[nodiscard]] virtual LeaseStatus renew(Lease& lease, Duration ttl, Deadline deadline) = 0;
+
+  /// Frees the lease only if still owned; with `keep_for > 0` instead shortens it to expire
+  /// `keep_for` from now (server time), so it stays held at least that long. Idempotent.
+  virtual LeaseStatus release(const Lease& lease, Duration keep_for, Deadline deadline) = 0;
+
+  /// A snapshot of the lock's holders; never disturbs them.
+  [[nodiscard]] virtual LockState inspect(std::string_view lock, Deadline deadline) = 0;
+
+  /// Registers or refreshes a candidate of `group` for `ttl`. Keeps `registered_at` of an
+  /// existing entry; stores the counters, last completion and metadata given.
+  virtual void put_candidate(std::string_view group, const Candidate& candidate, Duration ttl,
+                             Deadline deadline) = 0;
+  /// The unexpired candidates of `group`, in no particular order.
+  [[nodiscard]] virtual std::vector<Candidate> list_candidates(std::string_view group,
+                                                               Deadline deadline) = 0;
+  /// Removes a candidate; removing an absent one is not an error.
+  virtual void remove_candidate(std::string_view group, std::string_view node_id,
+                                Deadline deadline) = 0;
+};
+
+}  // namespace leader

@@ -1,0 +1,108 @@
+#include "leader/names.hpp"
+
+#include <unistd.h>
+
+#include <array>
+#include <cstdio>
+#include <random>
+#include <string>
+
+#include "leader/errors.hpp"
+
+namespace leader {
+namespace {
+
+bool is_alnum(char c) {
+  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9');
+}
+bool is_name_char(char c) { return is_alnum(c) || c == '_' || c == '.' || c == ':' || c == '-'; }
+
+std::string quoted(std::string_view s) {
+  std::string out = "'";
+  for (char c : s.substr(0, 80)) {
+    if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) {
+      char buf[8];
+      std::snprintf(buf, sizeof buf, "\\x%02x", static_cast<unsigned char>(c));
+      out += buf;
+    } else {
+      out += c;
+    }
+  }
+  if (s.size() > 80) out += "...";
+  return out + "'";
+}
+
+// Empty when valid, else the broken rule.
+std::string name_problem(std::string_view name) {
+  if (name.empty()) return "must not be empty";
+  if (name.size() > kMaxLockNameLength)
+    return "is " + std::to_string(name.size()) + " characters long; the limit is 255";
+  if (!is_alnum(name[0])) return "must start with a letter or digit";
+  for (std::size_t i = 0; i < name.size(); ++i) {
+    if (!is_name_char(name[i]))
+      return "has " + quoted(name.substr(i, 1)) + " at position " + std::to_string(i) +
+             "; allowed are A-Z a-z 0-9 _ . : -";
+  }
+  return {};
+}
+
+}  // namespace
+
+bool is_valid_lock_name(std::string_view name) noexcept {
+  try {
+    return name_problem(name).empty();
+  } catch (...) {
+    return false;
+  }
+}
+
+void validate_lock_name(std::string_view name) {
+  if (auto problem = name_problem(name); !problem.empty())
+    throw InvalidArgument("lock name " + quoted(name) + " " + problem +
+                          " (rule: ^[A-Za-z0-9][A-Za-z0-9_.:-]*$, 1..255 characters)");
+}
+
+void validate_tenant_id(std::string_view tenant) {
+  if (auto problem = name_problem(tenant); !problem.empty())
+    throw InvalidArgument("tenant id " + quoted(tenant) + " " + problem);
+  if (tenant.find(':') != std::string_view::npos)
+    throw InvalidArgument("tenant id " + quoted(tenant) + " must not contain ':'");
+}
+
+std::string tenant_lock_name(std::string_view tenant, std::string_view name) {
+  validate_tenant_id(tenant);
+  validate_lock_name(name);
+  if (name.find(':') != std::string_view::npos)
+    throw InvalidArgument("lock name " + quoted(name) + " inside tenant scope " + quoted(tenant) +
+                          " must not contain ':'");
+  std::string full = "tenant:" + std::string(tenant) + ":" + std::string(name);
+  validate_lock_name(full);
+  return full;
+}
+
+std::string new_owner_token() {
+  // Re-seeded after fork(), so a child never repeats its parent's tokens.
+  thread_local pid_t seeded_for = 0;
+  thread_local std::mt19937_64 rng;
+  if (seeded_for != getpid()) {
+    std::random_device rd;
+    std::seed_seq seq{rd(), rd(), rd(), rd(), static_cast<unsigned>(getpid())};
+    rng.seed(seq);
+    seeded_for = getpid();
+  }
+  std::string out(32, '0');
+  static constexpr char kHex[] = "0123456789abcdef";
+  for (int half = 0; half < 2; ++half) {
+    std::uint64_t v = rng();
+    for (int i = 0; i < 16; ++i) out[half * 16 + i] = kHex[(v >> (4 * i)) & 0xf];
+  }
+  return out;
+}
+
+std::string default_node_id() {
+  std::array<char, 256> host{};
+  if (gethostname(host.data(), host.size() - 1) != 0) host = {'l', 'o', 'c', 'a', 'l'};
+  return std::string(host.data()) + ":" + std::to_string(getpid());
+}
+
+}  // namespace leader

@@ -1,0 +1,68 @@
+#include "leader/options.hpp"
+
+#include <algorithm>
+#include <string>
+
+#include "leader/errors.hpp"
+#include "leader/uri.hpp"
+
+namespace leader {
+namespace {
+
+[[noreturn]] void reject(std::string_view type, std::string_view field, Duration value,
+                         std::string_view rule) {
+  throw InvalidArgument(std::string(type) + "." + std::string(field) + " = " +
+                        format_duration(value) + " breaks the rule: " + std::string(rule));
+}
+
+template <class Options>
+void validate_common(const Options& o, std::string_view type) {
+  if (o.wait_time < Duration{0}) reject(type, "wait_time", o.wait_time, "wait_time >= 0");
+  if (o.lease_time <= Duration{0}) reject(type, "lease_time", o.lease_time, "lease_time > 0");
+  if (o.min_lease_time < Duration{0} || o.min_lease_time > o.lease_time)
+    reject(type, "min_lease_time", o.min_lease_time, "0 <= min_lease_time <= lease_time");
+  if (o.safety_margin < Duration{0} || o.safety_margin >= o.lease_time)
+    reject(type, "safety_margin", o.safety_margin, "0 <= safety_margin < lease_time");
+  if (o.call_timeout < Duration{0})
+    reject(type, "call_timeout", o.call_timeout, "call_timeout >= 0 (0 = automatic)");
+  if (o.node_id.find_first_not_of(" \t\r\n") == std::string::npos)
+    throw InvalidArgument(std::string(type) + ".node_id is blank; it must name this replica");
+  if (o.node_id.size() > 255)
+    throw InvalidArgument(std::string(type) + ".node_id is longer than 255 characters");
+}
+
+}  // namespace
+
+void ElectionOptions::validate() const { validate_common(*this, "ElectionOptions"); }
+
+Duration ElectionOptions::effective_safety_margin() const {
+  return safety_margin > Duration{0} ? safety_margin : lease_time / 5;
+}
+
+Duration ElectionOptions::effective_call_timeout() const {
+  if (call_timeout > Duration{0}) return call_timeout;
+  return std::clamp(lease_time / 3, Duration{1}, Duration{std::chrono::seconds(10)});
+}
+
+void GroupOptions::validate() const {
+  validate_common(*this, "GroupOptions");
+  if (max_leaders < 1)
+    throw InvalidArgument("GroupOptions.max_leaders = " + std::to_string(max_leaders) +
+                          " breaks the rule: max_leaders >= 1");
+  if (max_leaders > 1000)
+    throw InvalidArgument("GroupOptions.max_leaders = " + std::to_string(max_leaders) +
+                          " breaks the rule: max_leaders <= 1000");
+}
+
+ElectionOptions GroupOptions::election() const {
+  return ElectionOptions{.wait_time = wait_time,
+                         .lease_time = lease_time,
+                         .min_lease_time = min_lease_time,
+                         .auto_extend = auto_extend,
+                         .node_id = node_id,
+                         .on_backend_error = on_backend_error,
+                         .safety_margin = safety_margin,
+                         .call_timeout = call_timeout};
+}
+
+}  // namespace leader

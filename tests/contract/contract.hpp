@@ -1,0 +1,71 @@
+#pragma once
+// The contract every store passes (DESIGN.md section 4), written once and parameterized by a
+// Backend. A store adds one file tests/contract/stores/<store>.cpp that defines its Backend and
+// calls LEADER_CONTRACT_BACKEND; CMake builds the binary contract_<store> for every built store.
+
+#include <gtest/gtest.h>
+
+#include <functional>
+#include <memory>
+#include <string>
+
+#include "leader/leader.hpp"
+
+namespace leader::contract {
+
+/// How the suite reaches one backend. Every hook is required unless noted.
+struct Backend {
+  std::string name;
+  /// A new client (connection) of the same backend; each call is an independent client.
+  std::function<std::shared_ptr<LeaseStore>()> open;
+  /// The URI child processes open (multi-process cases); empty for in-process-only stores.
+  std::string uri;
+  /// Makes the backend unreachable or unresponsive for every client opened by `open` and `uri`
+  /// (SIGSTOP of the server, a held exclusive lock, a closed proxy ...). Must return at once.
+  std::function<void()> outage_begin;
+  /// Ends the outage; the backend serves requests again when it returns.
+  std::function<void()> outage_end;
+  /// The lease time used by timing cases; stores whose expiry is coarse (ZooKeeper sessions)
+  /// raise it. Every timing expectation in the suite scales with it.
+  Duration lease_unit = std::chrono::milliseconds(1000);
+};
+
+class ContractTest : public ::testing::TestWithParam<Backend> {
+ protected:
+  std::shared_ptr<LeaseStore> store();
+  /// A lock name unique to this test and run.
+  std::string lock(const std::string& suffix = "");
+  const Backend& backend() const { return GetParam(); }
+  void TearDown() override;
+
+ private:
+  std::shared_ptr<LeaseStore> store_;
+  bool outage_active_ = false;
+  friend struct Outage;
+};
+
+/// RAII outage: begins in the constructor, ends in the destructor (also on assertion failure).
+struct Outage {
+  explicit Outage(const Backend& b);
+  ~Outage();
+  void end();
+  Outage(const Outage&) = delete;
+  Outage& operator=(const Outage&) = delete;
+
+ private:
+  const Backend& b_;
+  bool active_ = true;
+};
+
+/// Path of the leader_contract_child binary (set by CMake).
+std::string child_binary();
+
+}  // namespace leader::contract
+
+/// Registers a backend: LEADER_CONTRACT_BACKEND(Sqlite, make_sqlite_backend) where
+/// `leader::contract::Backend make_sqlite_backend()` builds it lazily (no I/O at registration).
+#define LEADER_CONTRACT_BACKEND(Name, make)                                                      \
+  INSTANTIATE_TEST_SUITE_P(Name, ::leader::contract::ContractTest, ::testing::Values(make()),   \
+                           [](const ::testing::TestParamInfo<::leader::contract::Backend>& i) { \
+                             return i.param.name;                                               \
+                           })
