@@ -102,7 +102,7 @@ class ElectionCore : public std::enable_shared_from_this<ElectionCore> {
   [[nodiscard]] const std::shared_ptr<Clock>& clock() const { return hooks_.clock; }
 
  private:
-  Acquisition fail_open(const std::string& lock, const BackendError& e);
+  Acquisition on_backend_error(const std::string& lock, const BackendError& e);
   std::shared_ptr<LeaseStore> store_;
   ElectionOptions options_;
   int slots_;
@@ -172,7 +172,7 @@ class ElectorBase {
       }
     } catch (...) {
       auto error = std::current_exception();
-      if (stop.stop_requested() && is_cancellation(error))
+      if (stop.stop_requested())  // the caller cancelled: whatever the action threw
         return Skipped{SkipReason::cancelled, "cancelled while the action ran"};
       return ActionFailed{error, info};
     }

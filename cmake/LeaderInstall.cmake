@@ -1,0 +1,38 @@
+# Install rules: headers, every built component in one export set, leader-config.cmake with
+# components (find_package(leader COMPONENTS sqlite redis)), and leader.pc.
+include(CMakePackageConfigHelpers)
+
+get_property(LEADER_BUILT_STORES GLOBAL PROPERTY LEADER_BUILT_STORES)
+set(LEADER_INSTALL_TARGETS leader_core)
+set(LEADER_PC_LIBS "-lleader-core")
+foreach(store IN LISTS LEADER_BUILT_STORES)
+  list(APPEND LEADER_INSTALL_TARGETS leader_${store})
+  string(PREPEND LEADER_PC_LIBS "-lleader-${store} -Wl,-u,leader_store_${store}_anchor ")
+endforeach()
+
+install(DIRECTORY include/leader DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
+install(TARGETS ${LEADER_INSTALL_TARGETS} EXPORT leaderTargets
+        ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
+        LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}
+        RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
+set(LEADER_CMAKE_DIR ${CMAKE_INSTALL_LIBDIR}/cmake/leader)
+install(EXPORT leaderTargets NAMESPACE leader:: DESTINATION ${LEADER_CMAKE_DIR})
+
+set(LEADER_COMPONENTS ${LEADER_BUILT_STORES})
+if(TARGET leader_asio)
+  list(APPEND LEADER_COMPONENTS asio)
+endif()
+configure_package_config_file(cmake/leader-config.cmake.in
+  ${CMAKE_CURRENT_BINARY_DIR}/leader-config.cmake INSTALL_DESTINATION ${LEADER_CMAKE_DIR})
+write_basic_package_version_file(${CMAKE_CURRENT_BINARY_DIR}/leader-config-version.cmake
+  COMPATIBILITY SameMinorVersion)
+install(FILES ${CMAKE_CURRENT_BINARY_DIR}/leader-config.cmake
+              ${CMAKE_CURRENT_BINARY_DIR}/leader-config-version.cmake
+        DESTINATION ${LEADER_CMAKE_DIR})
+
+get_property(LEADER_PC_REQUIRES GLOBAL PROPERTY LEADER_PC_REQUIRES)
+get_property(LEADER_PC_PRIVATE_LIBS GLOBAL PROPERTY LEADER_PC_PRIVATE_LIBS)
+list(JOIN LEADER_PC_REQUIRES " " LEADER_PC_REQUIRES)
+list(JOIN LEADER_PC_PRIVATE_LIBS " " LEADER_PC_PRIVATE_LIBS)
+configure_file(cmake/leader.pc.in ${CMAKE_CURRENT_BINARY_DIR}/leader.pc @ONLY)
+install(FILES ${CMAKE_CURRENT_BINARY_DIR}/leader.pc DESTINATION ${CMAKE_INSTALL_LIBDIR}/pkgconfig)

@@ -1,0 +1,207 @@
+#include <algorithm>
+#include <random>
+#include <thread>
+
+#include "held_lease.hpp"
+#include "leader/elector.hpp"
+#include "renewal.hpp"
+
+namespace leader::detail {
+namespace {
+
+constexpr Duration kFirstBackoff{25};
+constexpr Duration kMaxBackoff{1000};
+
+template <class F>
+void notify(const std::shared_ptr<ElectionListener>& listener, F&& f) noexcept {
+  if (!listener) return;
+  try {
+    f(*listener);
+  } catch (...) {  // listener failures never disturb the election
+  }
+}
+
+void record(const std::shared_ptr<HistorySink>& sink, HistoryRecord r) noexcept {
+  if (!sink) return;
+  try {
+    r.at = std::chrono::system_clock::now();
+    sink->record(r);
+  } catch (...) {
+  }
+}
+
+bool retryable(ErrorCode code) {
+  return code == ErrorCode::unavailable || code == ErrorCode::deadline_exceeded ||
+         code == ErrorCode::internal;
+}
+
+// Sleeps up to `d` on `clock`, returning early when `stop` is requested.
+void interruptible_sleep(Clock& clock, Duration d, const std::stop_token& stop) {
+  std::mutex mu;
+  std::condition_variable cv;
+  std::stop_callback wake(stop, [&] {
+    std::lock_guard lock(mu);
+    cv.notify_all();
+  });
+  std::unique_lock lock(mu);
+  TimePoint until = clock.now() + d;
+  while (!stop.stop_requested() && clock.now() < until) clock.wait_until(lock, cv, until);
+}
+
+}  // namespace
+
+TimePoint HeldLease::deadline_after(TimePoint sent, Duration ttl) const {
+  Duration margin = options.effective_safety_margin();
+  if (margin >= ttl) margin = ttl / 5;
+  return sent + ttl - margin;
+}
+
+void HeldLease::mark_lost(const std::string& reason) noexcept {
+  {
+    std::lock_guard lock(mu);
+    if (lost) return;
+    lost = true;
+    ++generation;
+  }
+  stop.request_stop();
+  notify(listener, [&](ElectionListener& l) { l.on_lost(info, reason); });
+}
+
+ElectionCore::ElectionCore(std::shared_ptr<LeaseStore> store, ElectionOptions options, int slots,
+                           ElectorHooks hooks)
+    : store_(std::move(store)), options_(std::move(options)), slots_(slots), hooks_(std::move(hooks)) {
+  if (!store_) throw InvalidArgument("elector: the store is null (use leader::open(uri))");
+  options_.validate();
+  if (!hooks_.clock) hooks_.clock = Clock::system();
+}
+
+Acquisition ElectionCore::acquire(const std::string& lock, std::stop_token caller) {
+  LeaseRequest request{lock, {}, options_.node_id, options_.lease_time, slots_};
+  Clock& clock = *hooks_.clock;
+  const TimePoint wait_until = clock.now() + options_.wait_time;
+  thread_local std::mt19937_64 rng{std::random_device{}()};
+  std::mt19937_64 seeded{hooks_.seed};
+  std::mt19937_64& jitter_rng = hooks_.seed != 0 ? seeded : rng;
+  Duration backoff = kFirstBackoff;
+  std::optional<BackendError> last_error;
+
+  while (true) {
+    if (caller.stop_requested()) {
+      Skipped s{SkipReason::cancelled, "cancelled while waiting for the lease"};
+      report_skip(lock, s);
+      return {std::nullopt, s};
+    }
+    request.owner = new_owner_token();
+    const TimePoint sent = clock.now();
+    try {
+      Acquired got = store_->try_acquire(request, Deadline::after(options_.effective_call_timeout()));
+      last_error.reset();
+      if (got) {
+        auto held = std::make_shared<HeldLease>();
+        held->store = store_;
+        held->clock = hooks_.clock;
+        held->listener = hooks_.listener;
+        held->history = hooks_.history;
+        held->options = options_;
+        held->lease = std::move(*got.lease);
+        held->lease.sent_at = sent;
+        held->local_deadline = held->deadline_after(sent, options_.lease_time);
+        held->info = LeaseInfo{lock,          options_.node_id,  held->lease.fencing_token,
+                               held->lease.slot, options_.lease_time, sent, false};
+        held->caller = caller;
+        held->caller_link.emplace(caller, [h = held.get()] { h->stop.request_stop(); });
+        notify(hooks_.listener, [&](ElectionListener& l) { l.on_elected(held->info); });
+        record(hooks_.history, {HistoryRecord::Kind::acquired, held->info, {}, {}, {}});
+        RenewalScheduler::for_clock(hooks_.clock).watch(held);
+        return {LeaseGuard(shared_from_this(), held), {}};
+      }
+    } catch (const BackendError& e) {
+      if (!retryable(e.code())) return on_backend_error(lock, e);
+      last_error = e;
+    }
+    const TimePoint now = clock.now();
+    if (now >= wait_until) break;
+    std::uniform_int_distribution<Duration::rep> jitter(backoff.count() / 2, backoff.count());
+    Duration pause = std::min(Duration(jitter(jitter_rng)),
+                              std::chrono::duration_cast<Duration>(wait_until - now));
+    interruptible_sleep(clock, pause, caller);
+    backoff = std::min(backoff * 2, kMaxBackoff);
+  }
+  if (last_error) return on_backend_error(lock, *last_error);
+  Skipped s{SkipReason::contention, "another owner holds '" + lock + "'"};
+  report_skip(lock, s);
+  return {std::nullopt, s};
+}
+
+Acquisition ElectionCore::on_backend_error(const std::string& lock, const BackendError& e) {
+  switch (options_.on_backend_error) {
+    case OnBackendError::rethrow:
+      throw e;
+    case OnBackendError::skip: {
+      Skipped s{SkipReason::backend_error, e.what()};
+      report_skip(lock, s);
+      return {std::nullopt, s};
+    }
+    case OnBackendError::fail_open: {
+      auto held = std::make_shared<HeldLease>();
+      held->store = store_;
+      held->clock = hooks_.clock;
+      held->listener = hooks_.listener;
+      held->history = hooks_.history;
+      held->options = options_;
+      held->fail_open = true;
+      const TimePoint now = hooks_.clock->now();
+      held->local_deadline = TimePoint::max();
+      held->info = LeaseInfo{lock, options_.node_id, 0, 0, options_.lease_time, now, true};
+      notify(hooks_.listener, [&](ElectionListener& l) { l.on_elected(held->info); });
+      return {LeaseGuard(shared_from_this(), held), {}};
+    }
+  }
+  throw e;
+}
+
+void ElectionCore::report_skip(const std::string& lock, const Skipped& skipped) noexcept {
+  notify(hooks_.listener, [&](ElectionListener& l) { l.on_skipped(lock, skipped); });
+}
+
+void ElectionCore::finish(HeldLease& held, bool failed, const std::string& error) noexcept {
+  {
+    std::lock_guard lock(held.mu);
+    if (held.released) return;
+    held.released = true;
+  }
+  const TimePoint now = hooks_.clock->now();
+  if (!held.fail_open) {
+    RenewalScheduler::for_clock(hooks_.clock).unwatch(held);
+    Duration keep_for = std::max(
+        Duration{0},
+        std::chrono::duration_cast<Duration>(held.info.acquired_at + options_.min_lease_time - now));
+    Lease lease;
+    {
+      std::lock_guard lock(held.mu);
+      lease = held.lease;
+    }
+    try {
+      (void)store_->release(lease, keep_for,
+                            Deadline::after(options_.effective_call_timeout()));
+    } catch (...) {  // the lease then expires on the server after its ttl
+    }
+  }
+  held.caller_link.reset();
+  auto elapsed = std::chrono::duration_cast<Duration>(now - held.info.acquired_at);
+  record(hooks_.history, {failed ? HistoryRecord::Kind::failed : HistoryRecord::Kind::completed,
+                          held.info, {}, elapsed, error});
+  notify(hooks_.listener, [&](ElectionListener& l) { l.on_revoked(held.info); });
+}
+
+bool is_cancellation(const std::exception_ptr& e) noexcept {
+  try {
+    std::rethrow_exception(e);
+  } catch (const OperationCancelled&) {
+    return true;
+  } catch (...) {
+    return false;
+  }
+}
+
+}  // namespace leader::detail

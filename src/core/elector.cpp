@@ -1,0 +1,94 @@
+#include "leader/elector.hpp"
+
+#include "held_lease.hpp"
+#include "leader/group.hpp"
+
+namespace leader {
+
+std::string_view to_string(SkipReason reason) noexcept {
+  switch (reason) {
+    case SkipReason::contention: return "contention";
+    case SkipReason::backend_error: return "backend_error";
+    case SkipReason::cancelled: return "cancelled";
+  }
+  return "unknown";
+}
+
+LeaseGuard::LeaseGuard(std::shared_ptr<detail::ElectionCore> core,
+                       std::shared_ptr<detail::HeldLease> held)
+    : core_(std::move(core)), held_(held), ctx_(std::move(held)) {}
+
+LeaseGuard& LeaseGuard::operator=(LeaseGuard&& other) noexcept {
+  if (this != &other) {
+    release();
+    core_ = std::move(other.core_);
+    held_ = std::move(other.held_);
+    ctx_ = std::move(other.ctx_);
+  }
+  return *this;
+}
+
+LeaseGuard::~LeaseGuard() { release(); }
+
+void LeaseGuard::release(bool failed, const std::string& error) noexcept {
+  if (core_ && held_) core_->finish(*held_, failed, error);
+}
+
+namespace detail {
+
+std::string ElectorBase::scoped(std::string_view lock) const {
+  if (tenant_.empty()) {
+    validate_lock_name(lock);
+    return std::string(lock);
+  }
+  return tenant_lock_name(tenant_, lock);
+}
+
+LockState ElectorBase::inspect(std::string_view lock) const {
+  return core_->store()->inspect(scoped(lock),
+                                 Deadline::after(core_->options().effective_call_timeout()));
+}
+
+}  // namespace detail
+
+LeaderElector::LeaderElector(std::shared_ptr<LeaseStore> store, ElectionOptions options,
+                             ElectorHooks hooks)
+    : ElectorBase(std::make_shared<detail::ElectionCore>(std::move(store), std::move(options), 0,
+                                                         std::move(hooks)),
+                  {}) {}
+
+LeaderElector LeaderElector::for_tenant(std::string_view tenant) const {
+  validate_tenant_id(tenant);
+  return LeaderElector(core_, std::string(tenant));
+}
+
+namespace {
+std::shared_ptr<detail::ElectionCore> group_core(std::shared_ptr<LeaseStore> store,
+                                                 const GroupOptions& options, ElectorHooks hooks) {
+  options.validate();
+  return std::make_shared<detail::ElectionCore>(std::move(store), options.election(),
+                                                options.max_leaders, std::move(hooks));
+}
+}  // namespace
+
+LeaderGroupElector::LeaderGroupElector(std::shared_ptr<LeaseStore> store, GroupOptions options,
+                                       ElectorHooks hooks)
+    : ElectorBase(group_core(std::move(store), options, std::move(hooks)), {}) {}
+
+LeaderGroupElector LeaderGroupElector::for_tenant(std::string_view tenant) const {
+  validate_tenant_id(tenant);
+  return LeaderGroupElector(core_, std::string(tenant));
+}
+
+GroupState LeaderGroupElector::inspect_group(std::string_view lock) const {
+  LockState s = inspect(lock);
+  GroupState g;
+  g.lock = s.lock;
+  g.max_leaders = max_leaders();
+  g.active = static_cast<int>(s.holders.size());
+  g.available = std::max(0, g.max_leaders - g.active);
+  g.holders = std::move(s.holders);
+  return g;
+}
+
+}  // namespace leader

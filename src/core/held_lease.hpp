@@ -1,0 +1,46 @@
+#pragma once
+// Internal: the shared state of one held lease, seen by the guard, the context and the renewal
+// scheduler.
+
+#include <condition_variable>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <stop_token>
+#include <string>
+
+#include "leader/elector.hpp"
+
+namespace leader::detail {
+
+struct HeldLease {
+  std::shared_ptr<LeaseStore> store;
+  std::shared_ptr<Clock> clock;
+  std::shared_ptr<ElectionListener> listener;
+  std::shared_ptr<HistorySink> history;
+  ElectionOptions options;
+  LeaseInfo info;
+  bool fail_open = false;
+  std::stop_source stop;
+  std::optional<std::stop_callback<std::function<void()>>> caller_link;
+  std::stop_token caller;
+
+  std::mutex mu;
+  std::condition_variable cv;
+  Lease lease;                  // guarded by mu
+  TimePoint local_deadline{};   // guarded by mu
+  TimePoint next_renew{};       // guarded by mu
+  std::uint64_t generation = 0; // guarded by mu: the scheduler entry that is current
+  int renewals_in_flight = 0;   // guarded by mu
+  bool lost = false;            // guarded by mu
+  bool finished = false;        // guarded by mu
+  bool released = false;        // guarded by mu: finish() ran
+
+  /// The local deadline after a grant of `ttl` sent at `sent`.
+  [[nodiscard]] TimePoint deadline_after(TimePoint sent, Duration ttl) const;
+  /// Marks the lease lost once: fires the stop_token and emits on_lost. Call without `mu` held.
+  void mark_lost(const std::string& reason) noexcept;
+};
+
+}  // namespace leader::detail

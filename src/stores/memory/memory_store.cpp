@@ -1,0 +1,186 @@
+// The in-process reference implementation of the store contract (store.hpp).
+
+#include <algorithm>
+#include <map>
+#include <mutex>
+
+#include "leader/errors.hpp"
+#include "leader/names.hpp"
+#include "leader/open.hpp"
+#include "leader/stores/memory.hpp"
+
+namespace leader {
+namespace {
+
+struct Row {
+  std::string owner;
+  std::string node_id;
+  std::uint64_t token = 0;
+  TimePoint expires{};
+};
+
+struct CandidateRow {
+  Candidate candidate;
+  TimePoint expires{};
+};
+
+struct State {
+  std::mutex mu;
+  bool unavailable = false;
+  std::map<std::pair<std::string, int>, Row> leases;  // (lock, slot)
+  std::map<std::string, std::uint64_t> fences;
+  std::map<std::pair<std::string, std::string>, CandidateRow> candidates;  // (group, node)
+};
+
+class MemoryStore final : public LeaseStore {
+ public:
+  MemoryStore(std::shared_ptr<State> state, std::shared_ptr<Clock> clock)
+      : state_(std::move(state)), clock_(std::move(clock)) {}
+
+  std::string_view scheme() const override { return "memory"; }
+
+  Acquired try_acquire(const LeaseRequest& r, Deadline) override {
+    validate_lock_name(r.lock);
+    auto lock = guard();
+    const TimePoint now = clock_->now();
+    const int slots = std::max(1, r.slots);
+    for (int slot = 0; slot < slots; ++slot) {
+      auto it = state_->leases.find({r.lock, slot});
+      if (it != state_->leases.end() && it->second.expires > now) continue;
+      std::uint64_t token = ++state_->fences[r.lock];
+      state_->leases[{r.lock, slot}] = Row{r.owner, r.node_id, token, now + r.ttl};
+      return {Lease{r.lock, r.owner, r.node_id, token, slot, r.slots, r.ttl, now}};
+    }
+    return {};
+  }
+
+  LeaseStatus renew(Lease& lease, Duration ttl, Deadline) override {
+    auto lock = guard();
+    Row* row = owned(lease);
+    if (!row) return LeaseStatus::lost;
+    row->expires = clock_->now() + ttl;
+    lease.ttl = ttl;
+    return LeaseStatus::ok;
+  }
+
+  LeaseStatus release(const Lease& lease, Duration keep_for, Deadline) override {
+    auto lock = guard();
+    Row* row = owned(lease);
+    if (!row) return LeaseStatus::lost;
+    if (keep_for > Duration{0})
+      row->expires = clock_->now() + keep_for;
+    else
+      state_->leases.erase({lease.lock, lease.slot});
+    return LeaseStatus::ok;
+  }
+
+  LockState inspect(std::string_view lock_name, Deadline) override {
+    validate_lock_name(lock_name);
+    auto lock = guard();
+    const TimePoint now = clock_->now();
+    LockState out{std::string(lock_name), {}};
+    for (auto it = state_->leases.lower_bound({std::string(lock_name), 0});
+         it != state_->leases.end() && it->first.first == lock_name; ++it) {
+      if (it->second.expires <= now) continue;
+      out.holders.push_back(Holder{it->second.node_id, it->second.owner, it->second.token,
+                                   it->first.second,
+                                   std::chrono::duration_cast<Duration>(it->second.expires - now)});
+    }
+    return out;
+  }
+
+  void put_candidate(std::string_view group, const Candidate& c, Duration ttl, Deadline) override {
+    auto lock = guard();
+    const TimePoint now = clock_->now();
+    auto key = std::make_pair(std::string(group), c.node_id);
+    auto it = state_->candidates.find(key);
+    Candidate stored = c;
+    if (it != state_->candidates.end() && it->second.expires > now)
+      stored.registered_at = it->second.candidate.registered_at;
+    else
+      stored.registered_at = std::chrono::system_clock::now();
+    state_->candidates[key] = CandidateRow{std::move(stored), now + ttl};
+  }
+
+  std::vector<Candidate> list_candidates(std::string_view group, Deadline) override {
+    auto lock = guard();
+    const TimePoint now = clock_->now();
+    std::vector<Candidate> out;
+    for (const auto& [key, row] : state_->candidates)
+      if (key.first == group && row.expires > now) out.push_back(row.candidate);
+    return out;
+  }
+
+  void remove_candidate(std::string_view group, std::string_view node, Deadline) override {
+    auto lock = guard();
+    state_->candidates.erase({std::string(group), std::string(node)});
+  }
+
+  void set_unavailable(bool v) {
+    std::lock_guard lock(state_->mu);
+    state_->unavailable = v;
+  }
+
+ private:
+  std::unique_lock<std::mutex> guard() {
+    std::unique_lock lock(state_->mu);
+    if (state_->unavailable)
+      throw BackendError(ErrorCode::unavailable, "memory", "the store is marked unavailable");
+    return lock;
+  }
+
+  Row* owned(const Lease& lease) {
+    auto it = state_->leases.find({lease.lock, lease.slot});
+    if (it == state_->leases.end() || it->second.owner != lease.owner ||
+        it->second.expires <= clock_->now())
+      return nullptr;
+    return &it->second;
+  }
+
+  std::shared_ptr<State> state_;
+  std::shared_ptr<Clock> clock_;
+};
+
+std::shared_ptr<State> named_state(const std::string& name) {
+  static std::mutex mu;
+  static std::map<std::string, std::shared_ptr<State>> states;
+  std::lock_guard lock(mu);
+  auto& s = states[name];
+  if (!s) s = std::make_shared<State>();
+  return s;
+}
+
+const bool registered = [] {
+  register_store("memory", [](const Uri& uri) -> std::shared_ptr<LeaseStore> {
+    uri.expect_params({});
+    if (!uri.hosts.empty())
+      throw InvalidArgument("store URI '" + uri.redacted() +
+                            "': memory takes no host (use memory: or memory:NAME)");
+    std::string name = uri.path;
+    if (!name.empty() && !is_valid_lock_name(name))
+      throw InvalidArgument("store URI '" + uri.redacted() +
+                            "': the memory store name must follow the lock-name rules");
+    return std::make_shared<MemoryStore>(named_state(name), Clock::system());
+  });
+  return true;
+}();
+
+}  // namespace
+
+std::shared_ptr<LeaseStore> make_memory_store(MemoryStoreOptions options) {
+  if (!options.clock) options.clock = Clock::system();
+  return std::make_shared<MemoryStore>(std::make_shared<State>(), std::move(options.clock));
+}
+
+void set_memory_store_unavailable(LeaseStore& store, bool unavailable) {
+  auto* m = dynamic_cast<MemoryStore*>(&store);
+  if (!m) throw InvalidArgument("set_memory_store_unavailable: not a memory store");
+  m->set_unavailable(unavailable);
+}
+
+}  // namespace leader
+
+extern "C" {
+extern const int leader_store_memory_anchor;
+const int leader_store_memory_anchor = 0;
+}

@@ -1,0 +1,2 @@
+#include "leader/leader.hpp"
+int main() { return 0; }
