@@ -1,0 +1,57 @@
+#include <string>
+
+#include "leader/errors.hpp"
+#include "sqlite_store.hpp"
+
+namespace leader::sqlite {
+namespace {
+
+constexpr std::size_t kMaxPrefixLength = 31;
+
+bool is_prefix_char(char c, bool first) {
+  bool letter = (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || c == '_';
+  return letter || (!first && c >= '0' && c <= '9');
+}
+
+void validate_prefix(const std::string& prefix, const Uri& uri) {
+  bool ok = !prefix.empty() && prefix.size() <= kMaxPrefixLength;
+  for (std::size_t i = 0; ok && i < prefix.size(); ++i) ok = is_prefix_char(prefix[i], i == 0);
+  if (!ok)
+    throw InvalidArgument("URI parameter 'table_prefix' of '" + uri.redacted() + "' is '" + prefix +
+                          "'; it must match ^[A-Za-z_][A-Za-z0-9_]{0,30}$ (1..31 letters, digits, "
+                          "underscores, not starting with a digit)");
+}
+
+std::string path_of(const Uri& uri) {
+  const std::string shown = uri.redacted();
+  if (!uri.hosts.empty() || uri.user || uri.password)
+    throw InvalidArgument("store URI '" + shown +
+                          "': sqlite URIs take no host or user; use sqlite:///abs/path.db or "
+                          "sqlite:relative/path.db");
+  if (uri.path.empty())
+    throw InvalidArgument("store URI '" + shown +
+                          "' names no database file; use sqlite:///abs/path.db or "
+                          "sqlite:relative/path.db");
+  if (uri.path == ":memory:" || uri.path.rfind("file:", 0) == 0)
+    throw InvalidArgument("store URI '" + shown + "': path '" + uri.path +
+                          "' is not supported; an in-memory or URI-named database is private to "
+                          "one connection, so leases would not be shared; name a file instead");
+  return uri.path;
+}
+
+}  // namespace
+
+Options Options::from_uri(const Uri& uri) {
+  if (uri.scheme != "sqlite")
+    throw InvalidArgument("store URI '" + uri.redacted() + "' is not a sqlite: URI");
+  uri.expect_params({"busy_timeout", "table_prefix", "create_schema"});
+  Options o;
+  o.path = path_of(uri);
+  o.busy_timeout = uri.duration_param("busy_timeout", o.busy_timeout);
+  o.table_prefix = uri.param("table_prefix").value_or(o.table_prefix);
+  validate_prefix(o.table_prefix, uri);
+  o.create_schema = uri.bool_param("create_schema", o.create_schema);
+  return o;
+}
+
+}  // namespace leader::sqlite

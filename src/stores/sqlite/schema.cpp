@@ -1,0 +1,148 @@
+#include "schema.hpp"
+
+#include <array>
+
+namespace leader::sqlite {
+namespace {
+
+constexpr std::array<const char*, 4> kTables = {"schema", "leases", "fences", "candidates"};
+
+// Throws failed_precondition unless table `<prefix><table>` exists.
+void expect_table(Connection& conn, const std::string& prefix, const std::string& table) {
+  Statement find(conn, "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?1");
+  ResetOnExit reset(find);
+  find.bind(1, prefix + table);
+  if (find.step("looking up table " + prefix + table)) return;
+  throw sqlite_error(ErrorCode::failed_precondition,
+                     "database '" + conn.path() + "': table '" + prefix + table +
+                         "' does not exist and create_schema=false; create the schema from "
+                         "docs/sql-schema.md or open with create_schema=true");
+}
+
+// Throws failed_precondition unless the schema table holds exactly version kSchemaVersion.
+void expect_version(Connection& conn, const std::string& prefix) {
+  Statement read(conn, "SELECT version FROM " + prefix + "schema");
+  ResetOnExit reset(read);
+  if (read.step("reading the schema version")) {
+    auto version = read.int_at(0);
+    if (version == kSchemaVersion && !read.step("reading the schema version")) return;
+    throw sqlite_error(ErrorCode::failed_precondition,
+                       "database '" + conn.path() + "': table '" + prefix +
+                           "schema' holds version " + std::to_string(version) +
+                           " (or several rows); this build needs exactly one row with version " +
+                           std::to_string(kSchemaVersion) + " (see docs/sql-schema.md)");
+  }
+  throw sqlite_error(ErrorCode::failed_precondition,
+                     "database '" + conn.path() + "': table '" + prefix +
+                         "schema' is empty; insert version " + std::to_string(kSchemaVersion) +
+                         " (see docs/sql-schema.md)");
+}
+
+}  // namespace
+
+std::string schema_ddl(const std::string& p) {
+  return "CREATE TABLE IF NOT EXISTS " + p +
+         "schema (\n"
+         "  version INTEGER NOT NULL\n"
+         ");\n"
+         "CREATE TABLE IF NOT EXISTS " +
+         p +
+         "leases (\n"
+         "  lock_name     VARCHAR(255) NOT NULL,\n"
+         "  slot          INTEGER      NOT NULL,\n"
+         "  owner         CHAR(32)     NOT NULL,\n"
+         "  node_id       VARCHAR(255) NOT NULL,\n"
+         "  fencing_token BIGINT       NOT NULL,\n"
+         "  acquired_at   INTEGER      NOT NULL, -- ms since the Unix epoch, database clock\n"
+         "  expires_at    INTEGER      NOT NULL, -- ms since the Unix epoch, database clock\n"
+         "  PRIMARY KEY (lock_name, slot)\n"
+         ");\n"
+         "CREATE TABLE IF NOT EXISTS " +
+         p +
+         "fences (\n"
+         "  lock_name  VARCHAR(255) NOT NULL PRIMARY KEY,\n"
+         "  last_token BIGINT       NOT NULL\n"
+         ");\n"
+         "CREATE TABLE IF NOT EXISTS " +
+         p +
+         "candidates (\n"
+         "  group_name      VARCHAR(255) NOT NULL,\n"
+         "  node_id         VARCHAR(255) NOT NULL,\n"
+         "  registered_at   INTEGER      NOT NULL, -- ms since the Unix epoch, database clock\n"
+         "  expires_at      INTEGER      NOT NULL, -- ms since the Unix epoch, database clock\n"
+         "  successes       BIGINT       NOT NULL,\n"
+         "  failures        BIGINT       NOT NULL,\n"
+         "  last_completion INTEGER      NULL,     -- ms since the Unix epoch, client clock\n"
+         "  metadata        TEXT         NOT NULL, -- JSON object of strings\n"
+         "  PRIMARY KEY (group_name, node_id)\n"
+         ");\n";
+}
+
+void prepare_schema(Connection& conn, const std::string& prefix, bool create) {
+  // WAL lets readers proceed during writes; FULL sync keeps every granted fencing token durable
+  // across power loss, so a token is never handed out twice.
+  conn.exec("PRAGMA journal_mode = WAL", "switching to WAL mode");
+  conn.exec("PRAGMA synchronous = FULL", "setting synchronous = FULL");
+  if (create) {
+    conn.exec("BEGIN IMMEDIATE", "starting the schema transaction");
+    try {
+      conn.exec(schema_ddl(prefix).c_str(), "creating the schema");
+      Statement version(conn, "INSERT INTO " + prefix + "schema (version) SELECT ?1 WHERE NOT " +
+                                  "EXISTS (SELECT 1 FROM " + prefix + "schema)");
+      ResetOnExit reset(version);
+      version.bind(1, std::int64_t{kSchemaVersion}).execute("writing the schema version");
+      conn.exec("COMMIT", "committing the schema");
+    } catch (...) {
+      conn.rollback_quietly();
+      throw;
+    }
+  } else {
+    for (const char* table : kTables) expect_table(conn, prefix, table);
+  }
+  expect_version(conn, prefix);
+}
+
+SqlText SqlText::for_prefix(const std::string& p) {
+  const std::string now = kNowMs;
+  SqlText s;
+  s.bump_fence = "INSERT INTO " + p +
+                 "fences (lock_name, last_token) VALUES (?1, 1) ON CONFLICT (lock_name) DO "
+                 "UPDATE SET last_token = last_token + 1 RETURNING last_token";
+  s.take_slot =
+      "WITH RECURSIVE free (n) AS (SELECT 0 UNION ALL SELECT n + 1 FROM free WHERE n + 1 < ?2) "
+      "INSERT INTO " +
+      p +
+      "leases (lock_name, slot, owner, node_id, fencing_token, acquired_at, expires_at) "
+      "SELECT ?1, n, ?3, ?4, ?5, " +
+      now + ", " + now + " + ?6 FROM free WHERE NOT EXISTS (SELECT 1 FROM " + p +
+      "leases l WHERE l.lock_name = ?1 AND l.slot = free.n AND l.expires_at > " + now +
+      ") ORDER BY n LIMIT 1 ON CONFLICT (lock_name, slot) DO UPDATE SET owner = excluded.owner, "
+      "node_id = excluded.node_id, fencing_token = excluded.fencing_token, acquired_at = "
+      "excluded.acquired_at, expires_at = excluded.expires_at WHERE expires_at <= " +
+      now + " RETURNING slot";
+  const std::string mine = " WHERE lock_name = ?1 AND slot = ?2 AND owner = ?3";
+  const std::string live = " AND expires_at > " + now;
+  s.renew = "UPDATE " + p + "leases SET expires_at = " + now + " + ?4" + mine + live;
+  s.release = "DELETE FROM " + p + "leases" + mine + live;
+  s.release_keep = "UPDATE " + p + "leases SET expires_at = " + now + " + ?4" + mine + live;
+  s.inspect = "SELECT node_id, owner, fencing_token, slot, expires_at - " + now + " FROM " + p +
+              "leases WHERE lock_name = ?1" + live + " ORDER BY slot";
+  s.put_candidate =
+      "INSERT INTO " + p +
+      "candidates (group_name, node_id, registered_at, expires_at, successes, failures, "
+      "last_completion, metadata) VALUES (?1, ?2, " +
+      now + ", " + now +
+      " + ?3, ?4, ?5, ?6, ?7) ON CONFLICT (group_name, node_id) DO UPDATE SET registered_at = "
+      "CASE WHEN expires_at > " +
+      now +
+      " THEN registered_at ELSE excluded.registered_at END, expires_at = excluded.expires_at, "
+      "successes = excluded.successes, failures = excluded.failures, last_completion = "
+      "excluded.last_completion, metadata = excluded.metadata";
+  s.list_candidates =
+      "SELECT node_id, registered_at, successes, failures, last_completion, metadata FROM " + p +
+      "candidates WHERE group_name = ?1" + live;
+  s.remove_candidate = "DELETE FROM " + p + "candidates WHERE group_name = ?1 AND node_id = ?2";
+  return s;
+}
+
+}  // namespace leader::sqlite

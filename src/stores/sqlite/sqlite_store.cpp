@@ -1,0 +1,262 @@
+#include "sqlite_store.hpp"
+
+#include <chrono>
+#include <nlohmann/json.hpp>
+#include <optional>
+
+#include "connection.hpp"
+#include "leader/errors.hpp"
+#include "leader/names.hpp"
+#include "schema.hpp"
+
+namespace leader::sqlite {
+namespace {
+
+using std::chrono::steady_clock;
+
+std::int64_t ms(Duration d) { return d.count(); }
+
+WallTime wall_from_ms(std::int64_t v) { return WallTime(std::chrono::milliseconds(v)); }
+
+std::int64_t ms_from_wall(WallTime t) {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(t.time_since_epoch()).count();
+}
+
+void require(bool ok, const std::string& message) {
+  if (!ok) throw InvalidArgument(message);
+}
+
+void validate_group(std::string_view group) {
+  require(!group.empty() && group.size() <= kMaxLockNameLength,
+          "candidate group '" + std::string(group) + "' must be 1..255 characters");
+}
+
+void validate_request(const LeaseRequest& r) {
+  validate_lock_name(r.lock);
+  require(r.slots >= 0, "lease request for '" + r.lock + "': slots is " + std::to_string(r.slots) +
+                            "; it must be >= 0");
+  require(r.ttl.count() > 0, "lease request for '" + r.lock + "': ttl must be > 0");
+  require(!r.owner.empty(), "lease request for '" + r.lock + "': owner token is empty");
+  require(!r.node_id.empty() && r.node_id.size() <= kMaxLockNameLength,
+          "lease request for '" + r.lock + "': node_id must be 1..255 characters");
+}
+
+std::string metadata_json(const std::map<std::string, std::string>& metadata) {
+  return nlohmann::json(metadata).dump();
+}
+
+std::map<std::string, std::string> metadata_from(const std::string& text, const std::string& path) {
+  try {
+    return nlohmann::json::parse(text).get<std::map<std::string, std::string>>();
+  } catch (const nlohmann::json::exception& e) {
+    throw sqlite_error(ErrorCode::internal, "database '" + path +
+                                                "': candidate metadata is not a JSON object of "
+                                                "strings: " +
+                                                e.what());
+  }
+}
+
+}  // namespace
+
+/// Every prepared statement of one connection.
+struct Statements {
+  Statements(Connection& c, const SqlText& s)
+      : begin(c, "BEGIN IMMEDIATE"),
+        commit(c, "COMMIT"),
+        rollback(c, "ROLLBACK"),
+        bump_fence(c, s.bump_fence),
+        take_slot(c, s.take_slot),
+        renew(c, s.renew),
+        release(c, s.release),
+        release_keep(c, s.release_keep),
+        inspect(c, s.inspect),
+        put_candidate(c, s.put_candidate),
+        list_candidates(c, s.list_candidates),
+        remove_candidate(c, s.remove_candidate) {}
+  Statement begin, commit, rollback;
+  Statement bump_fence, take_slot, renew, release, release_keep, inspect;
+  Statement put_candidate, list_candidates, remove_candidate;
+};
+
+/// The connection with its statements, prepared once the schema is ready.
+class Session {
+ public:
+  explicit Session(const std::string& path) : conn(path) {}
+
+  /// Prepares the schema and the statements unless that already succeeded.
+  void ensure_ready(const Options& o) {
+    if (statements) return;
+    prepare_schema(conn, o.table_prefix, o.create_schema);
+    statements.emplace(conn, SqlText::for_prefix(o.table_prefix));
+  }
+
+  /// Runs a BEGIN/COMMIT/ROLLBACK statement.
+  void run(Statement& s, std::string_view what) {
+    ResetOnExit reset(s);
+    s.execute(what);
+  }
+
+  Connection conn;
+  std::optional<Statements> statements;
+};
+
+SqliteStore::SqliteStore(Options options)
+    : options_(std::move(options)), session_(std::make_unique<Session>(options_.path)) {
+  session_->conn.begin_call(Deadline::after(options_.busy_timeout), options_.busy_timeout);
+  try {
+    session_->ensure_ready(options_);
+  } catch (const BackendError& e) {
+    // A database locked right now is retried by the first call; misconfiguration is not.
+    if (e.code() != ErrorCode::unavailable && e.code() != ErrorCode::deadline_exceeded) throw;
+  }
+}
+
+SqliteStore::~SqliteStore() = default;
+
+template <class Fn>
+auto SqliteStore::with_session(std::string_view op, Deadline deadline, Fn&& fn) {
+  std::unique_lock lock(mu_, std::defer_lock);
+  if (deadline.expired() || !lock.try_lock_until(deadline.at()))
+    throw sqlite_error(ErrorCode::deadline_exceeded, "database '" + options_.path +
+                                                         "': " + std::string(op) +
+                                                         " reached its deadline before it could "
+                                                         "start");
+  session_->conn.begin_call(deadline, options_.busy_timeout);
+  session_->ensure_ready(options_);
+  return fn(*session_, *session_->statements);
+}
+
+Acquired SqliteStore::try_acquire(const LeaseRequest& request, Deadline deadline) {
+  validate_request(request);
+  const TimePoint sent_at = steady_clock::now();
+  return with_session("acquire", deadline, [&](Session& s, Statements& st) -> Acquired {
+    s.run(st.begin, "starting the acquire transaction");
+    try {
+      ResetOnExit reset_fence(st.bump_fence);
+      st.bump_fence.bind(1, request.lock);
+      if (!st.bump_fence.step("bumping the fencing counter"))
+        throw sqlite_error(ErrorCode::internal, "fencing counter returned no row");
+      const auto token = st.bump_fence.int_at(0);
+      st.bump_fence.execute("bumping the fencing counter");
+
+      ResetOnExit reset_take(st.take_slot);
+      st.take_slot.bind(1, request.lock)
+          .bind(2, std::int64_t{std::max(request.slots, 1)})
+          .bind(3, request.owner)
+          .bind(4, request.node_id)
+          .bind(5, token)
+          .bind(6, ms(request.ttl));
+      if (!st.take_slot.step("taking a lease slot")) {  // contention: keep the counter
+        st.take_slot.reset();
+        s.run(st.rollback, "rolling back the acquire transaction");
+        return {};
+      }
+      const int slot = static_cast<int>(st.take_slot.int_at(0));
+      st.take_slot.execute("taking a lease slot");
+      s.run(st.commit, "committing the acquisition");
+      return Acquired{Lease{request.lock, request.owner, request.node_id,
+                            static_cast<std::uint64_t>(token), slot, request.slots, request.ttl,
+                            sent_at}};
+    } catch (...) {
+      s.conn.rollback_quietly();
+      throw;
+    }
+  });
+}
+
+LeaseStatus SqliteStore::renew(Lease& lease, Duration ttl, Deadline deadline) {
+  require(ttl.count() > 0, "renew of '" + lease.lock + "': ttl must be > 0");
+  const TimePoint sent_at = steady_clock::now();
+  const int changed = with_session("renew", deadline, [&](Session&, Statements& st) {
+    ResetOnExit reset(st.renew);
+    st.renew.bind(1, lease.lock).bind(2, std::int64_t{lease.slot}).bind(3, lease.owner);
+    st.renew.bind(4, ms(ttl));
+    return st.renew.execute("renewing a lease");
+  });
+  if (changed == 0) return LeaseStatus::lost;
+  lease.ttl = ttl;
+  lease.sent_at = sent_at;
+  return LeaseStatus::ok;
+}
+
+LeaseStatus SqliteStore::release(const Lease& lease, Duration keep_for, Deadline deadline) {
+  const int changed = with_session("release", deadline, [&](Session&, Statements& st) {
+    Statement& q = keep_for.count() > 0 ? st.release_keep : st.release;
+    ResetOnExit reset(q);
+    q.bind(1, lease.lock).bind(2, std::int64_t{lease.slot}).bind(3, lease.owner);
+    if (keep_for.count() > 0) q.bind(4, ms(keep_for));
+    return q.execute("releasing a lease");
+  });
+  return changed == 0 ? LeaseStatus::lost : LeaseStatus::ok;
+}
+
+LockState SqliteStore::inspect(std::string_view lock, Deadline deadline) {
+  validate_lock_name(lock);
+  LockState state{std::string(lock), {}};
+  with_session("inspect", deadline, [&](Session&, Statements& st) {
+    ResetOnExit reset(st.inspect);
+    st.inspect.bind(1, lock);
+    while (st.inspect.step("inspecting a lock")) {
+      state.holders.push_back(Holder{st.inspect.text_at(0), st.inspect.text_at(1),
+                                     static_cast<std::uint64_t>(st.inspect.int_at(2)),
+                                     static_cast<int>(st.inspect.int_at(3)),
+                                     Duration(st.inspect.int_at(4))});
+    }
+  });
+  return state;
+}
+
+void SqliteStore::put_candidate(std::string_view group, const Candidate& candidate, Duration ttl,
+                                Deadline deadline) {
+  validate_group(group);
+  require(!candidate.node_id.empty() && candidate.node_id.size() <= kMaxLockNameLength,
+          "candidate of '" + std::string(group) + "': node_id must be 1..255 characters");
+  require(ttl.count() > 0, "candidate of '" + std::string(group) + "': ttl must be > 0");
+  const std::string metadata = metadata_json(candidate.metadata);
+  with_session("put_candidate", deadline, [&](Session&, Statements& st) {
+    Statement& q = st.put_candidate;
+    ResetOnExit reset(q);
+    q.bind(1, group).bind(2, candidate.node_id).bind(3, ms(ttl));
+    q.bind(4, static_cast<std::int64_t>(candidate.successes));
+    q.bind(5, static_cast<std::int64_t>(candidate.failures));
+    if (candidate.last_completion)
+      q.bind(6, ms_from_wall(*candidate.last_completion));
+    else
+      q.bind_null(6);
+    q.bind(7, metadata);
+    q.execute("registering a candidate");
+  });
+}
+
+std::vector<Candidate> SqliteStore::list_candidates(std::string_view group, Deadline deadline) {
+  validate_group(group);
+  std::vector<Candidate> out;
+  with_session("list_candidates", deadline, [&](Session&, Statements& st) {
+    Statement& q = st.list_candidates;
+    ResetOnExit reset(q);
+    q.bind(1, group);
+    while (q.step("listing candidates")) {
+      Candidate c;
+      c.node_id = q.text_at(0);
+      c.registered_at = wall_from_ms(q.int_at(1));
+      c.successes = static_cast<std::uint64_t>(q.int_at(2));
+      c.failures = static_cast<std::uint64_t>(q.int_at(3));
+      if (!q.null_at(4)) c.last_completion = wall_from_ms(q.int_at(4));
+      c.metadata = metadata_from(q.text_at(5), options_.path);
+      out.push_back(std::move(c));
+    }
+  });
+  return out;
+}
+
+void SqliteStore::remove_candidate(std::string_view group, std::string_view node_id,
+                                   Deadline deadline) {
+  validate_group(group);
+  with_session("remove_candidate", deadline, [&](Session&, Statements& st) {
+    ResetOnExit reset(st.remove_candidate);
+    st.remove_candidate.bind(1, group).bind(2, node_id);
+    st.remove_candidate.execute("removing a candidate");
+  });
+}
+
+}  // namespace leader::sqlite

@@ -1,0 +1,60 @@
+#pragma once
+/// @file sqlite_store.hpp
+/// The embedded SQLite store: leases, fencing counters and candidates in one database file,
+/// shared safely by the threads of a process and by processes on one host. Not for network file
+/// systems (SQLite's locking needs local POSIX locks).
+
+#include <memory>
+#include <mutex>
+#include <string>
+
+#include "leader/store.hpp"
+#include "leader/uri.hpp"
+
+namespace leader::sqlite {
+
+/// Settings parsed from a `sqlite:` URI.
+struct Options {
+  std::string path;                        ///< database file (created when missing)
+  Duration busy_timeout = Duration(5000);  ///< longest wait for another connection's lock
+  std::string table_prefix = "leader_";    ///< `^[A-Za-z_][A-Za-z0-9_]{0,30}$`
+  bool create_schema = true;               ///< create missing tables at start-up
+
+  /// Parses `sqlite:PATH` or `sqlite:///abs/path.db` with `busy_timeout`, `table_prefix` and
+  /// `create_schema`; throws InvalidArgument naming the bad value and the rule.
+  static Options from_uri(const Uri& uri);
+};
+
+class Session;
+
+/// LeaseStore over one SQLite connection guarded by a mutex.
+class SqliteStore final : public LeaseStore {
+ public:
+  /// Opens the database and prepares the schema; throws BackendError failed_precondition when
+  /// the file cannot be opened or created, or the schema is missing with create_schema=false.
+  explicit SqliteStore(Options options);
+  ~SqliteStore() override;
+
+  [[nodiscard]] std::string_view scheme() const override { return "sqlite"; }
+  Acquired try_acquire(const LeaseRequest& request, Deadline deadline) override;
+  [[nodiscard]] LeaseStatus renew(Lease& lease, Duration ttl, Deadline deadline) override;
+  LeaseStatus release(const Lease& lease, Duration keep_for, Deadline deadline) override;
+  [[nodiscard]] LockState inspect(std::string_view lock, Deadline deadline) override;
+  void put_candidate(std::string_view group, const Candidate& candidate, Duration ttl,
+                     Deadline deadline) override;
+  [[nodiscard]] std::vector<Candidate> list_candidates(std::string_view group,
+                                                       Deadline deadline) override;
+  void remove_candidate(std::string_view group, std::string_view node_id,
+                        Deadline deadline) override;
+
+ private:
+  // Runs `fn(Session&)` holding the connection, bounded by `deadline`.
+  template <class Fn>
+  auto with_session(std::string_view op, Deadline deadline, Fn&& fn);
+
+  Options options_;
+  std::timed_mutex mu_;
+  std::unique_ptr<Session> session_;
+};
+
+}  // namespace leader::sqlite
