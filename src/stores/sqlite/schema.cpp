@@ -7,12 +7,17 @@ namespace {
 
 constexpr std::array<const char*, 4> kTables = {"schema", "leases", "fences", "candidates"};
 
-// Throws failed_precondition unless table `<prefix><table>` exists.
-void expect_table(Connection& conn, const std::string& prefix, const std::string& table) {
+// True when table `<prefix><table>` exists.
+bool has_table(Connection& conn, const std::string& prefix, const std::string& table) {
   Statement find(conn, "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?1");
   ResetOnExit reset(find);
   find.bind(1, prefix + table);
-  if (find.step("looking up table " + prefix + table)) return;
+  return find.step("looking up table " + prefix + table);
+}
+
+// Throws failed_precondition unless table `<prefix><table>` exists.
+void expect_table(Connection& conn, const std::string& prefix, const std::string& table) {
+  if (has_table(conn, prefix, table)) return;
   throw sqlite_error(ErrorCode::failed_precondition,
                      "database '" + conn.path() + "': table '" + prefix + table +
                          "' does not exist and create_schema=false; create the schema from "
@@ -83,7 +88,9 @@ void prepare_schema(Connection& conn, const std::string& prefix, bool create) {
   // across power loss, so a token is never handed out twice.
   conn.exec("PRAGMA journal_mode = WAL", "switching to WAL mode");
   conn.exec("PRAGMA synchronous = FULL", "setting synchronous = FULL");
-  if (create) {
+  bool complete = true;  // read-only check first: a started store takes no write lock
+  for (const char* table : kTables) complete = complete && has_table(conn, prefix, table);
+  if (create && !complete) {
     conn.exec("BEGIN IMMEDIATE", "starting the schema transaction");
     try {
       conn.exec(schema_ddl(prefix).c_str(), "creating the schema");
@@ -96,7 +103,7 @@ void prepare_schema(Connection& conn, const std::string& prefix, bool create) {
       conn.rollback_quietly();
       throw;
     }
-  } else {
+  } else if (!complete) {
     for (const char* table : kTables) expect_table(conn, prefix, table);
   }
   expect_version(conn, prefix);

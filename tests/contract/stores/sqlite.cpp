@@ -1,6 +1,7 @@
 // The contract suite against the sqlite store: one database file per test-binary run, shared by
-// every client and child process of the run. An outage is a second raw connection holding an
-// exclusive lock (EXCLUSIVE locking mode, so readers are blocked too in WAL mode).
+// every client and child process of the run. An outage is a raw connection holding BEGIN EXCLUSIVE:
+// every write gets SQLITE_BUSY until it rolls back (in WAL mode reads still proceed; an EXCLUSIVE
+// locking-mode connection cannot start while the stores' connections are open).
 
 #include <sqlite3.h>
 #include <unistd.h>
@@ -40,16 +41,15 @@ void outage_begin() {
   if (outage_db != nullptr) return;
   check(sqlite3_open(db_path().c_str(), &outage_db), outage_db, "open");
   sqlite3_busy_timeout(outage_db, 2000);  // lets in-flight transactions finish
-  check(sqlite3_exec(outage_db, "PRAGMA locking_mode = EXCLUSIVE; BEGIN EXCLUSIVE", nullptr,
-                     nullptr, nullptr),
-        outage_db, "BEGIN EXCLUSIVE");
+  check(sqlite3_exec(outage_db, "BEGIN EXCLUSIVE", nullptr, nullptr, nullptr), outage_db,
+        "BEGIN EXCLUSIVE");
 }
 
 void outage_end() {
   std::lock_guard lock(outage_mu);
   if (outage_db == nullptr) return;
   sqlite3_exec(outage_db, "ROLLBACK", nullptr, nullptr, nullptr);
-  sqlite3_close(outage_db);  // EXCLUSIVE locking mode keeps the lock until the close
+  sqlite3_close(outage_db);
   outage_db = nullptr;
 }
 

@@ -1,0 +1,356 @@
+// sqlite-specific behaviour: concurrent schema creation by many processes, create_schema=false,
+// URI errors, table prefixes, unwritable locations, lock waits past the deadline, and fencing
+// tokens across processes. Every case uses its own database file under the temp directory.
+
+#include <gtest/gtest.h>
+#include <sqlite3.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <filesystem>
+#include <functional>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "leader/leader.hpp"
+
+namespace leader {
+namespace {
+
+namespace fs = std::filesystem;
+
+class SqliteTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
+    dir_ = fs::temp_directory_path() /
+           ("leader-sqlite-" + std::string(info->name()) + "-" + std::to_string(getpid()));
+    fs::remove_all(dir_);
+    fs::create_directories(dir_);
+  }
+  void TearDown() override {
+    fs::permissions(dir_, fs::perms::owner_all);
+    fs::remove_all(dir_);
+  }
+  std::string path(const std::string& name = "leader.db") const { return (dir_ / name).string(); }
+  std::string uri(const std::string& query = "") const {
+    return "sqlite://" + path() + (query.empty() ? "" : "?" + query);
+  }
+
+  fs::path dir_;
+};
+
+LeaseRequest request(const std::string& lock, int slots = 0, Duration ttl = 5s) {
+  return LeaseRequest{lock, new_owner_token(), "node-" + std::to_string(getpid()), ttl, slots};
+}
+
+// Runs `body` in a forked child; returns its exit code (the child exits 99 on an exception).
+pid_t spawn(const std::function<int()>& body) {
+  pid_t pid = fork();
+  if (pid == 0) {
+    int code = 99;
+    try {
+      code = body();
+    } catch (const std::exception& e) {
+      std::fprintf(stderr, "child %d: %s\n", getpid(), e.what());
+    }
+    std::fflush(nullptr);
+    _exit(code);
+  }
+  return pid;
+}
+
+int wait_for(pid_t pid) {
+  int status = 0;
+  waitpid(pid, &status, 0);
+  return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
+// One value of a single-value query on a raw connection.
+std::string query_one(const std::string& db_path, const std::string& sql) {
+  sqlite3* db = nullptr;
+  sqlite3_open(db_path.c_str(), &db);
+  std::string out;
+  sqlite3_exec(
+      db, sql.c_str(),
+      [](void* o, int, char** values, char**) {
+        *static_cast<std::string*>(o) = values[0] ? values[0] : "NULL";
+        return 0;
+      },
+      &out, nullptr);
+  sqlite3_close(db);
+  return out;
+}
+
+template <class Fn>
+BackendError backend_error_of(Fn&& fn) {
+  try {
+    fn();
+  } catch (const BackendError& e) {
+    return e;
+  }
+  ADD_FAILURE() << "expected a BackendError";
+  return BackendError(ErrorCode::internal, "none", "no error");
+}
+
+TEST_F(SqliteTest, TwentyFirstTimeProcessesCreateTheSchemaExactlyOnce) {
+  int gate[2];
+  ASSERT_EQ(pipe(gate), 0);
+  std::vector<pid_t> children;
+  for (int i = 0; i < 20; ++i) {
+    children.push_back(spawn([&, i] {
+      close(gate[1]);
+      char c;
+      (void)read(gate[0], &c, 1);  // returns when the parent closes the pipe: all start together
+      auto store = open(uri());
+      auto got = store->try_acquire(request("start-" + std::to_string(i)), Deadline::after(10s));
+      return got ? 0 : 1;
+    }));
+  }
+  close(gate[0]);
+  close(gate[1]);
+  for (pid_t pid : children) EXPECT_EQ(wait_for(pid), 0);
+  EXPECT_EQ(query_one(path(), "SELECT count(*) FROM leader_schema"), "1");
+  EXPECT_EQ(query_one(path(), "SELECT version FROM leader_schema"), "1");
+  EXPECT_EQ(query_one(path(), "SELECT count(*) FROM leader_leases"), "20");
+  EXPECT_EQ(query_one(path(), "PRAGMA journal_mode"), "wal");
+}
+
+TEST_F(SqliteTest, CreateSchemaFalseOnAnEmptyFileNamesTheMissingTable) {
+  auto e = backend_error_of([&] { (void)open(uri("create_schema=false")); });
+  EXPECT_EQ(e.code(), ErrorCode::failed_precondition);
+  EXPECT_NE(std::string(e.what()).find("leader_schema"), std::string::npos) << e.what();
+  EXPECT_NE(std::string(e.what()).find("docs/sql-schema.md"), std::string::npos) << e.what();
+}
+
+TEST_F(SqliteTest, CreateSchemaFalseUsesAnExistingSchema) {
+  (void)open(uri());
+  auto store = open(uri("create_schema=false"));
+  EXPECT_TRUE(store->try_acquire(request("job"), Deadline::after(2s)));
+}
+
+TEST_F(SqliteTest, CreateSchemaFalseNamesAPartlyMissingSchema) {
+  (void)open(uri());
+  query_one(path(), "DROP TABLE leader_fences");
+  auto e = backend_error_of([&] { (void)open(uri("create_schema=false")); });
+  EXPECT_EQ(e.code(), ErrorCode::failed_precondition);
+  EXPECT_NE(std::string(e.what()).find("leader_fences"), std::string::npos) << e.what();
+}
+
+TEST_F(SqliteTest, AnUnknownSchemaVersionIsAPrecondition) {
+  (void)open(uri());
+  query_one(path(), "UPDATE leader_schema SET version = 2");
+  auto e = backend_error_of([&] { (void)open(uri()); });
+  EXPECT_EQ(e.code(), ErrorCode::failed_precondition);
+  EXPECT_NE(std::string(e.what()).find("version 2"), std::string::npos) << e.what();
+}
+
+TEST_F(SqliteTest, BadUrisAreInvalidArguments) {
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {"sqlite::memory:", "in-memory"},
+      {"sqlite:", "names no database file"},
+      {"sqlite://localhost/tmp/x.db", "no host"},
+      {"sqlite://user:secret@/tmp/x.db", "no host or user"},
+      {"sqlite:///tmp/x.db?journal=wal", "unknown parameter 'journal'"},
+      {"sqlite:///tmp/x.db?table_prefix=1abc", "^[A-Za-z_][A-Za-z0-9_]{0,30}$"},
+      {"sqlite:///tmp/x.db?table_prefix=a-b", "'a-b'"},
+      {"sqlite:///tmp/x.db?table_prefix=", "table_prefix"},
+      {"sqlite:///tmp/x.db?table_prefix=" + std::string(32, 'a'), "table_prefix"},
+      {"sqlite:///tmp/x.db?table_prefix=x%3Bdrop", "table_prefix"},
+      {"sqlite:///tmp/x.db?busy_timeout=soon", "busy_timeout"},
+      {"sqlite:///tmp/x.db?create_schema=maybe", "create_schema"},
+  };
+  for (const auto& [text, fragment] : cases) {
+    try {
+      (void)open(text);
+      ADD_FAILURE() << text << " was accepted";
+    } catch (const InvalidArgument& e) {
+      EXPECT_NE(std::string(e.what()).find(fragment), std::string::npos)
+          << text << " -> " << e.what();
+      EXPECT_EQ(std::string(e.what()).find("secret"), std::string::npos) << e.what();
+    }
+  }
+}
+
+TEST_F(SqliteTest, AcceptsRelativeAndAbsolutePathForms) {
+  const auto cwd = fs::current_path();
+  fs::current_path(dir_);
+  EXPECT_TRUE(open("sqlite:relative.db")->try_acquire(request("job"), Deadline::after(2s)));
+  fs::current_path(cwd);
+  EXPECT_TRUE(fs::exists(dir_ / "relative.db"));
+  EXPECT_TRUE(
+      open("sqlite:" + path("single-slash.db"))->try_acquire(request("job"), Deadline::after(2s)));
+  EXPECT_TRUE(open("sqlite://" + path("triple-slash.db"))
+                  ->try_acquire(request("job"), Deadline::after(2s)));
+}
+
+TEST_F(SqliteTest, TablePrefixesKeepSeparateLeasesInOneFile) {
+  auto a = open(uri("table_prefix=app_a_"));
+  auto b = open(uri("table_prefix=AppB"));
+  EXPECT_TRUE(a->try_acquire(request("job"), Deadline::after(2s)));
+  EXPECT_TRUE(b->try_acquire(request("job"), Deadline::after(2s)));
+  EXPECT_FALSE(open(uri("table_prefix=app_a_"))->try_acquire(request("job"), Deadline::after(2s)));
+  EXPECT_EQ(query_one(path(), "SELECT count(*) FROM app_a_leases"), "1");
+  EXPECT_EQ(query_one(path(), "SELECT count(*) FROM AppBfences"), "1");
+  EXPECT_EQ(query_one(path(), "SELECT count(*) FROM sqlite_master WHERE name LIKE 'leader_%'"),
+            "0");
+}
+
+TEST_F(SqliteTest, AFileInANonWritableDirectoryIsAPreconditionNamingThePath) {
+  fs::permissions(dir_, fs::perms::owner_read | fs::perms::owner_exec | fs::perms::group_read |
+                            fs::perms::group_exec | fs::perms::others_read |
+                            fs::perms::others_exec);
+  const std::string target = path("cannot-create.db");
+  // root ignores permissions: the check runs as an unprivileged user in a child process.
+  pid_t pid = spawn([&] {
+    if (geteuid() == 0 && (setgid(65534) != 0 || setuid(65534) != 0)) return 3;
+    try {
+      (void)open("sqlite://" + target);
+      return 1;
+    } catch (const BackendError& e) {
+      std::fprintf(stderr, "%s\n", e.what());
+      bool named = std::string(e.what()).find(target) != std::string::npos;
+      return e.code() == ErrorCode::failed_precondition && named ? 0 : 2;
+    }
+  });
+  EXPECT_EQ(wait_for(pid), 0);
+}
+
+TEST_F(SqliteTest, AMissingDirectoryIsAPreconditionNamingThePath) {
+  const std::string target = path("missing/dir/x.db");
+  auto e = backend_error_of([&] { (void)open("sqlite://" + target); });
+  EXPECT_EQ(e.code(), ErrorCode::failed_precondition);
+  EXPECT_NE(std::string(e.what()).find(target), std::string::npos) << e.what();
+}
+
+// A raw connection holding the database's write lock (in WAL mode readers still proceed).
+class ExclusiveLock {
+ public:
+  explicit ExclusiveLock(const std::string& path) {
+    sqlite3_open(path.c_str(), &db_);
+    EXPECT_EQ(sqlite3_exec(db_, "BEGIN EXCLUSIVE", nullptr, nullptr, nullptr), SQLITE_OK);
+  }
+  ~ExclusiveLock() {
+    sqlite3_exec(db_, "ROLLBACK", nullptr, nullptr, nullptr);
+    sqlite3_close(db_);
+  }
+  ExclusiveLock(const ExclusiveLock&) = delete;
+  ExclusiveLock& operator=(const ExclusiveLock&) = delete;
+
+ private:
+  sqlite3* db_ = nullptr;
+};
+
+TEST_F(SqliteTest, ALockHeldPastTheDeadlineIsDeadlineExceeded) {
+  auto store = open(uri());
+  auto held = store->try_acquire(request("job"), Deadline::after(2s));
+  ASSERT_TRUE(held);
+  Lease lease = *held.lease;
+  ExclusiveLock lock(path());
+  auto e =
+      backend_error_of([&] { (void)store->try_acquire(request("job"), Deadline::after(200ms)); });
+  EXPECT_EQ(e.code(), ErrorCode::deadline_exceeded) << e.what();
+  e = backend_error_of([&] { (void)store->renew(lease, 2s, Deadline::after(100ms)); });
+  EXPECT_EQ(e.code(), ErrorCode::deadline_exceeded) << e.what();
+  EXPECT_EQ(store->inspect("job", Deadline::after(100ms)).holders.size(), 1u);  // WAL: reads go on
+}
+
+TEST_F(SqliteTest, ALockHeldPastBusyTimeoutIsUnavailable) {
+  auto store = open(uri("busy_timeout=100ms"));
+  ExclusiveLock lock(path());
+  auto e = backend_error_of([&] { (void)store->try_acquire(request("job"), Deadline::after(5s)); });
+  EXPECT_EQ(e.code(), ErrorCode::unavailable) << e.what();
+}
+
+TEST_F(SqliteTest, AStoreOpenedDuringALockWorksOnceItIsReleased) {
+  std::shared_ptr<LeaseStore> store;
+  (void)open(uri("table_prefix=first_"));  // the file exists, its leader_ tables do not
+  {
+    ExclusiveLock lock(path());
+    store = open(uri("busy_timeout=50ms"));
+  }
+  EXPECT_TRUE(store->try_acquire(request("job"), Deadline::after(2s)));
+}
+
+TEST_F(SqliteTest, TokensOfTwoProcessesAreDistinctIncreasingAndDense) {
+  (void)open(uri());
+  constexpr int kRounds = 150;
+  std::vector<pid_t> children;
+  std::vector<std::string> logs = {path("tokens-0.txt"), path("tokens-1.txt")};
+  for (const auto& log : logs) {
+    children.push_back(spawn([&] {
+      auto store = open(uri());
+      FILE* out = std::fopen(log.c_str(), "w");
+      std::uint64_t last = 0;
+      for (int granted = 0; granted < kRounds;) {
+        auto got = store->try_acquire(request("shared"), Deadline::after(5s));
+        if (!got) continue;
+        if (got.lease->fencing_token <= last) return 1;
+        last = got.lease->fencing_token;
+        std::fprintf(out, "%llu\n", static_cast<unsigned long long>(last));
+        (void)store->release(*got.lease, Duration{0}, Deadline::after(5s));
+        ++granted;
+      }
+      std::fclose(out);
+      return 0;
+    }));
+  }
+  for (pid_t pid : children) EXPECT_EQ(wait_for(pid), 0);
+  std::set<unsigned long long> all;
+  for (const auto& log : logs) {
+    FILE* in = std::fopen(log.c_str(), "r");
+    unsigned long long t = 0;
+    while (in && std::fscanf(in, "%llu", &t) == 1) EXPECT_TRUE(all.insert(t).second) << t;
+    if (in) std::fclose(in);
+  }
+  ASSERT_EQ(all.size(), 2u * kRounds);
+  EXPECT_EQ(*all.begin(), 1u);  // only granted acquisitions consume a token
+  EXPECT_EQ(*all.rbegin(), 2u * kRounds);
+}
+
+TEST_F(SqliteTest, GroupLeasesTakeTheLowestFreeSlotAndReportExpiryFromTheDatabase) {
+  auto store = open(uri());
+  std::vector<Lease> held;
+  for (int i = 0; i < 3; ++i) {
+    auto got = store->try_acquire(request("group", 3, 4s), Deadline::after(2s));
+    ASSERT_TRUE(got);
+    EXPECT_EQ(got.lease->slot, i);
+    held.push_back(*got.lease);
+  }
+  EXPECT_FALSE(store->try_acquire(request("group", 3), Deadline::after(2s)));
+  EXPECT_EQ(store->release(held[1], Duration{0}, Deadline::after(2s)), LeaseStatus::ok);
+  auto again = store->try_acquire(request("group", 3), Deadline::after(2s));
+  ASSERT_TRUE(again);
+  EXPECT_EQ(again.lease->slot, 1);
+  EXPECT_EQ(again.lease->fencing_token, 4u);
+  auto state = store->inspect("group", Deadline::after(2s));
+  ASSERT_EQ(state.holders.size(), 3u);
+  EXPECT_GT(state.holders[0].expires_in, Duration{3000});
+  EXPECT_LE(state.holders[0].expires_in, Duration{4000});
+}
+
+TEST_F(SqliteTest, CandidatesKeepRegistrationTimeAndMetadata) {
+  auto store = open(uri());
+  Candidate c;
+  c.node_id = "n1";
+  c.metadata = {{"zone", "eu-1"}, {"quote", "\"x\""}};
+  store->put_candidate("grp", c, 5s, Deadline::after(2s));
+  auto first = store->list_candidates("grp", Deadline::after(2s));
+  ASSERT_EQ(first.size(), 1u);
+  c.successes = 7;
+  c.last_completion = std::chrono::system_clock::now();
+  store->put_candidate("grp", c, 5s, Deadline::after(2s));
+  auto second = store->list_candidates("grp", Deadline::after(2s));
+  ASSERT_EQ(second.size(), 1u);
+  EXPECT_EQ(second[0].registered_at, first[0].registered_at);
+  EXPECT_EQ(second[0].successes, 7u);
+  EXPECT_EQ(second[0].metadata, c.metadata);
+  ASSERT_TRUE(second[0].last_completion.has_value());
+}
+
+}  // namespace
+}  // namespace leader
