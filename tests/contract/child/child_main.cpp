@@ -1,2 +1,129 @@
+// leader_contract_child: a separate process for multi-process contract cases and the fault suite.
+//   contend --uri U --lock L --rounds R --hold-ms H --lease-ms T --wait-ms W --ledger F --counter F
+//       R times run_if_leader; the action reads the counter file, sleeps H, writes counter+1 and
+//       appends "token start_ns end_ns pid" (CLOCK_MONOTONIC) to the ledger. Prints "RUNS n".
+//   hold --uri U --lock L --lease-ms T [--auto-extend] [--slots N]
+//       acquires (waiting up to 30 s), prints "HELD <token> <slot>", then sleeps until killed.
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <ctime>
+#include <iostream>
+#include <map>
+#include <string>
+#include <thread>
+
 #include "leader/leader.hpp"
-int main() { return 0; }
+
+namespace {
+
+std::int64_t mono_ns() {
+  timespec ts{};
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return static_cast<std::int64_t>(ts.tv_sec) * 1'000'000'000 + ts.tv_nsec;
+}
+
+long read_counter(const std::string& path) {
+  FILE* f = std::fopen(path.c_str(), "r");
+  if (!f) return 0;
+  long v = 0;
+  if (std::fscanf(f, "%ld", &v) != 1) v = 0;
+  std::fclose(f);
+  return v;
+}
+
+void write_counter(const std::string& path, long v) {
+  FILE* f = std::fopen(path.c_str(), "w");
+  if (!f) return;
+  std::fprintf(f, "%ld\n", v);
+  std::fflush(f);
+  fsync(fileno(f));
+  std::fclose(f);
+}
+
+void append_line(const std::string& path, const std::string& line) {
+  int fd = ::open(path.c_str(), O_WRONLY | O_APPEND | O_CREAT, 0644);
+  if (fd < 0) return;
+  auto n = ::write(fd, line.data(), line.size());
+  (void)n;
+  ::close(fd);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc < 2) {
+    std::cerr << "usage: leader_contract_child contend|hold --uri U --lock L ...\n";
+    return 64;
+  }
+  std::string mode = argv[1];
+  std::map<std::string, std::string> a;
+  for (int i = 2; i < argc; ++i) {
+    std::string k = argv[i];
+    if (k == "--auto-extend") {
+      a[k] = "1";
+    } else if (i + 1 < argc) {
+      a[k] = argv[++i];
+    }
+  }
+  auto num = [&](const std::string& k, long d) { return a.count(k) ? std::stol(a[k]) : d; };
+  try {
+    auto store = leader::open(a.at("--uri"));
+    leader::ElectionOptions o;
+    o.lease_time = std::chrono::milliseconds(num("--lease-ms", 2000));
+    o.wait_time = std::chrono::milliseconds(num("--wait-ms", 0));
+    o.auto_extend = a.count("--auto-extend") > 0;
+    o.node_id = "child-" + std::to_string(getpid());
+    if (mode == "contend") {
+      leader::LeaderElector elector(store, o);
+      long runs = 0;
+      const auto hold = std::chrono::milliseconds(num("--hold-ms", 20));
+      for (long r = 0; r < num("--rounds", 10); ++r) {
+        elector.run_if_leader(a.at("--lock"), [&](leader::LeaderContext& ctx) {
+          auto start = mono_ns();
+          long c = read_counter(a.at("--counter"));
+          std::this_thread::sleep_for(hold);
+          write_counter(a.at("--counter"), c + 1);
+          auto end = mono_ns();
+          append_line(a.at("--ledger"), std::to_string(ctx.fencing_token()) + " " +
+                                            std::to_string(start) + " " + std::to_string(end) +
+                                            " " + std::to_string(getpid()) + "\n");
+          ++runs;
+        });
+        std::this_thread::sleep_for(std::chrono::milliseconds(1 + (getpid() + r) % 7));
+      }
+      std::cout << "RUNS " << runs << std::endl;
+      return 0;
+    }
+    if (mode == "hold") {
+      o.wait_time = std::chrono::seconds(30);
+      int slots = static_cast<int>(num("--slots", 0));
+      auto run = [&](leader::LeaderContext& ctx) {
+        std::cout << "HELD " << ctx.fencing_token() << " " << ctx.slot() << std::endl;
+        while (true) std::this_thread::sleep_for(std::chrono::seconds(1));
+      };
+      if (slots > 0) {
+        leader::GroupOptions g;
+        g.lease_time = o.lease_time;
+        g.wait_time = o.wait_time;
+        g.auto_extend = o.auto_extend;
+        g.node_id = o.node_id;
+        g.max_leaders = slots;
+        leader::LeaderGroupElector(store, g).run_if_leader(a.at("--lock"), run);
+      } else {
+        leader::LeaderElector(store, o).run_if_leader(a.at("--lock"), run);
+      }
+      std::cout << "SKIPPED" << std::endl;
+      return 1;
+    }
+    std::cerr << "unknown mode " << mode << "\n";
+    return 64;
+  } catch (const std::exception& e) {
+    std::cerr << "leader_contract_child: " << e.what() << "\n";
+    return 70;
+  }
+}

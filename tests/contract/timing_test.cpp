@@ -1,0 +1,210 @@
+// Contract cases 8, 9, 11, 12, 13, 14, 17, 20: expiry, stale owners, min lease, auto-extend,
+// lost-lease signal, fencing, backend outages and deadlines.
+
+#include <atomic>
+#include <set>
+
+#include "helpers.hpp"
+
+namespace leader::contract {
+namespace {
+
+Acquired raw_acquire(LeaseStore& s, const std::string& name, Ms ttl, int slots = 0) {
+  return s.try_acquire({name, new_owner_token(), "raw-node", ttl, slots}, Deadline::after(Ms{5000}));
+}
+
+TEST_P(ContractTest, HolderThatStopsRenewingLosesTheLockAfterLeaseTime) {
+  auto name = lock();
+  const Ms lease = backend().lease_unit;
+  auto got = raw_acquire(*store(), name, lease);
+  ASSERT_TRUE(got);
+  auto t0 = SteadyClock::now();
+  LeaderElector other(backend().open(), quick(backend()));
+  EXPECT_FALSE(other.run_if_leader(name, [] {}));
+  LeaderElector waiter(backend().open(), quick(backend(), lease * 4));
+  EXPECT_TRUE(waiter.run_if_leader(name, [] {}));
+  EXPECT_GE(since(t0), lease - Ms{100});
+}
+
+TEST_P(ContractTest, StaleOwnersRenewAndReleaseAfterTakeoverChangeNothing) {
+  auto name = lock();
+  const Ms lease = backend().lease_unit;
+  auto s = store();
+  auto stale = raw_acquire(*s, name, lease);
+  ASSERT_TRUE(stale);
+  std::optional<Lease> fresh;
+  ASSERT_TRUE(eventually(
+      [&] {
+        auto g = raw_acquire(*backend().open(), name, lease * 10);
+        if (g) fresh = *g.lease;
+        return g.lease.has_value();
+      },
+      lease * 5));
+  EXPECT_GT(fresh->fencing_token, stale.lease->fencing_token);
+  Lease copy = *stale.lease;
+  EXPECT_EQ(s->renew(copy, lease, Deadline::after(Ms{5000})), LeaseStatus::lost);
+  EXPECT_EQ(s->release(*stale.lease, Ms{0}, Deadline::after(Ms{5000})), LeaseStatus::lost);
+  auto state = s->inspect(name, Deadline::after(Ms{5000}));
+  ASSERT_EQ(state.holders.size(), 1u);
+  EXPECT_EQ(state.holders[0].fencing_token, fresh->fencing_token);
+  EXPECT_EQ(s->release(*fresh, Ms{0}, Deadline::after(Ms{5000})), LeaseStatus::ok);
+}
+
+TEST_P(ContractTest, MinLeaseTimeKeepsTheLockAfterAFastActionThenFreesIt) {
+  auto name = lock();
+  auto o = quick(backend());
+  o.lease_time = backend().lease_unit * 4;
+  o.min_lease_time = backend().lease_unit;
+  LeaderElector e(store(), o);
+  auto t0 = SteadyClock::now();
+  EXPECT_TRUE(e.run_if_leader(name, [] {}));
+  EXPECT_LT(since(t0), o.min_lease_time);  // the caller is not blocked
+  LeaderElector other(backend().open(), quick(backend()));
+  if (since(t0) < o.min_lease_time - Ms{200}) EXPECT_FALSE(other.run_if_leader(name, [] {}));
+  LeaderElector waiter(backend().open(), quick(backend(), backend().lease_unit * 3));
+  EXPECT_TRUE(waiter.run_if_leader(name, [] {}));
+  EXPECT_GE(since(t0), o.min_lease_time - Ms{50});
+  EXPECT_LT(since(t0), o.lease_time);  // freed after min_lease_time, not after lease_time
+}
+
+TEST_P(ContractTest, AutoExtendKeepsTheLockForAnActionLongerThanLeaseTime) {
+  auto name = lock();
+  auto o = quick(backend());
+  o.auto_extend = true;
+  LeaderElector e(store(), o);
+  std::atomic<bool> running{true};
+  std::atomic<int> contender_wins{0};
+  std::thread contender([&] {
+    LeaderElector c(backend().open(), quick(backend()));
+    std::this_thread::sleep_for(Ms{50});
+    while (running) {
+      if (c.run_if_leader(name, [] {})) ++contender_wins;
+      std::this_thread::sleep_for(backend().lease_unit / 5);
+    }
+  });
+  bool stopped = false;
+  EXPECT_TRUE(e.run_if_leader(name, [&](LeaderContext& ctx) {
+    std::this_thread::sleep_for(backend().lease_unit * 5 / 2);
+    stopped = ctx.stop_token().stop_requested();
+  }));
+  running = false;
+  contender.join();
+  EXPECT_FALSE(stopped);
+  EXPECT_EQ(contender_wins, 0);
+}
+
+TEST_P(ContractTest, StopTokenFiresBeforeServerExpiryWhenRenewalFails) {
+  auto name = lock();
+  auto o = quick(backend());
+  o.auto_extend = true;
+  LeaderElector e(store(), o);
+  std::optional<Ms> fired_after;
+  auto r = e.run_if_leader_result(name, [&](LeaderContext& ctx) {
+    const TimePoint acquired = ctx.lease().acquired_at;
+    Outage outage(backend());
+    std::mutex mu;
+    std::condition_variable cv;
+    std::atomic<bool> fired{false};
+    std::stop_callback cb(ctx.stop_token(), [&] {
+      fired_after = std::chrono::duration_cast<Ms>(std::chrono::steady_clock::now() - acquired);
+      fired = true;
+      cv.notify_all();
+    });
+    std::unique_lock lock(mu);
+    cv.wait_for(lock, o.lease_time * 3, [&] { return fired.load(); });
+    EXPECT_FALSE(ctx.still_leader());
+  });
+  EXPECT_TRUE(r.elected() || r.failed());
+  ASSERT_TRUE(fired_after.has_value()) << "the stop_token never fired";
+  EXPECT_LT(*fired_after, o.lease_time);  // before the server could expire the lease
+}
+
+TEST_P(ContractTest, FencingTokensStrictlyIncreaseAcrossOwnersRestartsAndReconnects) {
+  auto name = lock();
+  std::vector<std::uint64_t> tokens;
+  auto take = [&](std::shared_ptr<LeaseStore> s) {
+    LeaderElector e(std::move(s), quick(backend(), backend().lease_unit * 2));
+    auto t = e.run_if_leader(name, [](LeaderContext& c) { return c.fencing_token(); });
+    ASSERT_TRUE(t.has_value());
+    tokens.push_back(*t);
+  };
+  take(store());
+  take(backend().open());
+  take(store());
+  take(backend().open());  // a "restarted" client
+  {
+    Outage outage(backend());
+    std::this_thread::sleep_for(Ms{200});
+  }
+  take(store());  // after the backend came back (reconnect)
+  take(backend().open());
+  LeaderGroupElector g(store(), GroupOptions{.wait_time = Ms{0},
+                                             .lease_time = backend().lease_unit,
+                                             .node_id = "g",
+                                             .max_leaders = 2});
+  auto gt = g.run_if_leader(name, [](LeaderContext& c) { return c.fencing_token(); });
+  if (gt) tokens.push_back(*gt);
+  for (std::size_t i = 1; i < tokens.size(); ++i) EXPECT_GT(tokens[i], tokens[i - 1]) << i;
+}
+
+TEST_P(ContractTest, BackendDownGivesAClearErrorOrTheChosenSkipAndWorkResumesAfter) {
+  auto name = lock();
+  auto o = quick(backend());
+  o.call_timeout = Ms{500};
+  LeaderElector rethrow(store(), o);
+  o.on_backend_error = OnBackendError::skip;
+  LeaderElector skip(store(), o);
+  o.on_backend_error = OnBackendError::fail_open;
+  LeaderElector open_fail(store(), o);
+  {
+    Outage outage(backend());
+    auto t0 = SteadyClock::now();
+    bool ran = false;
+    try {
+      (void)rethrow.run_if_leader(name, [&] { ran = true; });
+      ADD_FAILURE() << "no error while the backend was down";
+    } catch (const BackendError& e) {
+      EXPECT_TRUE(e.code() == ErrorCode::unavailable || e.code() == ErrorCode::deadline_exceeded)
+          << e.what();
+    }
+    EXPECT_FALSE(ran);
+    EXPECT_LT(since(t0), Ms{500} + Ms{1500});
+    auto r = skip.run_if_leader_result(name, [] {});
+    ASSERT_TRUE(r.skipped());
+    EXPECT_EQ(r.skip_reason(), SkipReason::backend_error);
+    auto f = open_fail.run_if_leader_result(name, [] { return 3; });
+    ASSERT_TRUE(f.elected());
+    EXPECT_TRUE(f.lease()->fail_open);
+  }
+  LeaderElector after(store(), quick(backend(), backend().lease_unit * 10));
+  EXPECT_TRUE(after.run_if_leader(name, [] {}));
+}
+
+TEST_P(ContractTest, EveryStoreCallRespectsItsDeadline) {
+  auto name = lock();
+  auto s = store();
+  auto got = raw_acquire(*s, name, backend().lease_unit * 10);
+  ASSERT_TRUE(got);
+  Outage outage(backend());
+  const Ms budget{300};
+  auto check = [&](const char* what, auto&& call) {
+    auto t0 = SteadyClock::now();
+    try {
+      call();
+    } catch (const BackendError&) {
+    }
+    EXPECT_LT(since(t0), budget + Ms{1500}) << what;
+  };
+  check("try_acquire with deadline", [&] {
+    (void)s->try_acquire({lock("-y"), new_owner_token(), "n", backend().lease_unit, 0},
+                         Deadline::after(budget));
+  });
+  Lease l = *got.lease;
+  check("renew", [&] { (void)s->renew(l, backend().lease_unit, Deadline::after(budget)); });
+  check("inspect", [&] { (void)s->inspect(name, Deadline::after(budget)); });
+  check("list_candidates", [&] { (void)s->list_candidates("g", Deadline::after(budget)); });
+  check("release", [&] { (void)s->release(l, Ms{0}, Deadline::after(budget)); });
+}
+
+}  // namespace
+}  // namespace leader::contract
