@@ -16,15 +16,16 @@
 
 namespace {
 
+// The database of this run; removed (with its -wal and -shm files) when the process exits.
 const std::string& db_path() {
-  static const std::string path = [] {
-    std::string p = "/tmp/leader-contract-" + std::to_string(getpid()) + ".db";
+  static const std::string* path = [] {
+    auto* p = new std::string("/tmp/leader-contract-" + std::to_string(getpid()) + ".db");
     std::atexit([] {
       for (const char* suffix : {"", "-wal", "-shm"}) std::remove((db_path() + suffix).c_str());
     });
     return p;
   }();
-  return path;
+  return *path;
 }
 
 std::mutex outage_mu;
