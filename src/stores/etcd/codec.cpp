@@ -1,0 +1,97 @@
+#include "codec.hpp"
+
+#include <openssl/evp.h>
+
+#include <charconv>
+
+#include "leader/errors.hpp"
+
+namespace leader::etcd {
+
+std::string base64_encode(std::string_view bytes) {
+  std::string out(4 * ((bytes.size() + 2) / 3) + 1, '\0');
+  int n = EVP_EncodeBlock(reinterpret_cast<unsigned char*>(out.data()),
+                          reinterpret_cast<const unsigned char*>(bytes.data()),
+                          static_cast<int>(bytes.size()));
+  out.resize(static_cast<std::size_t>(n));
+  return out;
+}
+
+std::string base64_decode(std::string_view text) {
+  if (text.empty()) return {};
+  if (text.size() % 4 != 0)
+    throw BackendError(ErrorCode::internal, "etcd", "malformed base64 in a gateway reply");
+  std::string out(3 * (text.size() / 4) + 1, '\0');
+  int n = EVP_DecodeBlock(reinterpret_cast<unsigned char*>(out.data()),
+                          reinterpret_cast<const unsigned char*>(text.data()),
+                          static_cast<int>(text.size()));
+  if (n < 0) throw BackendError(ErrorCode::internal, "etcd", "malformed base64 in a gateway reply");
+  // EVP_DecodeBlock counts the zero bytes that the '=' padding stands for.
+  std::size_t pad = 0;
+  if (text.back() == '=') ++pad;
+  if (text.size() > 1 && text[text.size() - 2] == '=') ++pad;
+  out.resize(static_cast<std::size_t>(n) - pad);
+  return out;
+}
+
+std::int64_t int_field(const nlohmann::json& object, const char* name) {
+  if (!object.is_object()) return 0;
+  auto it = object.find(name);
+  if (it == object.end() || it->is_null()) return 0;
+  if (it->is_number_integer()) return it->get<std::int64_t>();
+  if (it->is_string()) {
+    const auto& s = it->get_ref<const std::string&>();
+    std::int64_t v = 0;
+    auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
+    if (ec == std::errc() && p == s.data() + s.size()) return v;
+  }
+  throw BackendError(ErrorCode::internal, "etcd",
+                     std::string("gateway reply field '") + name + "' is not an int64");
+}
+
+std::string bytes_field(const nlohmann::json& object, const char* name) {
+  if (!object.is_object()) return {};
+  auto it = object.find(name);
+  if (it == object.end() || !it->is_string()) return {};
+  return base64_decode(it->get_ref<const std::string&>());
+}
+
+std::string prefix_end(std::string_view prefix) {
+  std::string end(prefix);
+  while (!end.empty()) {
+    auto& c = reinterpret_cast<unsigned char&>(end.back());
+    if (c < 0xff) {
+      ++c;
+      return end;
+    }
+    end.pop_back();
+  }
+  return std::string(1, '\0');  // every key
+}
+
+std::string lease_hex(std::int64_t id) {
+  char buf[17];
+  auto [p, ec] = std::to_chars(buf, buf + sizeof buf, static_cast<std::uint64_t>(id), 16);
+  return std::string(buf, p);
+}
+
+std::int64_t lease_id_for_owner(std::string_view owner) {
+  std::uint64_t v = 0;
+  bool hex = owner.size() >= 15;
+  for (std::size_t i = 0; hex && i < 15; ++i) {
+    char c = owner[i];
+    int d = c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1;
+    if (d < 0) hex = false;
+    v = v * 16 + static_cast<std::uint64_t>(d < 0 ? 0 : d);
+  }
+  if (!hex) {
+    v = 1469598103934665603ULL;  // FNV-1a 64
+    for (unsigned char c : owner) v = (v ^ c) * 1099511628211ULL;
+    v &= (1ULL << 60) - 1;
+  }
+  return static_cast<std::int64_t>(v == 0 ? 1 : v);
+}
+
+std::int64_t ttl_seconds(std::int64_t ms) { return ms <= 1000 ? 1 : (ms + 999) / 1000; }
+
+}  // namespace leader::etcd

@@ -1,0 +1,127 @@
+// The candidate registry of strategic elections: `<prefix>-candidates/<group>/<node id>`, one key
+// per candidate with a JSON value, attached to a lease of the candidate ttl.
+
+#include <chrono>
+
+#include "etcd_store.hpp"
+#include "leader/errors.hpp"
+#include "leader/names.hpp"
+#include "ops.hpp"
+
+namespace leader::etcd {
+namespace {
+
+using Json = nlohmann::json;
+using std::chrono::milliseconds;
+
+constexpr int kMaxCasAttempts = 8;
+
+std::int64_t to_ms(WallTime t) {
+  return std::chrono::duration_cast<milliseconds>(t.time_since_epoch()).count();
+}
+WallTime from_ms(std::int64_t ms) { return WallTime(milliseconds(ms)); }
+
+std::string encode(const Candidate& c, WallTime registered_at) {
+  Json v = {{"node_id", c.node_id},
+            {"registered_at_ms", to_ms(registered_at)},
+            {"successes", c.successes},
+            {"failures", c.failures},
+            {"metadata", c.metadata}};
+  if (c.last_completion) v["last_completion_ms"] = to_ms(*c.last_completion);
+  return v.dump();
+}
+
+std::optional<Candidate> decode(const std::string& text) {
+  Json v = Json::parse(text, nullptr, /*allow_exceptions=*/false);
+  if (!v.is_object() || !v.contains("node_id")) return std::nullopt;
+  try {
+    Candidate c;
+    c.node_id = v.at("node_id").get<std::string>();
+    c.registered_at = from_ms(v.value("registered_at_ms", std::int64_t{0}));
+    c.successes = v.value("successes", std::uint64_t{0});
+    c.failures = v.value("failures", std::uint64_t{0});
+    if (v.contains("last_completion_ms"))
+      c.last_completion = from_ms(v.at("last_completion_ms").get<std::int64_t>());
+    c.metadata = v.value("metadata", std::map<std::string, std::string>{});
+    return c;
+  } catch (const Json::exception&) {
+    return std::nullopt;  // not written by this library
+  }
+}
+
+void validate_candidate_names(std::string_view group, std::string_view node_id) {
+  validate_lock_name(group);
+  if (node_id.empty())
+    throw InvalidArgument("candidate node id for group '" + std::string(group) +
+                          "' is empty; give a non-empty node id");
+}
+
+}  // namespace
+
+std::string EtcdStore::candidate_prefix(std::string_view group) const {
+  return gateway_.config().prefix + "-candidates/" + std::string(group) + "/";
+}
+
+void EtcdStore::put_candidate(std::string_view group, const Candidate& candidate, Duration ttl,
+                              Deadline deadline) {
+  validate_candidate_names(group, candidate.node_id);
+  const std::string key = candidate_prefix(group) + candidate.node_id;
+  const std::int64_t lease = grant(0, ttl_seconds(ttl.count()), deadline);
+  try {
+    // Create with registered_at = now, or overwrite the exact version read, keeping its
+    // registered_at; each attempt is one compare-and-set Txn.
+    Json compare = ops::create_revision_is(key, 0);
+    WallTime registered = std::chrono::system_clock::now();
+    std::int64_t old_lease = 0;
+    for (int attempt = 0; attempt < kMaxCasAttempts; ++attempt) {
+      Json txn = ops::txn(
+          Json::array({compare}),
+          Json::array({{{"request_put", ops::put(key, encode(candidate, registered), lease)}}}),
+          Json::array({{{"request_range", ops::range_key(key)}}}));
+      Json reply = gateway_.call("/v3/kv/txn", txn, deadline);
+      if (reply.value("succeeded", false)) {
+        if (old_lease != lease) revoke_quietly(old_lease, deadline);
+        return;
+      }
+      const Json& range = reply["responses"][0]["response_range"];
+      if (!range.contains("kvs") || range["kvs"].empty()) {
+        compare = ops::create_revision_is(key, 0);
+        registered = std::chrono::system_clock::now();
+        old_lease = 0;
+        continue;
+      }
+      KeyValue kv = decode_kv(range["kvs"][0]);
+      auto existing = decode(kv.value);
+      registered = existing ? existing->registered_at : std::chrono::system_clock::now();
+      compare = ops::mod_revision_is(key, kv.mod_revision);
+      old_lease = kv.lease;
+    }
+  } catch (const BackendError&) {
+    revoke_quietly(lease, deadline);
+    throw;
+  }
+  revoke_quietly(lease, deadline);
+  throw BackendError(ErrorCode::unavailable, "etcd",
+                     "candidate '" + candidate.node_id + "' of group '" + std::string(group) +
+                         "' changed concurrently " + std::to_string(kMaxCasAttempts) +
+                         " times; retry");
+}
+
+std::vector<Candidate> EtcdStore::list_candidates(std::string_view group, Deadline deadline) {
+  validate_lock_name(group);
+  std::vector<Candidate> out;
+  for (const KeyValue& kv : list(candidate_prefix(group), deadline))
+    if (auto c = decode(kv.value)) out.push_back(std::move(*c));
+  return out;
+}
+
+void EtcdStore::remove_candidate(std::string_view group, std::string_view node_id,
+                                 Deadline deadline) {
+  validate_candidate_names(group, node_id);
+  const std::string key = candidate_prefix(group) + std::string(node_id);
+  Json reply = gateway_.call("/v3/kv/deleterange", ops::delete_key(key), deadline);
+  if (auto prev = reply.find("prev_kvs"); prev != reply.end() && prev->is_array())
+    for (const auto& kv : *prev) revoke_quietly(decode_kv(kv).lease, deadline);
+}
+
+}  // namespace leader::etcd

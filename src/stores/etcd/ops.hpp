@@ -1,0 +1,75 @@
+#pragma once
+// Builders for the JSON bodies of etcd v3 requests (rpc.proto field names; int64 as strings).
+
+#include <cstdint>
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "codec.hpp"
+
+namespace leader::etcd::ops {
+
+using Json = nlohmann::json;
+
+/// Compare: the create revision of `key` (of every key in [key, range_end) if given) equals `rev`.
+inline Json create_revision_is(const std::string& key, std::int64_t rev,
+                               const std::string& range_end = "") {
+  Json c = {{"key", base64_encode(key)},
+            {"target", "CREATE"},
+            {"result", "EQUAL"},
+            {"create_revision", std::to_string(rev)}};
+  if (!range_end.empty()) c["range_end"] = base64_encode(range_end);
+  return c;
+}
+
+/// Compare: the mod revision of `key` equals `rev`.
+inline Json mod_revision_is(const std::string& key, std::int64_t rev) {
+  return {{"key", base64_encode(key)},
+          {"target", "MOD"},
+          {"result", "EQUAL"},
+          {"mod_revision", std::to_string(rev)}};
+}
+
+/// A Put request body attaching `key` to `lease` (0: no lease).
+inline Json put(const std::string& key, const std::string& value, std::int64_t lease,
+                bool prev_kv = false) {
+  Json p = {{"key", base64_encode(key)}, {"value", base64_encode(value)}};
+  if (lease != 0) p["lease"] = std::to_string(lease);
+  if (prev_kv) p["prev_kv"] = true;
+  return p;
+}
+
+/// A Put request body that moves `key` to `lease`, keeping its value and create revision.
+inline Json move_to_lease(const std::string& key, std::int64_t lease) {
+  return {{"key", base64_encode(key)},
+          {"lease", std::to_string(lease)},
+          {"ignore_value", true},
+          {"prev_kv", true}};
+}
+
+/// A Range request body: every key starting with `prefix`, by create revision ascending.
+inline Json range_prefix(const std::string& prefix, std::int64_t limit = 0) {
+  Json r = {{"key", base64_encode(prefix)},
+            {"range_end", base64_encode(prefix_end(prefix))},
+            {"sort_order", "ASCEND"},
+            {"sort_target", "CREATE"}};
+  if (limit > 0) r["limit"] = std::to_string(limit);
+  return r;
+}
+
+/// A Range request body for one key.
+inline Json range_key(const std::string& key) { return {{"key", base64_encode(key)}}; }
+
+/// A DeleteRange request body for one key, returning the deleted pair.
+inline Json delete_key(const std::string& key) {
+  return {{"key", base64_encode(key)}, {"prev_kv", true}};
+}
+
+/// A Txn request body.
+inline Json txn(Json compare, Json success, Json failure = Json::array()) {
+  return {{"compare", std::move(compare)},
+          {"success", std::move(success)},
+          {"failure", std::move(failure)}};
+}
+
+}  // namespace leader::etcd::ops
