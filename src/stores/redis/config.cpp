@@ -1,0 +1,107 @@
+#include "config.hpp"
+
+#include <charconv>
+
+#include "leader/errors.hpp"
+
+namespace leader::detail::redis {
+namespace {
+
+int int_param(const Uri& uri, const std::string& key, int fallback, int lo, int hi) {
+  auto text = uri.param(key);
+  if (!text) return fallback;
+  int value = 0;
+  auto [p, ec] = std::from_chars(text->data(), text->data() + text->size(), value);
+  if (ec != std::errc() || p != text->data() + text->size() || value < lo || value > hi)
+    throw InvalidArgument("URI parameter '" + key + "' of '" + uri.redacted() + "' is '" + *text +
+                          "'; expected an integer in " + std::to_string(lo) + ".." +
+                          std::to_string(hi));
+  return value;
+}
+
+int db_from_path(const Uri& uri, const std::string& path) {
+  if (path.empty() || path == "/") return 0;
+  int value = -1;
+  auto digits = std::string_view(path).substr(1);
+  auto [p, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), value);
+  if (ec != std::errc() || p != digits.data() + digits.size() || value < 0)
+    throw InvalidArgument("store URI '" + uri.redacted() + "': path '" + path +
+                          "' must be a database number such as /0");
+  return value;
+}
+
+void parse_location(const Uri& uri, Config& c) {
+  if (c.transport == Transport::unix_socket) {
+    if (!uri.hosts.empty() || uri.path.size() < 2 || uri.path.front() != '/')
+      throw InvalidArgument("store URI '" + uri.redacted() +
+                            "': expected unix:///absolute/path/redis.sock");
+    c.socket_path = uri.path;
+    c.db = int_param(uri, "db", 0, 0, 1 << 20);
+    return;
+  }
+  if (uri.hosts.size() != 1)
+    throw InvalidArgument("store URI '" + uri.redacted() +
+                          "': expected exactly one host (redis://host[:port][/db])");
+  c.host = uri.hosts.front().host;
+  c.port = uri.hosts.front().port.value_or(6379);
+  c.db = db_from_path(uri, uri.path);
+  if (uri.param("db")) c.db = int_param(uri, "db", 0, 0, 1 << 20);
+}
+
+void parse_tls(const Uri& uri, Config& c) {
+  c.tls_ca = uri.param("tls_ca").value_or("");
+  c.tls_cert = uri.param("tls_cert").value_or("");
+  c.tls_key = uri.param("tls_key").value_or("");
+  c.tls_verify = uri.bool_param("tls_verify", true);
+  c.tls_server_name = uri.param("tls_server_name").value_or("");
+  bool any = !c.tls_ca.empty() || !c.tls_cert.empty() || !c.tls_key.empty() ||
+             !c.tls_server_name.empty() || uri.param("tls_verify");
+  if (any && c.transport != Transport::tls)
+    throw InvalidArgument("store URI '" + uri.redacted() +
+                          "': tls_* parameters need the rediss:// scheme");
+  if (c.tls_cert.empty() != c.tls_key.empty())
+    throw InvalidArgument("store URI '" + uri.redacted() +
+                          "': tls_cert and tls_key must be given together");
+}
+
+}  // namespace
+
+Config Config::from_uri(const Uri& uri) {
+  uri.expect_params({"prefix", "connect_timeout", "command_timeout", "pool", "db", "tls_ca",
+                     "tls_cert", "tls_key", "tls_verify", "tls_server_name"});
+  Config c;
+  c.redacted_uri = uri.redacted();
+  if (uri.scheme == "redis")
+    c.transport = Transport::tcp;
+  else if (uri.scheme == "rediss")
+    c.transport = Transport::tls;
+  else if (uri.scheme == "unix")
+    c.transport = Transport::unix_socket;
+  else
+    throw InvalidArgument("store URI '" + uri.redacted() + "' is not a Redis URI");
+  parse_location(uri, c);
+  parse_tls(uri, c);
+  if (uri.user && !uri.user->empty()) c.user = uri.user;
+  if (uri.password && !uri.password->empty()) c.password = uri.password;
+  if (c.user && !c.password)
+    throw InvalidArgument("store URI '" + uri.redacted() +
+                          "': a user name needs a password (redis://user:password@host)");
+  c.prefix = uri.param("prefix").value_or("leader:");
+  if (c.prefix.find_first_of("{} \r\n") != std::string::npos)
+    throw InvalidArgument("URI parameter 'prefix' of '" + uri.redacted() + "' is '" + c.prefix +
+                          "'; it may not contain '{', '}' or white space (keys use hash tags)");
+  c.connect_timeout = uri.duration_param("connect_timeout", c.connect_timeout);
+  c.command_timeout = uri.duration_param("command_timeout", c.command_timeout);
+  if (c.connect_timeout <= Duration{0} || c.command_timeout <= Duration{0})
+    throw InvalidArgument("store URI '" + uri.redacted() + "': timeouts must be positive");
+  c.pool_size = int_param(uri, "pool", c.pool_size, 1, 1024);
+  return c;
+}
+
+std::string Config::endpoint() const {
+  if (transport == Transport::unix_socket) return socket_path;
+  std::string h = host.find(':') != std::string::npos ? "[" + host + "]" : host;
+  return h + ":" + std::to_string(port);
+}
+
+}  // namespace leader::detail::redis

@@ -1,0 +1,91 @@
+#pragma once
+// One connection to a Redis server over our own socket layer: plain TCP, a unix socket, or TLS
+// through OpenSSL memory BIOs. Commands are formatted and replies parsed by hiredis (its
+// redisFormatCommandArgv and redisReader), so every byte moves through poll() with the caller's
+// deadline, the same way for all three transports. Not thread-safe: the pool hands a connection
+// to one caller at a time.
+
+#include <hiredis/hiredis.h>
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "config.hpp"
+#include "leader/time.hpp"
+
+typedef struct ssl_ctx_st SSL_CTX;
+typedef struct ssl_st SSL;
+
+namespace leader::detail::redis {
+
+/// Frees a hiredis reply.
+struct ReplyDeleter {
+  void operator()(redisReply* r) const { freeReplyObject(r); }
+};
+/// An owned reply.
+using Reply = std::unique_ptr<redisReply, ReplyDeleter>;
+/// One command: its arguments, binary-safe.
+using Command = std::vector<std::string>;
+
+/// Shared TLS settings of one store (an OpenSSL context), built once from the config.
+class TlsContext {
+ public:
+  /// Loads the CA, client certificate and verification mode; throws BackendError.
+  explicit TlsContext(const Config& config);
+  ~TlsContext();
+  TlsContext(const TlsContext&) = delete;
+  TlsContext& operator=(const TlsContext&) = delete;
+  /// The OpenSSL context.
+  [[nodiscard]] SSL_CTX* get() const { return ctx_; }
+
+ private:
+  SSL_CTX* ctx_ = nullptr;
+};
+
+/// A connected, authenticated session. Failures throw BackendError (unavailable on I/O
+/// errors, deadline_exceeded on timeouts, failed_precondition on auth/TLS verification).
+class Connection {
+ public:
+  /// Connects, handshakes, authenticates and selects the database before `deadline`.
+  static std::unique_ptr<Connection> open(const Config& config, const TlsContext* tls,
+                                          Deadline deadline);
+  ~Connection();
+  Connection(const Connection&) = delete;
+  Connection& operator=(const Connection&) = delete;
+
+  /// Sends all `commands` in one write and reads one reply each (error replies included).
+  std::vector<Reply> exchange(const std::vector<Command>& commands, Deadline deadline);
+  /// Sends one command and reads its reply.
+  Reply call(const Command& command, Deadline deadline);
+  /// True when the server closed the connection or sent unexpected data while it was idle.
+  [[nodiscard]] bool closed_while_idle();
+  /// True when this connection served a caller before (it may have gone stale since).
+  [[nodiscard]] bool reused() const { return reused_; }
+  /// Marks the connection as having served a caller.
+  void mark_reused() { reused_ = true; }
+
+ private:
+  explicit Connection(const Config& config);
+  void connect_socket(Deadline deadline);
+  void handshake_tls(const TlsContext& tls, Deadline deadline);
+  void authenticate(Deadline deadline);
+  void write_all(const char* data, std::size_t size, Deadline deadline);
+  std::size_t read_some(char* buf, std::size_t size, Deadline deadline);
+  void send_raw(const char* data, std::size_t size, Deadline deadline);
+  std::size_t recv_raw(char* buf, std::size_t size, Deadline deadline);
+  void flush_tls(Deadline deadline);
+  void wait_fd(short events, Deadline deadline);
+  [[noreturn]] void fail_io(const std::string& what, int err) const;
+
+  const Config& config_;
+  int fd_ = -1;
+  SSL* ssl_ = nullptr;
+  redisReader* reader_ = nullptr;
+  bool reused_ = false;
+};
+
+/// The message of an error reply, or empty when `r` is not an error.
+std::string error_text(const redisReply* r);
+
+}  // namespace leader::detail::redis

@@ -1,0 +1,49 @@
+#pragma once
+// A small pool of connections shared by every thread that uses one store (user threads, the
+// electors and the renewal scheduler). A caller takes an idle connection (or opens one, up to
+// `pool` in the URI), uses it alone, and gives it back; a connection that failed is closed, so
+// the next call reconnects (this is how the store survives a server restart).
+
+#include <condition_variable>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <vector>
+
+#include "connection.hpp"
+
+namespace leader::detail::redis {
+
+/// The connection pool of one store. Thread-safe.
+class ConnectionPool {
+ public:
+  /// A pool for `config`; opens nothing until the first call.
+  explicit ConnectionPool(Config config);
+  ~ConnectionPool();
+  ConnectionPool(const ConnectionPool&) = delete;
+  ConnectionPool& operator=(const ConnectionPool&) = delete;
+
+  /// Runs `use` on a connection before `deadline` (shortened to the command timeout, and passed
+  /// to `use`). When a connection that served earlier calls
+  /// fails with `unavailable` (the server restarted and closed it), `use` runs once more on a
+  /// new connection; so `use` must be idempotent. Throws BackendError.
+  void run(Deadline deadline, const std::function<void(Connection&, Deadline)>& use);
+  /// Connections currently open (idle or in use).
+  [[nodiscard]] int open_connections() const;
+  /// The settings this pool connects with.
+  [[nodiscard]] const Config& config() const { return config_; }
+
+ private:
+  std::unique_ptr<Connection> checkout(Deadline deadline);
+  void checkin(std::unique_ptr<Connection> c);
+  void discard();
+
+  Config config_;
+  std::unique_ptr<TlsContext> tls_;
+  mutable std::mutex mu_;
+  std::condition_variable cv_;
+  std::vector<std::unique_ptr<Connection>> idle_;
+  int open_ = 0;
+};
+
+}  // namespace leader::detail::redis

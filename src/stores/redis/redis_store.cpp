@@ -1,0 +1,213 @@
+#include "redis_store.hpp"
+
+#include <charconv>
+
+#include "leader/errors.hpp"
+#include "leader/names.hpp"
+
+namespace leader::detail::redis {
+namespace {
+
+std::string scheme_of(const Config& c) {
+  switch (c.transport) {
+    case Transport::tls:
+      return "rediss";
+    case Transport::unix_socket:
+      return "unix";
+    default:
+      return "redis";
+  }
+}
+
+std::string ms(Duration d) { return std::to_string(d.count()); }
+
+std::uint64_t parse_u64(std::string_view text) {
+  std::uint64_t v = 0;
+  auto [p, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
+  if (ec != std::errc() || p != text.data() + text.size())
+    throw BackendError(ErrorCode::internal, "redis",
+                       "unexpected fencing token '" + std::string(text) + "' from the server");
+  return v;
+}
+
+std::string_view str(const redisReply* r) {
+  if (r == nullptr || (r->type != REDIS_REPLY_STRING && r->type != REDIS_REPLY_STATUS)) return {};
+  return {r->str, r->len};
+}
+
+[[noreturn]] void unexpected(std::string_view operation) {
+  throw BackendError(ErrorCode::internal, "redis", "unexpected reply to " + std::string(operation));
+}
+
+void check_ttl(Duration ttl, std::string_view what) {
+  if (ttl <= Duration{0})
+    throw InvalidArgument(std::string(what) + " must be positive, got " + ms(ttl) + "ms");
+}
+
+void check_owner(const std::string& owner) {
+  if (owner.empty() || owner.find_first_of(" \t\r\n") != std::string::npos)
+    throw InvalidArgument("owner token '" + owner + "' must be non-empty without white space");
+}
+
+// A value written by this library: "<owner> <fencing token> <node id>".
+std::optional<Holder> parse_value(std::string_view v) {
+  auto a = v.find(' ');
+  if (a == std::string_view::npos) return std::nullopt;
+  auto b = v.find(' ', a + 1);
+  if (b == std::string_view::npos || b == a + 1) return std::nullopt;
+  Holder h;
+  auto fence = v.substr(a + 1, b - a - 1);
+  auto [p, ec] = std::from_chars(fence.data(), fence.data() + fence.size(), h.fencing_token);
+  if (ec != std::errc() || p != fence.data() + fence.size()) return std::nullopt;
+  h.owner = std::string(v.substr(0, a));
+  h.node_id = std::string(v.substr(b + 1));
+  return h;
+}
+
+}  // namespace
+
+RedisStore::RedisStore(Config config) : scheme_(scheme_of(config)), pool_(std::move(config)) {}
+
+std::string_view RedisStore::scheme() const { return scheme_; }
+
+std::string RedisStore::slot_key(std::string_view lock, int slot) const {
+  std::string key = pool_.config().prefix + std::string(lock);
+  if (slot == 0) return key;
+  return "{" + key + "}:slot:" + std::to_string(slot);
+}
+
+std::string RedisStore::fence_key(std::string_view lock) const {
+  return "{" + pool_.config().prefix + std::string(lock) + "}:fence";
+}
+
+std::string RedisStore::slots_key(std::string_view lock) const {
+  return "{" + pool_.config().prefix + std::string(lock) + "}:slots";
+}
+
+std::string RedisStore::candidates_key(std::string_view group) const {
+  return "{" + pool_.config().prefix + std::string(group) + "}:candidates";
+}
+
+Reply RedisStore::eval(const Script& script, const std::vector<std::string>& keys,
+                       const std::vector<std::string>& args, Deadline deadline,
+                       TimePoint* sent_at) {
+  Command cmd;
+  cmd.reserve(3 + keys.size() + args.size());
+  cmd.insert(cmd.end(), {"EVALSHA", script.sha1, std::to_string(keys.size())});
+  cmd.insert(cmd.end(), keys.begin(), keys.end());
+  cmd.insert(cmd.end(), args.begin(), args.end());
+  Reply reply;
+  pool_.run(deadline, [&](Connection& c, Deadline d) {
+    if (sent_at != nullptr) *sent_at = std::chrono::steady_clock::now();
+    reply = c.call(cmd, d);
+    if (error_text(reply.get()).rfind("NOSCRIPT", 0) == 0) {
+      Command full = cmd;
+      full[0] = "EVAL";
+      full[1] = script.source;
+      if (sent_at != nullptr) *sent_at = std::chrono::steady_clock::now();
+      reply = c.call(full, d);
+    }
+  });
+  if (auto text = error_text(reply.get()); !text.empty())
+    throw_reply_error(text, pool_.config(), "a script");
+  return reply;
+}
+
+Reply RedisStore::command(const Command& cmd, Deadline deadline) {
+  Reply reply;
+  pool_.run(deadline, [&](Connection& c, Deadline d) { reply = c.call(cmd, d); });
+  if (auto text = error_text(reply.get()); !text.empty())
+    throw_reply_error(text, pool_.config(), cmd.front());
+  return reply;
+}
+
+Acquired RedisStore::try_acquire(const LeaseRequest& r, Deadline deadline) {
+  validate_lock_name(r.lock);
+  check_owner(r.owner);
+  check_ttl(r.ttl, "lease ttl");
+  if (r.slots < 0) throw InvalidArgument("slots must be >= 0, got " + std::to_string(r.slots));
+  const int n = std::max(1, r.slots);
+  std::vector<std::string> keys;
+  keys.reserve(static_cast<std::size_t>(n) + 2);
+  for (int i = 0; i < n; ++i) keys.push_back(slot_key(r.lock, i));
+  keys.push_back(fence_key(r.lock));
+  keys.push_back(slots_key(r.lock));
+  TimePoint sent_at{};
+  Reply reply = eval(acquire_script(), keys, {r.owner, r.node_id, ms(r.ttl), std::to_string(n)},
+                     deadline, &sent_at);
+  if (reply->type == REDIS_REPLY_NIL) return {};
+  if (reply->type != REDIS_REPLY_ARRAY || reply->elements != 2 ||
+      reply->element[0]->type != REDIS_REPLY_INTEGER)
+    unexpected("acquire");
+  Lease lease{r.lock,
+              r.owner,
+              r.node_id,
+              parse_u64(str(reply->element[1])),
+              static_cast<int>(reply->element[0]->integer),
+              r.slots,
+              r.ttl,
+              sent_at};
+  return {std::move(lease)};
+}
+
+LeaseStatus RedisStore::renew(Lease& lease, Duration ttl, Deadline deadline) {
+  check_ttl(ttl, "lease ttl");
+  check_owner(lease.owner);
+  TimePoint sent_at{};
+  Reply reply = eval(renew_script(), {slot_key(lease.lock, lease.slot)}, {lease.owner, ms(ttl)},
+                     deadline, &sent_at);
+  if (reply->type != REDIS_REPLY_INTEGER) unexpected("renew");
+  if (reply->integer != 1) return LeaseStatus::lost;
+  lease.ttl = ttl;
+  lease.sent_at = sent_at;
+  return LeaseStatus::ok;
+}
+
+LeaseStatus RedisStore::release(const Lease& lease, Duration keep_for, Deadline deadline) {
+  check_owner(lease.owner);
+  Duration keep = keep_for > Duration{0} ? keep_for : Duration{0};
+  Reply reply =
+      eval(release_script(), {slot_key(lease.lock, lease.slot)}, {lease.owner, ms(keep)}, deadline);
+  if (reply->type != REDIS_REPLY_INTEGER) unexpected("release");
+  return reply->integer == 1 ? LeaseStatus::ok : LeaseStatus::lost;
+}
+
+LockState RedisStore::inspect(std::string_view lock, Deadline deadline) {
+  validate_lock_name(lock);
+  Reply reply = eval(inspect_script(), {slot_key(lock, 0), slots_key(lock)}, {}, deadline);
+  if (reply->type != REDIS_REPLY_ARRAY || reply->elements % 2 != 0) unexpected("inspect");
+  LockState state{std::string(lock), {}};
+  for (std::size_t i = 0; i + 1 < reply->elements; i += 2) {
+    const redisReply* value = reply->element[i];
+    const redisReply* pttl = reply->element[i + 1];
+    if (value->type != REDIS_REPLY_STRING || pttl->type != REDIS_REPLY_INTEGER) continue;
+    if (pttl->integer == -2) continue;  // expired between GET and PTTL
+    // A value of another client (redis-py Lock, plain SET NX) holds the lock too.
+    Holder h = parse_value(str(value)).value_or(Holder{"unknown", "", 0, 0, {}});
+    h.slot = static_cast<int>(i / 2);
+    h.expires_in = pttl->integer < 0 ? Duration::max() : Duration(pttl->integer);
+    state.holders.push_back(std::move(h));
+  }
+  return state;
+}
+
+void throw_reply_error(const std::string& text, const Config& config, std::string_view operation) {
+  std::string code = text.substr(0, text.find(' '));
+  std::string where =
+      "redis at " + config.endpoint() + " rejected " + std::string(operation) + ": " + text;
+  if (code == "NOAUTH" || code == "WRONGPASS" || code == "NOPERM")
+    throw BackendError(
+        ErrorCode::failed_precondition, "redis",
+        where + " (check the user, password and ACL of " + config.redacted_uri + ")");
+  if (code == "MOVED" || code == "ASK" || code == "CROSSSLOT")
+    throw BackendError(ErrorCode::failed_precondition, "redis",
+                       where +
+                           " (Redis Cluster redirection is not followed: connect to a "
+                           "standalone server or a cluster-aware proxy)");
+  if (code == "LOADING" || code == "BUSY" || code == "MASTERDOWN" || code == "TRYAGAIN" ||
+      code == "CLUSTERDOWN" || code == "READONLY" || code == "OOM")
+    throw BackendError(ErrorCode::unavailable, "redis", where);
+  throw BackendError(ErrorCode::internal, "redis", where);
+}
+
+}  // namespace leader::detail::redis

@@ -1,0 +1,61 @@
+#pragma once
+// The Redis implementation of LeaseStore. Key layout, fencing and failure modes: README.md.
+
+#include <string>
+#include <vector>
+
+#include "connection.hpp"
+#include "leader/store.hpp"
+#include "pool.hpp"
+#include "scripts.hpp"
+
+namespace leader::detail::redis {
+
+/// Lease store on one Redis server (standalone; the key layout is also valid on a cluster).
+/// Thread-safe: calls share a small connection pool.
+class RedisStore final : public LeaseStore {
+ public:
+  /// A store for `config`; connects lazily on the first call.
+  explicit RedisStore(Config config);
+
+  [[nodiscard]] std::string_view scheme() const override;
+  Acquired try_acquire(const LeaseRequest& request, Deadline deadline) override;
+  [[nodiscard]] LeaseStatus renew(Lease& lease, Duration ttl, Deadline deadline) override;
+  LeaseStatus release(const Lease& lease, Duration keep_for, Deadline deadline) override;
+  [[nodiscard]] LockState inspect(std::string_view lock, Deadline deadline) override;
+  void put_candidate(std::string_view group, const Candidate& candidate, Duration ttl,
+                     Deadline deadline) override;
+  [[nodiscard]] std::vector<Candidate> list_candidates(std::string_view group,
+                                                       Deadline deadline) override;
+  void remove_candidate(std::string_view group, std::string_view node_id,
+                        Deadline deadline) override;
+
+  /// The connection pool (for statistics).
+  [[nodiscard]] const ConnectionPool& pool() const { return pool_; }
+
+  /// The key of slot `slot` of `lock` (slot 0 is the plain single-lease key).
+  [[nodiscard]] std::string slot_key(std::string_view lock, int slot) const;
+  /// The fence counter key of `lock`.
+  [[nodiscard]] std::string fence_key(std::string_view lock) const;
+  /// The key remembering the largest slot count used on `lock`.
+  [[nodiscard]] std::string slots_key(std::string_view lock) const;
+  /// The candidate registry key of `group`.
+  [[nodiscard]] std::string candidates_key(std::string_view group) const;
+
+ private:
+  /// Runs `script` (EVALSHA, EVAL on NOSCRIPT) and returns its reply; error replies throw.
+  /// `sent_at`, when given, receives the local time just before the script was sent.
+  Reply eval(const Script& script, const std::vector<std::string>& keys,
+             const std::vector<std::string>& args, Deadline deadline, TimePoint* sent_at = nullptr);
+  /// Runs one plain command; error replies throw.
+  Reply command(const Command& command, Deadline deadline);
+
+  std::string scheme_;
+  ConnectionPool pool_;
+};
+
+/// Throws the BackendError matching a Redis error reply (`text`), naming `operation`.
+[[noreturn]] void throw_reply_error(const std::string& text, const Config& config,
+                                    std::string_view operation);
+
+}  // namespace leader::detail::redis

@@ -1,0 +1,161 @@
+#include "scripts.hpp"
+
+#include <openssl/evp.h>
+
+#include <cstdio>
+
+namespace leader::detail::redis {
+namespace {
+
+// Shared Lua helpers. A lease value is "<owner> <fencing token> <node id>"; foreign values (a
+// redis-py Lock token, any plain SET NX value) never start with our 32-hex owner and a space.
+// The fence counter is seeded from the server clock in microseconds when it is missing (first
+// use, or after a restart without persistence or an eviction), so tokens keep increasing: one
+// Redis cannot run a million acquisitions per second.
+constexpr const char* kPrelude = R"lua(
+local function owns(v, owner)
+  return v and string.sub(v, 1, #owner + 1) == owner .. ' '
+end
+local function next_fence(key)
+  if redis.call('EXISTS', key) == 0 then
+    local t = redis.call('TIME')
+    redis.call('SET', key, t[1] .. string.format('%06d', tonumber(t[2])))
+  end
+  return string.format('%.0f', redis.call('INCR', key))
+end
+local function now_ms()
+  local t = redis.call('TIME')
+  return tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+end
+)lua";
+
+constexpr const char* kAcquire = R"lua(
+local n = tonumber(ARGV[4])
+local free = nil
+for i = 1, n do
+  local v = redis.call('GET', KEYS[i])
+  if v == false then
+    if free == nil then free = i end
+  elseif owns(v, ARGV[1]) then
+    redis.call('PEXPIRE', KEYS[i], ARGV[3])
+    return {i - 1, string.match(v, '^%S+ (%d+)')}
+  end
+end
+if free == nil then return false end
+local fence = next_fence(KEYS[n + 1])
+redis.call('SET', KEYS[free], ARGV[1] .. ' ' .. fence .. ' ' .. ARGV[2], 'NX', 'PX', ARGV[3])
+if n > 1 and tonumber(redis.call('GET', KEYS[n + 2]) or '1') < n then
+  redis.call('SET', KEYS[n + 2], n)
+end
+return {free - 1, fence}
+)lua";
+
+constexpr const char* kRenew = R"lua(
+if owns(redis.call('GET', KEYS[1]), ARGV[1]) then
+  redis.call('PEXPIRE', KEYS[1], ARGV[2])
+  return 1
+end
+return 0
+)lua";
+
+constexpr const char* kRelease = R"lua(
+if owns(redis.call('GET', KEYS[1]), ARGV[1]) then
+  if tonumber(ARGV[2]) > 0 then
+    redis.call('PEXPIRE', KEYS[1], ARGV[2])
+  else
+    redis.call('DEL', KEYS[1])
+  end
+  return 1
+end
+return 0
+)lua";
+
+// Slot keys 1.. are '{<slot-0 key>}:slot:<i>': same hash slot as KEYS[1] on a cluster.
+constexpr const char* kInspect = R"lua(
+local n = tonumber(redis.call('GET', KEYS[2]) or '1')
+local out = {}
+for i = 0, n - 1 do
+  local key = KEYS[1]
+  if i > 0 then key = '{' .. KEYS[1] .. '}:slot:' .. i end
+  out[#out + 1] = redis.call('GET', key)
+  out[#out + 1] = redis.call('PTTL', key)
+end
+return out
+)lua";
+
+// Candidate entry: "<expiry ms> <registered_at us> <payload>" (server time).
+constexpr const char* kPutCandidate = R"lua(
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+local ttl = tonumber(ARGV[2])
+local registered = t[1] .. string.format('%06d', tonumber(t[2]))
+local old = redis.call('HGET', KEYS[1], ARGV[1])
+if old then
+  local e, r = string.match(old, '^(%d+) (%d+) ')
+  if e and tonumber(e) > now then registered = r end
+end
+redis.call('HSET', KEYS[1], ARGV[1],
+           string.format('%.0f', now + ttl) .. ' ' .. registered .. ' ' .. ARGV[3])
+if redis.call('PTTL', KEYS[1]) < ttl then redis.call('PEXPIRE', KEYS[1], ttl) end
+return registered
+)lua";
+
+constexpr const char* kListCandidates = R"lua(
+local now = now_ms()
+local all = redis.call('HGETALL', KEYS[1])
+local out = {}
+for i = 1, #all, 2 do
+  local e = tonumber(string.match(all[i + 1], '^(%d+) ') or '0')
+  if e <= now then
+    redis.call('HDEL', KEYS[1], all[i])
+  else
+    out[#out + 1] = all[i]
+    out[#out + 1] = all[i + 1]
+  end
+end
+return out
+)lua";
+
+std::string sha1_hex(const std::string& text) {
+  unsigned char digest[EVP_MAX_MD_SIZE];
+  unsigned int len = 0;
+  EVP_Digest(text.data(), text.size(), digest, &len, EVP_sha1(), nullptr);
+  std::string hex;
+  char buf[3];
+  for (unsigned int i = 0; i < len; ++i) {
+    std::snprintf(buf, sizeof buf, "%02x", digest[i]);
+    hex += buf;
+  }
+  return hex;
+}
+
+}  // namespace
+
+Script::Script(std::string src) : source(std::move(src)), sha1(sha1_hex(source)) {}
+
+const Script& acquire_script() {
+  static const Script s(std::string(kPrelude) + kAcquire);
+  return s;
+}
+const Script& renew_script() {
+  static const Script s(std::string(kPrelude) + kRenew);
+  return s;
+}
+const Script& release_script() {
+  static const Script s(std::string(kPrelude) + kRelease);
+  return s;
+}
+const Script& inspect_script() {
+  static const Script s(kInspect);
+  return s;
+}
+const Script& put_candidate_script() {
+  static const Script s(kPutCandidate);
+  return s;
+}
+const Script& list_candidates_script() {
+  static const Script s(std::string(kPrelude) + kListCandidates);
+  return s;
+}
+
+}  // namespace leader::detail::redis

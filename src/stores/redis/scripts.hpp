@@ -1,0 +1,31 @@
+#pragma once
+// The Lua scripts of the Redis store. Each store operation is exactly one of these scripts (or
+// one plain command), executed atomically by the server. See README.md for the key layout.
+
+#include <string>
+
+namespace leader::detail::redis {
+
+/// A Lua script with its SHA1, for EVALSHA with an EVAL fallback on NOSCRIPT.
+struct Script {
+  std::string source;
+  std::string sha1;  ///< lower-case hex SHA1 of `source`
+  /// Computes the SHA1 of `src`.
+  explicit Script(std::string src);
+};
+
+/// Acquire: KEYS = slot keys 0..n-1, fence, slot-count; ARGV = owner, node_id, ttl_ms, n.
+/// Returns {slot, fencing token as a decimal string}, or nil on contention.
+const Script& acquire_script();
+/// Renew: KEYS = lease key; ARGV = owner, ttl_ms. Returns 1 if owned (and extended), else 0.
+const Script& renew_script();
+/// Release: KEYS = lease key; ARGV = owner, keep_ms. Returns 1 if owned, else 0.
+const Script& release_script();
+/// Inspect: KEYS = slot-0 key, slot-count key. Returns {value|nil, pttl} per slot.
+const Script& inspect_script();
+/// Put candidate: KEYS = registry; ARGV = node_id, ttl_ms, payload. Returns registered_at (us).
+const Script& put_candidate_script();
+/// List candidates: KEYS = registry. Evicts expired entries, returns {node_id, value}...
+const Script& list_candidates_script();
+
+}  // namespace leader::detail::redis

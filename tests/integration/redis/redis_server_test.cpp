@@ -1,0 +1,104 @@
+// Server faults against a private redis-server (restart, pause, kill) and a killed holder.
+
+#include <sys/wait.h>
+
+#include "redis_test_util.hpp"
+
+namespace leader::test {
+namespace {
+
+using namespace std::chrono_literals;
+
+LeaseRequest request(const std::string& lock, Duration ttl = 5s) {
+  return LeaseRequest{lock, new_owner_token(), "node-" + std::to_string(::getpid()), ttl, 0};
+}
+
+ErrorCode code_of(const std::function<void()>& f) {
+  try {
+    f();
+  } catch (const BackendError& e) {
+    return e.code();
+  }
+  ADD_FAILURE() << "expected a BackendError";
+  return ErrorCode::internal;
+}
+
+TEST(RedisServerFaults, RestartWhileHoldingLosesTheLeaseWithoutDuplicate) {
+  PrivateRedis server(private_port());
+  auto holder = leader::open(server.uri());
+  auto lock = unique_lock("restart");
+  auto got = holder->try_acquire(request(lock), soon());
+  ASSERT_TRUE(got);
+  Lease lease = *got.lease;
+  server.restart();  // no persistence: the lease and the fence counter are gone
+  // The holder learns on its next renewal (over a new connection) that the lease is lost ...
+  EXPECT_EQ(holder->renew(lease, 5s, soon()), LeaseStatus::lost);
+  // ... so the next owner is the only one, and its token is still larger.
+  auto next = leader::open(server.uri())->try_acquire(request(lock), soon());
+  ASSERT_TRUE(next);
+  EXPECT_GT(next.lease->fencing_token, lease.fencing_token);
+  EXPECT_EQ(holder->renew(lease, 5s, soon()), LeaseStatus::lost);
+}
+
+TEST(RedisServerFaults, PausedServerHitsTheDeadlineThenRecovers) {
+  PrivateRedis server(private_port());
+  auto store = leader::open(server.uri());
+  auto lock = unique_lock("pause");
+  ASSERT_FALSE(store->inspect(lock, soon()).held());  // a warm pooled connection
+  server.pause();
+  auto start = std::chrono::steady_clock::now();
+  EXPECT_EQ(code_of([&] { (void)store->try_acquire(request(lock), Deadline::after(300ms)); }),
+            ErrorCode::deadline_exceeded);
+  auto fresh = leader::open(server.uri());  // a new connection: the kernel accepts, no answer
+  EXPECT_EQ(code_of([&] { (void)fresh->inspect(lock, Deadline::after(300ms)); }),
+            ErrorCode::deadline_exceeded);
+  EXPECT_LT(std::chrono::steady_clock::now() - start, 3s);  // generous: no hang past deadlines
+  server.resume();
+  EXPECT_TRUE(store->try_acquire(request(lock), soon()));
+}
+
+TEST(RedisServerFaults, StoppedServerIsUnavailableThenWorkResumes) {
+  PrivateRedis server(private_port());
+  auto store = leader::open(server.uri());
+  auto lock = unique_lock("down");
+  ASSERT_FALSE(store->inspect(lock, soon()).held());
+  server.kill_now();
+  EXPECT_EQ(code_of([&] { (void)store->inspect(lock, soon()); }), ErrorCode::unavailable);
+  server.start();
+  EXPECT_TRUE(store->try_acquire(request(lock), soon()));
+}
+
+TEST(RedisServerFaults, KilledHolderProcessLosesTheLeaseAfterItsTtl) {
+  auto lock = unique_lock("kill9");
+  int fds[2];
+  ASSERT_EQ(::pipe(fds), 0);
+  pid_t child = ::fork();
+  if (child == 0) {
+    ::close(fds[0]);
+    auto s = leader::open(redis_uri());
+    auto got = s->try_acquire(request(lock, 400ms), soon());
+    std::uint64_t token = got ? got.lease->fencing_token : 0;
+    (void)!::write(fds[1], &token, sizeof token);
+    for (;;) ::pause();
+  }
+  ::close(fds[1]);
+  std::uint64_t child_token = 0;
+  ASSERT_EQ(::read(fds[0], &child_token, sizeof child_token),
+            static_cast<ssize_t>(sizeof child_token));
+  ::close(fds[0]);
+  ASSERT_GT(child_token, 0u);
+  auto store = leader::open(redis_uri());
+  EXPECT_FALSE(store->try_acquire(request(lock), soon()));
+  ::kill(child, SIGKILL);
+  ::waitpid(child, nullptr, 0);
+  Acquired got;
+  for (int i = 0; i < 100 && !got; ++i) {
+    got = store->try_acquire(request(lock), soon());
+    if (!got) std::this_thread::sleep_for(50ms);
+  }
+  ASSERT_TRUE(got);
+  EXPECT_GT(got.lease->fencing_token, child_token);
+}
+
+}  // namespace
+}  // namespace leader::test
