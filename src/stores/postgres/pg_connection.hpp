@@ -1,0 +1,74 @@
+#pragma once
+/// @file pg_connection.hpp
+/// One libpq connection in non-blocking pipeline mode: every round trip (one or several
+/// statements followed by a Sync, run by the server as one implicit transaction) is bounded by a
+/// Deadline through poll() on PQsocket. Internal to leader::postgres.
+
+#include <libpq-fe.h>
+
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "leader/errors.hpp"
+#include "leader/time.hpp"
+
+namespace leader::detail::pg {
+
+/// The scheme used in errors of this store.
+inline constexpr const char* kScheme = "postgres";
+
+/// Owns a PGresult.
+using Result = std::unique_ptr<PGresult, decltype(&PQclear)>;
+
+/// One statement of a round trip: a prepared statement name, or SQL text when `prepared` is false.
+struct Call {
+  std::string statement;
+  std::vector<std::optional<std::string>> params;
+  bool prepared = true;
+};
+
+/// Maps a SQLSTATE to how the caller should react.
+ErrorCode classify_sqlstate(const char* sqlstate);
+
+/// A connected session. Not thread-safe: the pool hands it to one caller at a time.
+class Connection {
+ public:
+  /// Connects with libpq connection string/URI `conninfo` before `deadline`; throws BackendError.
+  static std::unique_ptr<Connection> open(const std::string& conninfo, Deadline deadline);
+  ~Connection();
+  Connection(const Connection&) = delete;
+  Connection& operator=(const Connection&) = delete;
+
+  /// Sends `calls` plus a Sync in one write and returns one result per call. The server runs them
+  /// as one implicit transaction. Throws BackendError; a timeout or I/O failure breaks the
+  /// connection (see `broken()`), an SQL error leaves it usable.
+  std::vector<Result> run(const std::vector<Call>& calls, Deadline deadline);
+
+  /// Sends a simple-protocol SQL script (no parameters, may hold several statements).
+  void run_script(const std::string& sql, Deadline deadline);
+
+  /// Prepares every (name, sql) statement in one round trip.
+  void prepare(const std::vector<std::pair<std::string, std::string>>& statements,
+               Deadline deadline);
+
+  /// True once the connection cannot be reused (I/O error, timeout, server gone).
+  [[nodiscard]] bool broken() const { return broken_; }
+
+  /// Cheap liveness check of an idle connection: notices a server that closed it.
+  [[nodiscard]] bool idle_and_alive();
+
+ private:
+  explicit Connection(PGconn* conn) : conn_(conn) {}
+  void wait_socket(short events, Deadline deadline, const char* what);
+  void flush(Deadline deadline);
+  PGresult* next_result(Deadline deadline);
+  std::vector<Result> collect(std::size_t count, Deadline deadline);
+  [[noreturn]] void fail(ErrorCode code, const std::string& what);
+
+  PGconn* conn_;
+  bool broken_ = false;
+};
+
+}  // namespace leader::detail::pg

@@ -1,0 +1,77 @@
+#include "pg_schema.hpp"
+
+#include <cstdlib>
+#include <regex>
+
+namespace leader::detail::pg {
+namespace {
+
+// The schema version found, 0 when the table is empty, -1 when it does not exist.
+int schema_version(Connection& conn, const Tables& t, Deadline deadline) {
+  try {
+    auto results = conn.run({{"SELECT max(version) FROM " + t.schema, {}, false}}, deadline);
+    PGresult* r = results.front().get();
+    if (PQntuples(r) == 0 || PQgetisnull(r, 0, 0)) return 0;
+    return std::atoi(PQgetvalue(r, 0, 0));
+  } catch (const BackendError& e) {
+    if (e.code() == ErrorCode::failed_precondition) return -1;  // 42P01: no such table
+    throw;
+  }
+}
+
+}  // namespace
+
+Tables tables_for(const std::string& prefix) {
+  static const std::regex kRule("^[A-Za-z_][A-Za-z0-9_]{0,30}$");
+  if (!std::regex_match(prefix, kRule))
+    throw InvalidArgument("table_prefix '" + prefix +
+                          "' must match ^[A-Za-z_][A-Za-z0-9_]{0,30}$ (letters, digits, _)");
+  return {prefix, prefix + "schema", prefix + "leases", prefix + "fences", prefix + "candidates"};
+}
+
+std::string schema_ddl(const Tables& t) {
+  return "CREATE TABLE IF NOT EXISTS " + t.schema +
+         " (version INTEGER NOT NULL);\n"
+         "CREATE TABLE IF NOT EXISTS " +
+         t.leases +
+         " (lock_name VARCHAR(255) NOT NULL, slot INTEGER NOT NULL, owner CHAR(32) NOT NULL,"
+         " node_id VARCHAR(255) NOT NULL, fencing_token BIGINT NOT NULL,"
+         " acquired_at TIMESTAMPTZ(6) NOT NULL, expires_at TIMESTAMPTZ(6) NOT NULL,"
+         " PRIMARY KEY (lock_name, slot));\n"
+         "CREATE TABLE IF NOT EXISTS " +
+         t.fences +
+         " (lock_name VARCHAR(255) PRIMARY KEY, last_token BIGINT NOT NULL);\n"
+         "CREATE TABLE IF NOT EXISTS " +
+         t.candidates +
+         " (group_name VARCHAR(255) NOT NULL, node_id VARCHAR(255) NOT NULL,"
+         " registered_at TIMESTAMPTZ(6) NOT NULL, expires_at TIMESTAMPTZ(6) NOT NULL,"
+         " successes BIGINT NOT NULL DEFAULT 0, failures BIGINT NOT NULL DEFAULT 0,"
+         " last_completion TIMESTAMPTZ(6) NULL, metadata TEXT NOT NULL DEFAULT '{}',"
+         " PRIMARY KEY (group_name, node_id));\n"
+         "INSERT INTO " +
+         t.schema + " (version) SELECT 1 WHERE NOT EXISTS (SELECT 1 FROM " + t.schema + ");\n";
+}
+
+void ensure_schema(Connection& conn, const Tables& t, bool create, Deadline deadline) {
+  int version = schema_version(conn, t, deadline);
+  if (version <= 0 && create) {
+    // The advisory lock serialises concurrent first starts: CREATE TABLE IF NOT EXISTS alone
+    // can fail with a unique violation in pg_type when two sessions race.
+    conn.run_script("BEGIN;\nSELECT pg_advisory_xact_lock(1818322290, hashtext('" + t.prefix +
+                        "'));\n" + schema_ddl(t) + "COMMIT;",
+                    deadline);
+    version = schema_version(conn, t, deadline);
+  }
+  if (version <= 0)
+    throw BackendError(ErrorCode::failed_precondition, kScheme,
+                       "the tables " + t.prefix +
+                           "* do not exist (create_schema=false); apply the DDL of "
+                           "docs/sql-schema.md or drop that option");
+  if (version > kSchemaVersion)
+    throw BackendError(ErrorCode::failed_precondition, kScheme,
+                       "schema version " + std::to_string(version) + " of " + t.schema +
+                           " is newer than this library's (" + std::to_string(kSchemaVersion) +
+                           "); upgrade leader");
+}
+
+}  // namespace leader::detail::pg

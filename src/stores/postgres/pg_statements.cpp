@@ -1,0 +1,86 @@
+#include "pg_statements.hpp"
+
+namespace leader::detail::pg {
+namespace {
+
+std::string ms(const char* param) {
+  return std::string(param) + "::bigint * interval '1 millisecond'";
+}
+
+// ON CONFLICT clause that takes a lease row over only once it has expired (server time).
+std::string take_over_if_expired() {
+  return " ON CONFLICT (lock_name, slot) DO UPDATE SET owner = EXCLUDED.owner,"
+         " node_id = EXCLUDED.node_id, fencing_token = EXCLUDED.fencing_token,"
+         " acquired_at = EXCLUDED.acquired_at, expires_at = EXCLUDED.expires_at"
+         " WHERE l.expires_at <= now()";
+}
+
+}  // namespace
+
+std::vector<std::pair<std::string, std::string>> statements(const Tables& t) {
+  const std::string lease_cols =
+      " (lock_name, slot, owner, node_id, fencing_token, acquired_at, expires_at) ";
+  return {
+      // Single lease: the fence is bumped only when the row looks free, and the lease row is
+      // written only if it is absent or expired when locked; both in one statement.
+      {kAcquire,
+       "WITH fence AS (INSERT INTO " + t.fences +
+           " AS f (lock_name, last_token) SELECT $1::text, 1 WHERE NOT EXISTS (SELECT 1 FROM " +
+           t.leases +
+           " WHERE lock_name = $1::text AND slot = 0 AND expires_at > now())"
+           " ON CONFLICT (lock_name) DO UPDATE SET last_token = f.last_token + 1"
+           " RETURNING last_token) INSERT INTO " +
+           t.leases + " AS l" + lease_cols +
+           "SELECT $1::text, 0, $2::text, $3::text, last_token, now(), now() + " + ms("$4") +
+           " FROM fence" + take_over_if_expired() + " RETURNING fencing_token"},
+      // Group lease, statement 1 of one implicit transaction: locks and bumps the fence row,
+      // which serialises the slot choice of concurrent acquirers of this lock.
+      {kBumpFence, "INSERT INTO " + t.fences +
+                       " AS f (lock_name, last_token) VALUES ($1::text, 1) ON CONFLICT (lock_name)"
+                       " DO UPDATE SET last_token = f.last_token + 1 RETURNING last_token"},
+      // Group lease, statement 2: the lowest free-or-expired slot, with the bumped token.
+      {kGrantSlot,
+       "INSERT INTO " + t.leases + " AS l" + lease_cols +
+           "(SELECT $1::text, s, $2::text, $3::text," + " (SELECT last_token FROM " + t.fences +
+           " WHERE lock_name = $1::text), now(), now() + " + ms("$4") +
+           " FROM generate_series(0, $5::int - 1) AS s WHERE NOT EXISTS (SELECT 1 FROM " +
+           t.leases +
+           " e WHERE e.lock_name = $1::text AND e.slot = s AND e.expires_at > now())"
+           " ORDER BY s LIMIT 1)" +
+           take_over_if_expired() + " RETURNING slot, fencing_token"},
+      {kRenew, "UPDATE " + t.leases + " SET expires_at = now() + " + ms("$4") +
+                   " WHERE lock_name = $1::text AND slot = $2::int AND owner = $3::text"
+                   " AND expires_at > now()"},
+      // Deletes our row even when it has expired, but reports ok only if it was still valid.
+      {kRelease, "DELETE FROM " + t.leases +
+                     " WHERE lock_name = $1::text AND slot = $2::int AND owner = $3::text"
+                     " RETURNING expires_at > now()"},
+      {kKeep, "UPDATE " + t.leases + " SET expires_at = now() + " + ms("$4") +
+                  " WHERE lock_name = $1::text AND slot = $2::int AND owner = $3::text"
+                  " AND expires_at > now()"},
+      {kInspect,
+       "SELECT slot, node_id, owner, fencing_token,"
+       " ceil(extract(epoch FROM expires_at - now()) * 1000)::bigint FROM " +
+           t.leases + " WHERE lock_name = $1::text AND expires_at > now() ORDER BY slot"},
+      // $1 group $2 node $3 ttl_ms $4 successes $5 failures $6 last_completion_us $7 metadata
+      {kPutCandidate,
+       "INSERT INTO " + t.candidates +
+           " AS c (group_name, node_id, registered_at, expires_at, successes, failures,"
+           " last_completion, metadata) VALUES ($1::text, $2::text, now(), now() + " +
+           ms("$3") +
+           ", $4::bigint, $5::bigint, 'epoch'::timestamptz + $6::bigint * interval '1 microsecond',"
+           " $7::text) ON CONFLICT (group_name, node_id) DO UPDATE SET registered_at = CASE WHEN"
+           " c.expires_at > now() THEN c.registered_at ELSE EXCLUDED.registered_at END,"
+           " expires_at = EXCLUDED.expires_at, successes = EXCLUDED.successes,"
+           " failures = EXCLUDED.failures, last_completion = EXCLUDED.last_completion,"
+           " metadata = EXCLUDED.metadata"},
+      {kListCandidates,
+       "SELECT node_id, (extract(epoch FROM registered_at) * 1000000)::bigint, successes,"
+       " failures, (extract(epoch FROM last_completion) * 1000000)::bigint, metadata FROM " +
+           t.candidates + " WHERE group_name = $1::text AND expires_at > now()"},
+      {kRemoveCandidate,
+       "DELETE FROM " + t.candidates + " WHERE group_name = $1::text AND node_id = $2::text"},
+  };
+}
+
+}  // namespace leader::detail::pg

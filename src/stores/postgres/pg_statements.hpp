@@ -1,0 +1,29 @@
+#pragma once
+/// @file pg_statements.hpp
+/// The prepared statements of the PostgreSQL store. Every user value is a parameter; only the
+/// validated table prefix is spliced into the text. Internal to leader::postgres.
+
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "pg_schema.hpp"
+
+namespace leader::detail::pg {
+
+/// Statement names, prepared on every connection.
+inline constexpr const char* kAcquire = "le_acquire";      ///< $1 lock $2 owner $3 node $4 ttl_ms
+inline constexpr const char* kBumpFence = "le_bump";       ///< $1 lock
+inline constexpr const char* kGrantSlot = "le_grant";      ///< $1..$4 as acquire, $5 slots
+inline constexpr const char* kRenew = "le_renew";          ///< $1 lock $2 slot $3 owner $4 ttl_ms
+inline constexpr const char* kRelease = "le_release";      ///< $1 lock $2 slot $3 owner
+inline constexpr const char* kKeep = "le_keep";            ///< $1 lock $2 slot $3 owner $4 keep_ms
+inline constexpr const char* kInspect = "le_inspect";      ///< $1 lock
+inline constexpr const char* kPutCandidate = "le_put";     ///< see statements()
+inline constexpr const char* kListCandidates = "le_list";  ///< $1 group
+inline constexpr const char* kRemoveCandidate = "le_rm";   ///< $1 group $2 node
+
+/// (name, SQL) of every statement for the given tables.
+std::vector<std::pair<std::string, std::string>> statements(const Tables& t);
+
+}  // namespace leader::detail::pg

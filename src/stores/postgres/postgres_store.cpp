@@ -1,0 +1,251 @@
+#include "postgres_store.hpp"
+
+#include <algorithm>
+#include <charconv>
+#include <nlohmann/json.hpp>
+
+#include "leader/names.hpp"
+#include "pg_statements.hpp"
+
+namespace leader::detail::pg {
+namespace {
+
+using std::chrono::microseconds;
+
+constexpr std::string_view kOwnOptions[] = {"table_prefix", "create_schema", "pool_size",
+                                            "statement_timeout", "connect_timeout"};
+
+// The URI without this store's own query parameters; libpq's own ones are kept verbatim.
+std::string libpq_uri(const std::string& original) {
+  auto q = original.find('?');
+  if (q == std::string::npos) return original;
+  std::string kept;
+  std::string_view query(original);
+  query.remove_prefix(q + 1);
+  while (!query.empty()) {
+    auto amp = query.find('&');
+    auto part = query.substr(0, amp);
+    query = amp == std::string_view::npos ? std::string_view{} : query.substr(amp + 1);
+    auto key = part.substr(0, part.find('='));
+    if (part.empty() ||
+        std::find(std::begin(kOwnOptions), std::end(kOwnOptions), key) != std::end(kOwnOptions))
+      continue;
+    kept += (kept.empty() ? "" : "&") + std::string(part);
+  }
+  return original.substr(0, q) + (kept.empty() ? "" : "?" + kept);
+}
+
+std::int64_t to_int(PGresult* r, int row, int col) {
+  std::int64_t v = 0;
+  const char* s = PQgetvalue(r, row, col);
+  std::from_chars(s, s + PQgetlength(r, row, col), v);
+  return v;
+}
+
+std::string affected(PGresult* r) { return PQcmdTuples(r); }
+
+void validate_node_id(std::string_view node_id) {
+  if (node_id.empty() || node_id.size() > 255)
+    throw InvalidArgument("node id '" + std::string(node_id) +
+                          "' must be 1..255 characters for the postgres store");
+}
+
+void validate_owner(std::string_view owner) {
+  bool ok = owner.size() == 32 && std::all_of(owner.begin(), owner.end(), [](char c) {
+              return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f');
+            });
+  if (!ok)
+    throw InvalidArgument("owner token '" + std::string(owner) +
+                          "' must be 32 lower-case hex characters");
+}
+
+void validate_lease(const Lease& lease) {
+  validate_lock_name(lease.lock);
+  validate_owner(lease.owner);
+  if (lease.slot < 0) throw InvalidArgument("slot " + std::to_string(lease.slot) + " is < 0");
+}
+
+std::string metadata_json(const std::map<std::string, std::string>& metadata) {
+  return nlohmann::json(metadata).dump();
+}
+
+std::map<std::string, std::string> metadata_from(const char* text) {
+  std::map<std::string, std::string> out;
+  auto j = nlohmann::json::parse(text, nullptr, false);
+  if (!j.is_object()) return out;
+  for (const auto& [k, v] : j.items()) out[k] = v.is_string() ? v.get<std::string>() : v.dump();
+  return out;
+}
+
+}  // namespace
+
+StoreOptions parse_options(const Uri& uri) {
+  StoreOptions o;
+  o.tables = tables_for(uri.param("table_prefix").value_or("leader_"));
+  o.create_schema = uri.bool_param("create_schema", true);
+  if (auto p = uri.param("pool_size")) {
+    auto [end, ec] = std::from_chars(p->data(), p->data() + p->size(), o.pool_size);
+    if (ec != std::errc() || end != p->data() + p->size() || o.pool_size < 1 || o.pool_size > 64)
+      throw InvalidArgument("URI parameter 'pool_size' of '" + uri.redacted() + "' is '" + *p +
+                            "'; expected a number in 1..64");
+  }
+  o.statement_timeout = uri.duration_param("statement_timeout", o.statement_timeout);
+  o.connect_timeout = uri.duration_param("connect_timeout", o.connect_timeout);
+  if (o.statement_timeout.count() <= 0 || o.connect_timeout.count() <= 0)
+    throw InvalidArgument("timeouts in '" + uri.redacted() + "' must be > 0");
+  o.conninfo = libpq_uri(uri.original);
+  char* error = nullptr;
+  PQconninfoOption* parsed = PQconninfoParse(o.conninfo.c_str(), &error);
+  if (parsed == nullptr) {
+    std::string why = error ? error : "out of memory";
+    if (error) PQfreemem(error);
+    while (!why.empty() && why.back() == '\n') why.pop_back();
+    throw InvalidArgument("store URI '" + uri.redacted() + "' is rejected by libpq: " + why);
+  }
+  PQconninfoFree(parsed);
+  return o;
+}
+
+PostgresStore::PostgresStore(StoreOptions options)
+    : options_(std::move(options)),
+      pool_(options_.conninfo, options_.pool_size,
+            [this](Connection& conn, Deadline deadline) { set_up(conn, deadline); }) {}
+
+void PostgresStore::set_up(Connection& conn, Deadline deadline) {
+  deadline = deadline.min(Deadline::after(options_.connect_timeout));
+  ensure_schema(conn, options_.tables, options_.create_schema, deadline);
+  conn.run({{"SELECT set_config('statement_timeout', $1, false),"
+             " set_config('client_connection_check_interval', '1000', false)",
+             {std::to_string(options_.statement_timeout.count())},
+             false}},
+           deadline);
+  conn.prepare(statements(options_.tables), deadline);
+}
+
+std::vector<Result> PostgresStore::run(std::vector<Call> calls, Deadline deadline) {
+  auto conn = pool_.acquire(deadline);
+  return conn->run(calls, deadline);
+}
+
+Acquired PostgresStore::try_acquire(const LeaseRequest& request, Deadline deadline) {
+  validate_lock_name(request.lock);
+  validate_owner(request.owner);
+  validate_node_id(request.node_id);
+  if (request.ttl.count() <= 0 || request.slots < 0 || request.slots > 100000)
+    throw InvalidArgument("lease request for '" + request.lock + "' needs ttl > 0 and slots in " +
+                          "0..100000");
+  Lease lease{request.lock,
+              request.owner,
+              request.node_id,
+              0,
+              0,
+              request.slots,
+              request.ttl,
+              std::chrono::steady_clock::now()};
+  const std::string ttl = std::to_string(request.ttl.count());
+  if (request.slots == 0) {
+    auto results = run({{kAcquire, {request.lock, request.owner, request.node_id, ttl}}}, deadline);
+    PGresult* r = results[0].get();
+    if (PQntuples(r) == 0) return {};
+    lease.fencing_token = static_cast<std::uint64_t>(to_int(r, 0, 0));
+    return {std::move(lease)};
+  }
+  auto results =
+      run({{kBumpFence, {request.lock}},
+           {kGrantSlot,
+            {request.lock, request.owner, request.node_id, ttl, std::to_string(request.slots)}}},
+          deadline);
+  PGresult* r = results[1].get();
+  if (PQntuples(r) == 0) return {};
+  lease.slot = static_cast<int>(to_int(r, 0, 0));
+  lease.fencing_token = static_cast<std::uint64_t>(to_int(r, 0, 1));
+  return {std::move(lease)};
+}
+
+LeaseStatus PostgresStore::renew(Lease& lease, Duration ttl, Deadline deadline) {
+  validate_lease(lease);
+  if (ttl.count() <= 0) throw InvalidArgument("renew of '" + lease.lock + "' needs ttl > 0");
+  auto sent_at = std::chrono::steady_clock::now();
+  auto results =
+      run({{kRenew,
+            {lease.lock, std::to_string(lease.slot), lease.owner, std::to_string(ttl.count())}}},
+          deadline);
+  if (affected(results[0].get()) != "1") return LeaseStatus::lost;
+  lease.ttl = ttl;
+  lease.sent_at = sent_at;
+  return LeaseStatus::ok;
+}
+
+LeaseStatus PostgresStore::release(const Lease& lease, Duration keep_for, Deadline deadline) {
+  validate_lease(lease);
+  std::vector<std::optional<std::string>> params{lease.lock, std::to_string(lease.slot),
+                                                 lease.owner};
+  if (keep_for.count() > 0) {
+    params.emplace_back(std::to_string(keep_for.count()));
+    auto results = run({{kKeep, std::move(params)}}, deadline);
+    return affected(results[0].get()) == "1" ? LeaseStatus::ok : LeaseStatus::lost;
+  }
+  auto results = run({{kRelease, std::move(params)}}, deadline);
+  PGresult* r = results[0].get();
+  bool was_valid = PQntuples(r) == 1 && PQgetvalue(r, 0, 0)[0] == 't';
+  return was_valid ? LeaseStatus::ok : LeaseStatus::lost;
+}
+
+LockState PostgresStore::inspect(std::string_view lock, Deadline deadline) {
+  validate_lock_name(lock);
+  LockState state{std::string(lock), {}};
+  auto results = run({{kInspect, {std::string(lock)}}}, deadline);
+  PGresult* r = results[0].get();
+  for (int i = 0; i < PQntuples(r); ++i) {
+    state.holders.push_back({PQgetvalue(r, i, 1), PQgetvalue(r, i, 2),
+                             static_cast<std::uint64_t>(to_int(r, i, 3)),
+                             static_cast<int>(to_int(r, i, 0)), Duration(to_int(r, i, 4))});
+  }
+  return state;
+}
+
+void PostgresStore::put_candidate(std::string_view group, const Candidate& candidate, Duration ttl,
+                                  Deadline deadline) {
+  validate_lock_name(group);
+  validate_node_id(candidate.node_id);
+  if (ttl.count() <= 0) throw InvalidArgument("candidate ttl must be > 0");
+  std::optional<std::string> last;
+  if (candidate.last_completion)
+    last = std::to_string(
+        std::chrono::duration_cast<microseconds>(candidate.last_completion->time_since_epoch())
+            .count());
+  run({{kPutCandidate,
+        {std::string(group), candidate.node_id, std::to_string(ttl.count()),
+         std::to_string(candidate.successes), std::to_string(candidate.failures), last,
+         metadata_json(candidate.metadata)}}},
+      deadline);
+}
+
+std::vector<Candidate> PostgresStore::list_candidates(std::string_view group, Deadline deadline) {
+  validate_lock_name(group);
+  auto results = run({{kListCandidates, {std::string(group)}}}, deadline);
+  PGresult* r = results[0].get();
+  std::vector<Candidate> out;
+  auto wall = [](std::int64_t us) {
+    return WallTime(std::chrono::duration_cast<WallTime::duration>(microseconds(us)));
+  };
+  for (int i = 0; i < PQntuples(r); ++i) {
+    Candidate c;
+    c.node_id = PQgetvalue(r, i, 0);
+    c.registered_at = wall(to_int(r, i, 1));
+    c.successes = static_cast<std::uint64_t>(to_int(r, i, 2));
+    c.failures = static_cast<std::uint64_t>(to_int(r, i, 3));
+    if (!PQgetisnull(r, i, 4)) c.last_completion = wall(to_int(r, i, 4));
+    c.metadata = metadata_from(PQgetvalue(r, i, 5));
+    out.push_back(std::move(c));
+  }
+  return out;
+}
+
+void PostgresStore::remove_candidate(std::string_view group, std::string_view node_id,
+                                     Deadline deadline) {
+  validate_lock_name(group);
+  run({{kRemoveCandidate, {std::string(group), std::string(node_id)}}}, deadline);
+}
+
+}  // namespace leader::detail::pg

@@ -1,0 +1,55 @@
+#pragma once
+/// @file postgres_store.hpp
+/// The PostgreSQL LeaseStore (scheme `postgresql://` / `postgres://`). See README.md for the data
+/// model, fencing source, atomicity and failure modes. Internal to leader::postgres: users open
+/// it with leader::open(uri).
+
+#include <memory>
+
+#include "leader/store.hpp"
+#include "leader/uri.hpp"
+#include "pg_pool.hpp"
+#include "pg_schema.hpp"
+
+namespace leader::detail::pg {
+
+/// Options of the store taken from the URI (the rest goes to libpq unchanged).
+struct StoreOptions {
+  std::string conninfo;  ///< the URI without this store's own query parameters
+  Tables tables;
+  bool create_schema = true;
+  int pool_size = 4;
+  Duration statement_timeout{10'000};  ///< server-side backstop per statement
+  Duration connect_timeout{10'000};    ///< caps connection set-up below the call's deadline
+};
+
+/// Parses and validates the URI; throws InvalidArgument naming the bad value.
+StoreOptions parse_options(const Uri& uri);
+
+/// A LeaseStore on PostgreSQL. Thread-safe: calls borrow connections from a small pool.
+class PostgresStore final : public LeaseStore {
+ public:
+  /// Validates the options; connects lazily on the first call.
+  explicit PostgresStore(StoreOptions options);
+
+  [[nodiscard]] std::string_view scheme() const override { return "postgresql"; }
+  Acquired try_acquire(const LeaseRequest& request, Deadline deadline) override;
+  [[nodiscard]] LeaseStatus renew(Lease& lease, Duration ttl, Deadline deadline) override;
+  LeaseStatus release(const Lease& lease, Duration keep_for, Deadline deadline) override;
+  [[nodiscard]] LockState inspect(std::string_view lock, Deadline deadline) override;
+  void put_candidate(std::string_view group, const Candidate& candidate, Duration ttl,
+                     Deadline deadline) override;
+  [[nodiscard]] std::vector<Candidate> list_candidates(std::string_view group,
+                                                       Deadline deadline) override;
+  void remove_candidate(std::string_view group, std::string_view node_id,
+                        Deadline deadline) override;
+
+ private:
+  std::vector<Result> run(std::vector<Call> calls, Deadline deadline);
+  void set_up(Connection& conn, Deadline deadline);
+
+  StoreOptions options_;
+  Pool pool_;
+};
+
+}  // namespace leader::detail::pg

@@ -1,0 +1,21 @@
+// Registers the postgresql:// and postgres:// schemes with leader::open.
+#include <memory>
+
+#include "leader/open.hpp"
+#include "postgres_store.hpp"
+
+extern "C" const int leader_store_postgres_anchor = 0;
+
+namespace {
+
+const bool kRegistered = [] {
+  for (const char* scheme : {"postgresql", "postgres"}) {
+    leader::register_store(scheme, [](const leader::Uri& uri) {
+      return std::make_shared<leader::detail::pg::PostgresStore>(
+          leader::detail::pg::parse_options(uri));
+    });
+  }
+  return true;
+}();
+
+}  // namespace
