@@ -59,7 +59,10 @@ esac
 SERVERS=${*:-${LE_SERVERS:-"redis postgres mariadb etcd zookeeper"}}
 mkdir -p "$ROOT/pids" "$ROOT/logs"
 chmod 755 "$ROOT"
-for s in $SERVERS; do T0=$(date +%s%N); case $s in
+running() { local f="$ROOT/pids/$1.pid"; [ -f "$f" ] && kill -0 "$(cat "$f")" 2>/dev/null; }
+for s in $SERVERS; do T0=$(date +%s%N)
+  if running "$s"; then echo "$s: already running"; continue; fi
+  case $s in
 redis)
   mkdir -p "$ROOT/redis"
   redis-server --bind 127.0.0.1 --port 16379 --save '' --appendonly no \

@@ -6,16 +6,13 @@
 namespace {
 
 leader::contract::Backend make_memory_backend() {
-  auto shared = std::make_shared<std::shared_ptr<leader::LeaseStore>>();
+  // Every "client" shares one in-process state, like clients of one server.
+  std::shared_ptr<leader::LeaseStore> shared = leader::make_memory_store();
   leader::contract::Backend b;
   b.name = "memory";
-  // Every "client" shares one in-process state, like clients of one server.
-  b.open = [shared] {
-    if (!*shared) *shared = leader::make_memory_store();
-    return *shared;
-  };
-  b.outage_begin = [shared] { leader::set_memory_store_unavailable(**shared, true); };
-  b.outage_end = [shared] { leader::set_memory_store_unavailable(**shared, false); };
+  b.open = [shared] { return shared; };
+  b.outage_begin = [shared] { leader::set_memory_store_unavailable(*shared, true); };
+  b.outage_end = [shared] { leader::set_memory_store_unavailable(*shared, false); };
   b.lease_unit = std::chrono::milliseconds(600);
   return b;
 }
