@@ -1,0 +1,251 @@
+#pragma once
+/// @file run_operation.hpp
+/// The asynchronous operation behind leader::asio::async_run_if_leader (internal).
+///
+/// Steps and their threads: acquire (BlockingPool) -> action (the action executor; a coroutine
+/// action runs on a strand of it) -> release (BlockingPool) -> completion handler (posted to the
+/// handler's associated executor, the action executor when it has none).
+
+#include <asio.hpp>
+#include <atomic>
+#include <exception>
+#include <memory>
+#include <optional>
+#include <stop_token>
+#include <string>
+#include <type_traits>
+#include <utility>
+
+#include "leader/async.hpp"
+
+namespace leader::asio {
+
+/// True for `::asio::awaitable<T, Executor>`.
+template <class T>
+inline constexpr bool kIsAwaitable = false;
+template <class T, class Executor>
+inline constexpr bool kIsAwaitable<::asio::awaitable<T, Executor>> = true;
+
+namespace detail {
+
+/// The value an action yields: T, or U for an action returning `::asio::awaitable<U>`.
+template <class T>
+struct ActionValue {
+  using type = T;
+};
+template <class U, class Executor>
+struct ActionValue<::asio::awaitable<U, Executor>> {
+  static_assert(std::is_same_v<Executor, ::asio::any_io_executor>,
+                "coroutine actions must return ::asio::awaitable<T> (default executor)");
+  using type = U;
+};
+
+template <class F>
+using action_value_t = typename ActionValue<leader::detail::action_result_t<F>>::type;
+
+/// What the operation completes with: run_if_leader (kResult false) or run_if_leader_result.
+template <bool kResult, class F>
+using completion_value_t = std::conditional_t<kResult, RunResult<action_value_t<F>>,
+                                              leader::detail::plain_result_t<action_value_t<F>>>;
+
+/// The completion signature of the operation.
+template <bool kResult, class F>
+using signature_t = void(std::exception_ptr, completion_value_t<kResult, F>);
+
+/// A placeholder value passed with an exception.
+template <class Out>
+Out placeholder() {
+  if constexpr (std::is_constructible_v<Out, Skipped>) {
+    return Out(Skipped{});
+  } else {
+    return Out{};
+  }
+}
+
+/// One run of an action under a lease, driven by asio.
+template <bool kResult, class Elector, class F, class Handler>
+class RunOperation
+    : public std::enable_shared_from_this<RunOperation<kResult, Elector, F, Handler>> {
+  using T = leader::detail::action_result_t<F>;
+  using V = action_value_t<F>;
+  using Out = completion_value_t<kResult, F>;
+  using Self = RunOperation;
+  using HandlerExecutor = std::decay_t<decltype(::asio::prefer(
+      std::declval<::asio::associated_executor_t<Handler, ::asio::any_io_executor>>(),
+      ::asio::execution::outstanding_work.tracked))>;
+
+  /// Requests a stop when the caller's cancellation slot is emitted (any cancellation type).
+  struct CancelHandler {
+    std::weak_ptr<Self> op;
+    void operator()(::asio::cancellation_type type) const {
+      if (type == ::asio::cancellation_type::none) return;
+      if (auto self = op.lock()) self->stop_.request_stop();
+    }
+  };
+
+  /// Posts a terminal cancellation to a running coroutine action (lease lost or caller stop).
+  struct CancelAction {
+    std::weak_ptr<Self> op;
+    void operator()() const noexcept {
+      if (auto self = op.lock()) {
+        ::asio::post(self->strand_, [self] {
+          if (!self->action_running_ || self->cancel_emitted_) return;
+          self->cancel_emitted_ = true;
+          self->signal_.emit(::asio::cancellation_type::terminal);
+        });
+      }
+    }
+  };
+
+ public:
+  RunOperation(Handler handler, ::asio::any_io_executor ex, Elector elector, std::string lock,
+               F action, BlockingPool& pool)
+      : handler_(std::move(handler)),
+        action_ex_(::asio::prefer(ex, ::asio::execution::outstanding_work.tracked)),
+        handler_ex_(::asio::prefer(::asio::get_associated_executor(handler_, ex),
+                                   ::asio::execution::outstanding_work.tracked)),
+        strand_(::asio::make_strand(ex)),
+        elector_(std::move(elector)),
+        lock_(std::move(lock)),
+        action_(std::move(action)),
+        pool_(pool) {}
+
+  /// Connects the caller's cancellation slot and starts acquiring on the pool.
+  void start() {
+    auto slot = ::asio::get_associated_cancellation_slot(handler_);
+    if (slot.is_connected())
+      slot.template emplace<CancelHandler>(CancelHandler{this->weak_from_this()});
+    pool_.post([self = this->shared_from_this()] { self->acquire(); });
+  }
+
+ private:
+  void acquire() {
+    try {
+      Acquisition acq = elector_.acquire(lock_, stop_.get_token());
+      if (!acq) {
+        outcome_.skipped = std::move(acq.skipped);
+        return complete();
+      }
+      guard_.emplace(std::move(*acq.guard));
+      outcome_.lease = guard_->info();
+    } catch (...) {
+      outcome_.acquire_error = std::current_exception();
+      return complete();
+    }
+    if (stop_.stop_requested()) {  // cancelled just as the lease came: do not start the action
+      outcome_.skipped = Skipped{SkipReason::cancelled, "cancelled before the action started"};
+      return release();
+    }
+    if constexpr (kIsAwaitable<T>) {
+      ::asio::post(strand_, [self = this->shared_from_this()] { self->spawn_action(); });
+    } else {
+      ::asio::post(action_ex_, [self = this->shared_from_this()] { self->run_action(); });
+    }
+  }
+
+  /// A plain action: runs to completion on the action executor.
+  void run_action() {
+    try {
+      if constexpr (std::is_void_v<V>) {
+        leader::detail::invoke_action(action_, guard_->context());
+        outcome_.value.emplace();
+      } else {
+        outcome_.value.emplace(leader::detail::invoke_action(action_, guard_->context()));
+      }
+    } catch (...) {
+      outcome_.action_error = std::current_exception();
+    }
+    pool_.post([self = this->shared_from_this()] { self->release(); });
+  }
+
+  /// A coroutine action: spawned on the strand, cancelled through `signal_` when the lease is
+  /// lost or the caller cancels.
+  void spawn_action() {
+    action_running_ = true;
+    on_lease_stop_.emplace(guard_->context().stop_token(), CancelAction{this->weak_from_this()});
+    on_caller_stop_.emplace(stop_.get_token(), CancelAction{this->weak_from_this()});
+    ::asio::co_spawn(strand_, drive(this->shared_from_this()),
+                     ::asio::bind_cancellation_slot(
+                         signal_.slot(), [self = this->shared_from_this()](std::exception_ptr e) {
+                           self->action_running_ = false;
+                           if (e) self->outcome_.action_error = e;
+                           self->on_lease_stop_.reset();
+                           self->on_caller_stop_.reset();
+                           self->pool_.post([self] { self->release(); });
+                         }));
+  }
+
+  static ::asio::awaitable<void> drive(std::shared_ptr<Self> self) {
+    T running = leader::detail::invoke_action(self->action_, self->guard_->context());
+    if constexpr (std::is_void_v<V>) {
+      co_await std::move(running);
+      self->outcome_.value.emplace();
+    } else {
+      self->outcome_.value.emplace(co_await std::move(running));
+    }
+  }
+
+  void release() {
+    leader::detail::release_guard(guard_, outcome_);
+    complete();
+  }
+
+  /// Computes the result on the pool and posts the handler to its executor.
+  void complete() {
+    outcome_.caller_cancelled = stop_.stop_requested();
+    std::exception_ptr error;
+    std::optional<Out> out;
+    try {
+      if constexpr (kResult) {
+        out.emplace(outcome_.result());
+      } else {
+        out.emplace(outcome_.plain());
+      }
+    } catch (...) {
+      error = std::current_exception();
+      out.emplace(placeholder<Out>());
+    }
+    ::asio::post(handler_ex_,
+                 [handler = std::move(handler_), error, out = std::move(*out)]() mutable {
+                   auto slot = ::asio::get_associated_cancellation_slot(handler);
+                   if (slot.is_connected()) slot.clear();
+                   std::move(handler)(error, std::move(out));
+                 });
+  }
+
+  Handler handler_;
+  ::asio::any_io_executor action_ex_;  // tracked: keeps the action's context running
+  HandlerExecutor handler_ex_;         // tracked: keeps the caller's context running
+  ::asio::strand<::asio::any_io_executor> strand_;
+  Elector elector_;
+  std::string lock_;
+  F action_;
+  BlockingPool& pool_;
+  std::stop_source stop_;
+  std::optional<LeaseGuard> guard_;
+  leader::detail::Outcome<V> outcome_;
+  ::asio::cancellation_signal signal_;  // used on strand_ only
+  bool action_running_ = false;         // used on strand_ only
+  bool cancel_emitted_ = false;         // used on strand_ only
+  std::optional<std::stop_callback<CancelAction>> on_lease_stop_;
+  std::optional<std::stop_callback<CancelAction>> on_caller_stop_;
+};
+
+/// The initiation passed to ::asio::async_initiate.
+template <bool kResult, class Elector>
+struct RunInitiation {
+  ::asio::any_io_executor executor;
+  Elector elector;
+  BlockingPool* pool;
+
+  template <class Handler, class F>
+  void operator()(Handler&& handler, std::string lock, F&& action) const {
+    using Op = RunOperation<kResult, Elector, std::decay_t<F>, std::decay_t<Handler>>;
+    auto op = std::make_shared<Op>(std::forward<Handler>(handler), executor, elector,
+                                   std::move(lock), std::forward<F>(action), *pool);
+    op->start();
+  }
+};
+
+}  // namespace detail
+}  // namespace leader::asio

@@ -1,0 +1,365 @@
+#pragma once
+/// @file async.hpp
+/// Futures and executor dispatch over any elector (LeaderElector, LeaderGroupElector, ...).
+///
+/// What is NOT guaranteed: that a call starts waiting for its lease the moment it is made. The
+/// blocking acquire runs on a BlockingPool thread; when every pool thread is busy the call queues,
+/// and its wait_time starts when a thread picks it up.
+///
+/// Threads: the lease is acquired and released on BlockingPool threads (renewed by the core's
+/// renewal scheduler), never on the
+/// caller's thread or the caller's executor. `run_if_leader_async` runs the action on the pool
+/// thread that acquired the lease (like std::async); `run_if_leader_on` runs it on the given
+/// executor. Completion is a std::future, made ready on a pool thread.
+///
+/// Cancellation: the std::stop_token given by the caller. Requested while waiting for the lease:
+/// nothing is acquired, the call reports "not run" (Skipped{cancelled}). Requested while the
+/// action runs: the action's LeaderContext::stop_token() fires; an action that then ends with an
+/// exception is reported as Skipped{cancelled}, never ActionFailed. See docs/async.md.
+
+#include <concepts>
+#include <condition_variable>
+#include <cstddef>
+#include <deque>
+#include <exception>
+#include <functional>
+#include <future>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <stop_token>
+#include <string>
+#include <string_view>
+#include <thread>
+#include <type_traits>
+#include <utility>
+#include <variant>
+#include <vector>
+
+#include "leader/elector.hpp"
+
+namespace leader {
+
+/// A thread pool for blocking store waits. Threads are started on demand up to `max_threads`
+/// and then reused; tasks queue when all are busy. Thread-safe. The destructor runs the queued
+/// tasks and joins the threads.
+class BlockingPool {
+ public:
+  /// A unit of work run on a pool thread; it must not throw.
+  using Task = std::function<void()>;
+
+  /// A pool of at most `max_threads` threads (at least 1).
+  explicit BlockingPool(std::size_t max_threads = 64);
+  ~BlockingPool();
+  BlockingPool(const BlockingPool&) = delete;
+  BlockingPool& operator=(const BlockingPool&) = delete;
+
+  /// Queues `task`; starts a thread when none is idle and the limit allows.
+  void post(Task task);
+  /// The thread limit.
+  [[nodiscard]] std::size_t max_threads() const { return max_threads_; }
+  /// The process-wide pool used when the caller gives none (never destroyed).
+  static BlockingPool& shared();
+
+ private:
+  void work();
+
+  const std::size_t max_threads_;
+  std::mutex mu_;
+  std::condition_variable cv_;
+  std::deque<Task> queue_;
+  std::vector<std::thread> threads_;
+  std::size_t idle_ = 0;
+  bool stopping_ = false;
+};
+
+/// An elector the async layers can drive: copyable, with the blocking `acquire` primitive.
+template <class E>
+concept AsyncElectable = std::copy_constructible<E> &&
+    requires(const E& e, std::string_view lock, std::stop_token stop) {
+  { e.acquire(lock, stop) } -> std::same_as<Acquisition>;
+};
+
+namespace detail {
+
+/// `std::future<U>` / `std::shared_future<U>` -> U; anything else unchanged.
+template <class T>
+struct Unwrapped {
+  using type = T;
+  static constexpr bool kIsFuture = false;
+};
+template <class U>
+struct Unwrapped<std::future<U>> {
+  using type = U;
+  static constexpr bool kIsFuture = true;
+};
+template <class U>
+struct Unwrapped<std::shared_future<U>> {
+  using type = U;
+  static constexpr bool kIsFuture = true;
+};
+
+/// What run_if_leader returns for value type V: bool for void, std::optional<V> otherwise.
+template <class V>
+using plain_result_t = std::conditional_t<std::is_void_v<V>, bool, std::optional<V>>;
+
+/// The stored value of an action returning V (std::monostate for void).
+template <class V>
+using stored_t = std::conditional_t<std::is_void_v<V>, std::monostate, V>;
+
+/// The `what()` of an exception, for history records.
+inline std::string describe(const std::exception_ptr& e) {
+  try {
+    std::rethrow_exception(e);
+  } catch (const std::exception& x) {
+    return x.what();
+  } catch (...) {
+    return "unknown exception";
+  }
+}
+
+/// Everything a run produced, turned into the caller's result at the end.
+template <class V>
+struct Outcome {
+  std::exception_ptr acquire_error;  ///< the store failed while acquiring: always rethrown
+  std::optional<Skipped> skipped;    ///< the action did not run
+  std::optional<LeaseInfo> lease;    ///< set once acquired
+  std::optional<stored_t<V>> value;  ///< the action returned
+  std::exception_ptr action_error;   ///< the action threw
+  bool caller_cancelled = false;     ///< the caller asked to stop before the run finished
+
+  /// run_if_leader semantics: the value, false/empty when skipped; exceptions rethrown.
+  plain_result_t<V> plain() {
+    if (acquire_error) std::rethrow_exception(acquire_error);
+    if (action_error) std::rethrow_exception(action_error);
+    if constexpr (std::is_void_v<V>) {
+      return value.has_value();
+    } else {
+      return value ? std::optional<V>(std::move(*value)) : std::optional<V>();
+    }
+  }
+
+  /// run_if_leader_result semantics; a cancelled action is Skipped{cancelled}, never failed.
+  RunResult<V> result() {
+    if (acquire_error) std::rethrow_exception(acquire_error);
+    if (skipped) return *skipped;
+    if (action_error) {
+      if (caller_cancelled)  // as run_if_leader_result: whatever the action threw
+        return Skipped{SkipReason::cancelled, "cancelled while the action ran"};
+      return ActionFailed{action_error, *lease};
+    }
+    if constexpr (std::is_void_v<V>) {
+      return Elected<void>{*lease};
+    } else {
+      return Elected<V>{std::move(*value), *lease};
+    }
+  }
+};
+
+/// Releases `guard` as run_if_leader does: failed when the action threw.
+template <class V>
+void release_guard(std::optional<LeaseGuard>& guard, const Outcome<V>& outcome) noexcept {
+  if (!guard) return;
+  if (outcome.action_error) {
+    guard->release(true, describe(outcome.action_error));
+  } else {
+    guard->release();
+  }
+  guard.reset();
+}
+
+/// Runs `f` on `ex`: `ex.execute(f)` (asio and P0443-style executors) or `ex(f)`.
+template <class Executor, class Fn>
+void execute_on(const Executor& ex, Fn&& f) {
+  if constexpr (requires { ex.execute(std::forward<Fn>(f)); }) {
+    ex.execute(std::forward<Fn>(f));
+  } else {
+    static_assert(std::is_invocable_v<const Executor&, Fn>,
+                  "the executor must provide ex.execute(f) or be callable as ex(f)");
+    ex(std::forward<Fn>(f));
+  }
+}
+
+/// Runs each posted function inline (the pool thread that acquired the lease runs the action).
+struct InlineExecutor {
+  template <class Fn>
+  void operator()(Fn&& f) const {
+    std::forward<Fn>(f)();
+  }
+};
+
+/// One run whose action is dispatched to an executor while lease I/O stays on a BlockingPool.
+/// Steps: acquire (pool) -> action (executor) -> [wait for a returned future (pool)] ->
+/// release (pool) -> promise.
+template <bool kResult, class Elector, class F, class Executor>
+class DispatchedRun
+    : public std::enable_shared_from_this<DispatchedRun<kResult, Elector, F, Executor>> {
+  using T = action_result_t<F>;
+  using V = typename Unwrapped<T>::type;
+
+ public:
+  using Out = std::conditional_t<kResult, RunResult<V>, plain_result_t<V>>;
+
+  DispatchedRun(Executor ex, Elector elector, std::string_view lock, F action, std::stop_token stop,
+                BlockingPool& pool)
+      : ex_(std::move(ex)),
+        elector_(std::move(elector)),
+        lock_(lock),
+        action_(std::move(action)),
+        stop_(std::move(stop)),
+        pool_(pool) {}
+
+  /// Starts the run; the future is ready when the lease has been released.
+  std::future<Out> start() {
+    auto future = promise_.get_future();
+    pool_.post([self = this->shared_from_this()] { self->acquire(); });
+    return future;
+  }
+
+ private:
+  void acquire() {
+    try {
+      Acquisition acq = elector_.acquire(lock_, stop_);
+      if (!acq) {
+        outcome_.skipped = std::move(acq.skipped);
+        return finish();
+      }
+      guard_.emplace(std::move(*acq.guard));
+      outcome_.lease = guard_->info();
+    } catch (...) {
+      outcome_.acquire_error = std::current_exception();
+      return finish();
+    }
+    if (stop_.stop_requested()) {  // cancelled just as the lease came: do not start the action
+      outcome_.skipped = Skipped{SkipReason::cancelled, "cancelled before the action started"};
+      return release();
+    }
+    execute_on(ex_, [self = this->shared_from_this()] { self->run_action(); });
+  }
+
+  void run_action() {
+    try {
+      if constexpr (Unwrapped<T>::kIsFuture) {
+        pending_.emplace(invoke_action(action_, guard_->context()));
+        return on_pool([self = this->shared_from_this()] { self->await_future(); });
+      } else if constexpr (std::is_void_v<T>) {
+        invoke_action(action_, guard_->context());
+        outcome_.value.emplace();
+      } else {
+        outcome_.value.emplace(invoke_action(action_, guard_->context()));
+      }
+    } catch (...) {
+      outcome_.action_error = std::current_exception();
+    }
+    on_pool([self = this->shared_from_this()] { self->release(); });
+  }
+
+  /// Continues on the pool (at once when the action already runs on a pool thread).
+  template <class Fn>
+  void on_pool(Fn&& fn) {
+    if constexpr (std::is_same_v<Executor, InlineExecutor>) {
+      fn();
+    } else {
+      pool_.post(std::forward<Fn>(fn));
+    }
+  }
+
+  void await_future() {
+    try {
+      if constexpr (std::is_void_v<V>) {
+        pending_->get();
+        outcome_.value.emplace();
+      } else {
+        outcome_.value.emplace(pending_->get());
+      }
+    } catch (...) {
+      outcome_.action_error = std::current_exception();
+    }
+    pending_.reset();
+    release();
+  }
+
+  void release() {
+    release_guard(guard_, outcome_);
+    finish();
+  }
+
+  void finish() {
+    outcome_.caller_cancelled = stop_.stop_requested();
+    try {
+      if constexpr (kResult) {
+        promise_.set_value(outcome_.result());
+      } else {
+        promise_.set_value(outcome_.plain());
+      }
+    } catch (...) {
+      promise_.set_exception(std::current_exception());
+    }
+  }
+
+  Executor ex_;
+  Elector elector_;
+  std::string lock_;
+  F action_;
+  std::stop_token stop_;
+  BlockingPool& pool_;
+  std::promise<Out> promise_;
+  std::optional<LeaseGuard> guard_;
+  // The future an action returned, when it returns one.
+  std::conditional_t<Unwrapped<T>::kIsFuture, std::optional<T>, std::monostate> pending_;
+  Outcome<V> outcome_;
+};
+
+template <bool kResult, class Executor, class Elector, class F>
+auto start_dispatched(Executor ex, const Elector& elector, std::string_view lock, F&& action,
+                      std::stop_token stop, BlockingPool& pool) {
+  using Run = DispatchedRun<kResult, Elector, std::decay_t<F>, Executor>;
+  auto run = std::make_shared<Run>(std::move(ex), elector, lock, std::forward<F>(action),
+                                   std::move(stop), pool);
+  return run->start();
+}
+
+}  // namespace detail
+
+/// Runs `action` if this replica gets the lease, without blocking the caller. The future holds
+/// what run_if_leader returns: `bool` for void actions, `std::optional<T>` otherwise; an action
+/// returning `std::future<T>` keeps the lease until that future is ready and yields its value.
+/// The action's exceptions and backend errors are stored in the future.
+template <AsyncElectable Elector, class F>
+auto run_if_leader_async(const Elector& elector, std::string_view lock, F&& action,
+                         std::stop_token stop = {}, BlockingPool& pool = BlockingPool::shared()) {
+  return detail::start_dispatched<false>(detail::InlineExecutor{}, elector, lock,
+                                         std::forward<F>(action), std::move(stop), pool);
+}
+
+/// Like run_if_leader_async, with run_if_leader_result semantics: a future RunResult<T>
+/// (Elected / Skipped / ActionFailed); only backend errors are stored as exceptions.
+template <AsyncElectable Elector, class F>
+auto run_if_leader_result_async(const Elector& elector, std::string_view lock, F&& action,
+                                std::stop_token stop = {},
+                                BlockingPool& pool = BlockingPool::shared()) {
+  return detail::start_dispatched<true>(detail::InlineExecutor{}, elector, lock,
+                                        std::forward<F>(action), std::move(stop), pool);
+}
+
+/// The executor-dispatch model: waits for the lease on `pool`, then runs `action` on `executor`
+/// (anything with `execute(f)`, such as an asio executor, or callable as `executor(f)`), so
+/// waiting never occupies the executor's threads. Results as run_if_leader_async.
+template <class Executor, AsyncElectable Elector, class F>
+auto run_if_leader_on(const Executor& executor, const Elector& elector, std::string_view lock,
+                      F&& action, std::stop_token stop = {},
+                      BlockingPool& pool = BlockingPool::shared()) {
+  return detail::start_dispatched<false>(executor, elector, lock, std::forward<F>(action),
+                                         std::move(stop), pool);
+}
+
+/// run_if_leader_on with run_if_leader_result semantics.
+template <class Executor, AsyncElectable Elector, class F>
+auto run_if_leader_result_on(const Executor& executor, const Elector& elector,
+                             std::string_view lock, F&& action, std::stop_token stop = {},
+                             BlockingPool& pool = BlockingPool::shared()) {
+  return detail::start_dispatched<true>(executor, elector, lock, std::forward<F>(action),
+                                        std::move(stop), pool);
+}
+
+}  // namespace leader
