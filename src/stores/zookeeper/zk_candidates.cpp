@@ -1,0 +1,116 @@
+// Candidate registry of strategic elections: one ephemeral node per candidate under
+// <root>-candidates/<group>/<node_id> with JSON data. The TTL is judged on server time only: a
+// candidate is alive while its node's mtime (set by the server on each put) plus its ttl is not
+// older than the server's current time, read as the mtime of a write to the group node.
+
+#include <zookeeper/zookeeper.h>
+
+#include <nlohmann/json.hpp>
+
+#include "leader/errors.hpp"
+#include "zk_store.hpp"
+
+namespace leader::detail::zk {
+namespace {
+
+using Json = nlohmann::json;
+
+std::int64_t to_ms(WallTime t) {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(t.time_since_epoch()).count();
+}
+WallTime from_ms(std::int64_t ms) { return WallTime(std::chrono::milliseconds(ms)); }
+
+std::string candidate_data(const Candidate& c, std::int64_t registered_ms, Duration ttl) {
+  Json j{{"node_id", c.node_id},     {"registered_at_ms", registered_ms},
+         {"successes", c.successes}, {"failures", c.failures},
+         {"ttl_ms", ttl.count()},    {"metadata", c.metadata}};
+  j["last_completion_ms"] = c.last_completion ? Json(to_ms(*c.last_completion)) : Json(nullptr);
+  return j.dump();
+}
+
+std::optional<Candidate> parse_candidate(const std::string& text) {
+  Json j = Json::parse(text, nullptr, false);
+  if (!j.is_object()) return std::nullopt;
+  Candidate c;
+  c.node_id = j.value("node_id", "");
+  c.registered_at = from_ms(j.value("registered_at_ms", std::int64_t{0}));
+  c.successes = j.value("successes", std::uint64_t{0});
+  c.failures = j.value("failures", std::uint64_t{0});
+  if (j.contains("last_completion_ms") && j["last_completion_ms"].is_number())
+    c.last_completion = from_ms(j["last_completion_ms"].get<std::int64_t>());
+  if (j.contains("metadata") && j["metadata"].is_object())
+    c.metadata = j["metadata"].get<std::map<std::string, std::string>>();
+  return c;
+}
+
+}  // namespace
+
+std::string ZooKeeperStore::candidate_dir(std::string_view group) const {
+  if (group.empty()) throw InvalidArgument("candidate group name must not be empty");
+  return core_->config().root + "-candidates/" + escape_component(group);
+}
+
+void ZooKeeperStore::put_candidate(std::string_view group, const Candidate& candidate, Duration ttl,
+                                   Deadline deadline) {
+  if (candidate.node_id.empty()) throw InvalidArgument("candidate node_id must not be empty");
+  const std::string dir = candidate_dir(group);
+  const std::string path = dir + "/" + escape_component(candidate.node_id);
+  std::int64_t registered = to_ms(std::chrono::system_clock::now());
+  for (int attempt = 0; attempt < 4; ++attempt) {
+    Reply cur = session().get(path, deadline);
+    if (cur.rc == ZNONODE) {
+      Reply r =
+          create_in(dir, path, candidate_data(candidate, registered, ttl), ZOO_EPHEMERAL, deadline);
+      if (r.rc == ZOK) return;
+      continue;  // created concurrently: update it
+    }
+    if (auto old = parse_candidate(cur.value)) registered = to_ms(old->registered_at);
+    if (cur.stat.ephemeral_owner != session().session_id()) {
+      // Owned by another (possibly dead) session: replace it so it lives with ours.
+      session().remove(path, cur.stat.version, deadline);
+      continue;
+    }
+    Reply r =
+        session().set(path, candidate_data(candidate, registered, ttl), cur.stat.version, deadline);
+    if (r.rc == ZOK) return;
+  }
+  throw BackendError(ErrorCode::unavailable, core_->config().scheme,
+                     "candidate " + candidate.node_id + " kept changing concurrently");
+}
+
+std::vector<Candidate> ZooKeeperStore::list_candidates(std::string_view group, Deadline deadline) {
+  const std::string dir = candidate_dir(group);
+  Reply clock = session().set(dir, "", -1, deadline);  // its mtime is the server's "now"
+  if (clock.rc == ZNONODE) return {};
+  const std::int64_t server_now = clock.stat.mtime;
+  Reply kids = session().children(dir, deadline);
+  std::vector<Pending> pending;
+  for (const auto& c : kids.children)
+    pending.push_back(session().get_async(dir + "/" + c, deadline));
+  std::vector<Candidate> out;
+  for (std::size_t i = 0; i < pending.size(); ++i) {
+    Reply r = pending[i].wait(deadline, "get " + dir + "/" + kids.children[i]);
+    if (r.rc != ZOK) continue;
+    auto c = parse_candidate(r.value);
+    if (!c) continue;
+    Json j = Json::parse(r.value, nullptr, false);
+    const std::int64_t ttl_ms = j.value("ttl_ms", std::int64_t{0});
+    if (r.stat.mtime + ttl_ms < server_now) {  // expired: drop it (best effort)
+      try {
+        session().remove(dir + "/" + kids.children[i], r.stat.version, deadline);
+      } catch (const BackendError&) {
+      }
+      continue;
+    }
+    out.push_back(std::move(*c));
+  }
+  return out;
+}
+
+void ZooKeeperStore::remove_candidate(std::string_view group, std::string_view node_id,
+                                      Deadline deadline) {
+  const std::string path = candidate_dir(group) + "/" + escape_component(node_id);
+  session().remove(path, -1, deadline);  // ZNONODE is fine
+}
+
+}  // namespace leader::detail::zk

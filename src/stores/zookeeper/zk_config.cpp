@@ -1,0 +1,99 @@
+#include "zk_config.hpp"
+
+#include <cstdio>
+
+#include "leader/errors.hpp"
+
+namespace leader::detail::zk {
+namespace {
+
+constexpr int kDefaultPort = 2181;
+
+// A znode path: starts with '/', no empty component, no trailing '/', no "." or "..".
+void validate_path(const Uri& uri, const std::string& what, const std::string& path) {
+  auto bad = [&](const std::string& rule) {
+    return InvalidArgument("store URI '" + uri.redacted() + "': " + what + " '" + path + "' " +
+                           rule);
+  };
+  if (path.empty() || path.front() != '/') throw bad("must start with '/'");
+  if (path.size() > 1 && path.back() == '/') throw bad("must not end with '/'");
+  if (path.find("//") != std::string::npos) throw bad("must not contain an empty component");
+  if (path.find("/./") != std::string::npos || path.find("/../") != std::string::npos ||
+      path.ends_with("/.") || path.ends_with("/.."))
+    throw bad("must not contain '.' or '..' components");
+}
+
+}  // namespace
+
+StoreConfig parse_config(const Uri& uri) {
+  uri.expect_params({"session_timeout", "root", "acl"});
+  StoreConfig c;
+  c.scheme = uri.scheme;
+  c.session.shown = uri.redacted();
+  if (uri.hosts.empty())
+    throw InvalidArgument("store URI '" + uri.redacted() +
+                          "' names no host (expected zk://host:port[,host:port...][/chroot])");
+  for (const auto& h : uri.hosts) {
+    if (!c.session.hosts.empty()) c.session.hosts += ',';
+    bool v6 = h.host.find(':') != std::string::npos;
+    c.session.hosts +=
+        (v6 ? "[" + h.host + "]" : h.host) + ":" + std::to_string(h.port.value_or(kDefaultPort));
+  }
+  if (!uri.path.empty() && uri.path != "/") {
+    validate_path(uri, "chroot", uri.path);
+    c.session.hosts += uri.path;
+  }
+  c.session.session_timeout = uri.duration_param("session_timeout", Duration(10000));
+  if (c.session.session_timeout < Duration(100))
+    throw InvalidArgument("store URI '" + uri.redacted() +
+                          "': session_timeout must be at least 100ms");
+  c.root = uri.param("root").value_or("/leader");
+  validate_path(uri, "root", c.root);
+  if (c.root == "/")
+    throw InvalidArgument("store URI '" + uri.redacted() + "': root may not be '/'");
+  std::string acl = uri.param("acl").value_or("open");
+  if (acl != "open" && acl != "creator")
+    throw InvalidArgument("store URI '" + uri.redacted() + "': acl '" + acl +
+                          "' must be 'open' or 'creator'");
+  c.session.creator_acl = acl == "creator";
+  if (uri.user) {
+    if (!uri.password)
+      throw InvalidArgument("store URI '" + uri.redacted() +
+                            "': digest authentication needs user:password");
+    c.session.digest = *uri.user + ":" + *uri.password;
+  } else if (c.session.creator_acl) {
+    throw InvalidArgument("store URI '" + uri.redacted() +
+                          "': acl=creator needs digest credentials (user:password@)");
+  }
+  return c;
+}
+
+std::string escape_component(std::string_view name) {
+  std::string out;
+  for (unsigned char ch : name) {
+    if (ch == '/' || ch == '%' || ch < 0x20 || ch == 0x7f) {
+      char buf[4];
+      std::snprintf(buf, sizeof buf, "%%%02X", ch);
+      out += buf;
+    } else {
+      out += static_cast<char>(ch);
+    }
+  }
+  if (out == "." || out == "..") out = out == "." ? "%2E" : "%2E%2E";
+  return out;
+}
+
+std::string unescape_component(std::string_view name) {
+  std::string out;
+  for (std::size_t i = 0; i < name.size(); ++i) {
+    if (name[i] == '%' && i + 2 < name.size()) {
+      out += static_cast<char>(std::stoi(std::string(name.substr(i + 1, 2)), nullptr, 16));
+      i += 2;
+    } else {
+      out += name[i];
+    }
+  }
+  return out;
+}
+
+}  // namespace leader::detail::zk

@@ -1,0 +1,27 @@
+#pragma once
+// Parsing of zk:// URIs into the session and store settings (see README.md, "URI").
+
+#include <string>
+
+#include "leader/uri.hpp"
+#include "zk_session.hpp"
+
+namespace leader::detail::zk {
+
+/// Everything a ZooKeeperStore needs from its URI.
+struct StoreConfig {
+  SessionConfig session;
+  std::string scheme;            ///< "zk" or "zookeeper"
+  std::string root = "/leader";  ///< parent of the lock directories
+};
+
+/// Parses `zk://[user:password@]host[:port][,host[:port]...][/chroot][?options]`; throws
+/// InvalidArgument naming the redacted URI and the rule on bad input.
+StoreConfig parse_config(const Uri& uri);
+
+/// Escapes a name for use as one znode path component ('/', '%' and control bytes as %XX).
+std::string escape_component(std::string_view name);
+/// Reverses escape_component.
+std::string unescape_component(std::string_view name);
+
+}  // namespace leader::detail::zk

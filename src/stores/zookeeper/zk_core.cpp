@@ -1,0 +1,155 @@
+#include "zk_core.hpp"
+
+#include <zookeeper/zookeeper.h>
+
+#include <algorithm>
+#include <thread>
+
+#include "leader/errors.hpp"
+
+namespace leader::detail::zk {
+namespace {
+
+constexpr Duration kConnectTimeout{5000};  // bound of the first connection in start()
+
+struct Registry {
+  std::mutex mu;
+  std::vector<std::weak_ptr<Core>> cores;
+};
+// Never destroyed: lingering timer threads may still use it during static destruction.
+Registry& registry() {
+  static auto* r = new Registry;
+  return *r;
+}
+
+TimePoint steady_now() { return std::chrono::steady_clock::now(); }
+
+}  // namespace
+
+std::shared_ptr<Core> Core::start(StoreConfig config) {
+  auto core = std::make_shared<Core>(std::move(config));
+  core->session_.connect(
+      Deadline::after(std::min(core->config_.session.session_timeout * 2, kConnectTimeout)));
+  core->self_ = core;
+  std::thread([c = core.get()] { c->timer_loop(); }).detach();
+  auto& r = registry();
+  std::lock_guard lock(r.mu);
+  std::erase_if(r.cores, [](const std::weak_ptr<Core>& w) { return w.expired(); });
+  r.cores.push_back(core);
+  return core;
+}
+
+std::shared_ptr<Core> Core::holding(const std::string& owner) {
+  auto& r = registry();
+  std::lock_guard lock(r.mu);
+  for (const auto& w : r.cores)
+    if (auto c = w.lock(); c && c->held(owner)) return c;
+  return nullptr;
+}
+
+Core::Core(StoreConfig config) : config_(std::move(config)), session_(config_.session) {}
+
+Core::~Core() = default;
+
+void Core::close() {
+  {
+    std::lock_guard lock(mu_);
+    closing_ = true;
+  }
+  cv_.notify_all();
+}
+
+Duration Core::granted(Duration ttl) const { return std::min(ttl, session_.negotiated_timeout()); }
+
+Lease Core::track(const LeaseRequest& request, const std::string& path, const NodeStat& stat,
+                  int slot, TimePoint sent_at, std::uint64_t generation) {
+  Lease lease{
+      request.lock, request.owner, request.node_id,      static_cast<std::uint64_t>(stat.czxid),
+      slot,         request.slots, granted(request.ttl), sent_at};
+  {
+    std::lock_guard lock(mu_);
+    held_[request.owner] = Held{path, stat.czxid, generation, sent_at + lease.ttl, false};
+  }
+  cv_.notify_all();
+  return lease;
+}
+
+std::optional<Held> Core::held(const std::string& owner) {
+  const std::uint64_t generation = session_.generation();
+  std::lock_guard lock(mu_);
+  auto it = held_.find(owner);
+  if (it == held_.end()) return std::nullopt;
+  if (it->second.generation != generation) {  // its session has gone, and its node with it
+    held_.erase(it);
+    return std::nullopt;
+  }
+  return it->second;
+}
+
+LeaseStatus Core::renew(Lease& lease, Duration ttl, Deadline deadline) {
+  auto h = held(lease.owner);
+  const TimePoint sent_at = steady_now();
+  if (!h || h->kept || h->czxid != static_cast<std::int64_t>(lease.fencing_token) ||
+      sent_at >= h->expire_at)
+    return LeaseStatus::lost;
+  Reply r = session_.exists(h->path, deadline);
+  const bool ours =
+      r.rc == ZOK && r.stat.czxid == h->czxid && r.stat.ephemeral_owner == session_.session_id();
+  const Duration g = granted(ttl);
+  std::lock_guard lock(mu_);
+  auto it = held_.find(lease.owner);
+  if (it == held_.end() || it->second.czxid != h->czxid || it->second.kept)
+    return LeaseStatus::lost;
+  if (!ours) {
+    held_.erase(it);
+    return LeaseStatus::lost;
+  }
+  it->second.expire_at = sent_at + g;
+  lease.ttl = g;
+  lease.sent_at = sent_at;
+  return LeaseStatus::ok;
+}
+
+LeaseStatus Core::release(const Lease& lease, Duration keep_for, Deadline deadline) {
+  auto h = held(lease.owner);
+  if (!h || h->czxid != static_cast<std::int64_t>(lease.fencing_token)) return LeaseStatus::lost;
+  if (keep_for.count() > 0) {
+    Reply r = session_.exists(h->path, deadline);
+    {
+      std::lock_guard lock(mu_);
+      auto it = held_.find(lease.owner);
+      if (it == held_.end() || it->second.czxid != h->czxid) return LeaseStatus::lost;
+      if (r.rc != ZOK || r.stat.czxid != h->czxid) {
+        held_.erase(it);
+        return LeaseStatus::lost;
+      }
+      it->second.expire_at = steady_now() + keep_for;
+      it->second.kept = true;
+    }
+    cv_.notify_all();
+    return LeaseStatus::ok;
+  }
+  {
+    std::lock_guard lock(mu_);
+    auto it = held_.find(lease.owner);
+    if (it == held_.end() || it->second.czxid != h->czxid) return LeaseStatus::lost;
+    held_.erase(it);
+  }
+  cv_.notify_all();
+  try {
+    return session_.remove(h->path, -1, deadline).rc == ZOK ? LeaseStatus::ok : LeaseStatus::lost;
+  } catch (const BackendError&) {
+    add_orphan({h->path, lease.owner, false, h->generation});
+    throw;
+  }
+}
+
+void Core::add_orphan(Orphan orphan) {
+  {
+    std::lock_guard lock(mu_);
+    orphans_.push_back(std::move(orphan));
+  }
+  cv_.notify_all();
+}
+
+}  // namespace leader::detail::zk

@@ -1,0 +1,92 @@
+#pragma once
+// The session side of the ZooKeeper store: one Session, the leases it holds, and the store's own
+// timer thread. A Core outlives its ZooKeeperStore while it still holds leases ("lingering"), so a
+// lease lives until its ttl even when the store object that took it is destroyed, as it would in
+// any other store; the session is closed once nothing is held any more. Every live Core is listed
+// in a process-wide registry so that any store instance of the process can renew or release a
+// lease by its owner token.
+
+#include <condition_variable>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "leader/store.hpp"
+#include "zk_config.hpp"
+#include "zk_session.hpp"
+
+namespace leader::detail::zk {
+
+/// A lease this Core holds: the node, the session generation that created it, and the local
+/// steady time at which the timer deletes the node unless the lease is renewed.
+struct Held {
+  std::string path;
+  std::int64_t czxid = 0;
+  std::uint64_t generation = 0;
+  TimePoint expire_at{};
+  bool kept = false;  ///< released with keep_for > 0: only the timer deletes it
+};
+
+/// A node that may exist without a lease tracking it (a create whose reply never came, a failed
+/// delete): the timer thread removes it once the session answers again.
+struct Orphan {
+  std::string path;   ///< the node, or the lock directory when `scan` is set
+  std::string owner;  ///< owner token: a name prefix (scan) or the owner recorded in the data
+  bool scan = false;
+  std::uint64_t generation = 0;
+  int attempts = 0;
+};
+
+/// One session and the leases it holds. Thread-safe.
+class Core {
+ public:
+  /// Connects (bounded), starts the timer thread and registers the Core.
+  static std::shared_ptr<Core> start(StoreConfig config);
+  /// The Core of this process that holds `owner`'s lease, or null.
+  static std::shared_ptr<Core> holding(const std::string& owner);
+
+  explicit Core(StoreConfig config);
+  ~Core();
+  Core(const Core&) = delete;
+  Core& operator=(const Core&) = delete;
+
+  /// The owning store is gone: keep serving held leases, then close the session.
+  void close();
+
+  [[nodiscard]] Session& session() { return session_; }
+  [[nodiscard]] const StoreConfig& config() const { return config_; }
+  /// The ttl a lease gets: the requested one, capped by the negotiated session timeout.
+  [[nodiscard]] Duration granted(Duration ttl) const;
+
+  /// Records a fresh lease and returns it.
+  Lease track(const LeaseRequest& request, const std::string& path, const NodeStat& stat, int slot,
+              TimePoint sent_at, std::uint64_t generation);
+  /// The tracked lease of `owner` in the current session, if any.
+  std::optional<Held> held(const std::string& owner);
+  /// Confirms the session and the node in one round trip and extends the local deadline.
+  LeaseStatus renew(Lease& lease, Duration ttl, Deadline deadline);
+  /// Deletes the node now, or lets the timer delete it `keep_for` from now.
+  LeaseStatus release(const Lease& lease, Duration keep_for, Deadline deadline);
+  /// Queues a node for removal by the timer thread.
+  void add_orphan(Orphan orphan);
+
+ private:
+  void timer_loop();  // zk_timer.cpp
+  void delete_due(std::vector<Held> due);
+  void sweep(std::vector<Orphan> orphans);
+
+  StoreConfig config_;
+  Session session_;
+  std::mutex mu_;
+  std::condition_variable cv_;
+  std::map<std::string, Held> held_;  ///< by owner token
+  std::vector<Orphan> orphans_;
+  bool closing_ = false;
+  std::shared_ptr<Core> self_;  ///< keeps the Core alive while its timer thread runs
+};
+
+}  // namespace leader::detail::zk

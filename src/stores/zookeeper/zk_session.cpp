@@ -1,0 +1,312 @@
+#include "zk_session.hpp"
+
+#include <zookeeper/zookeeper.h>
+
+#include <cstdio>
+#include <cstdlib>
+
+#include "leader/errors.hpp"
+
+namespace leader::detail::zk {
+
+struct Pending::State {
+  std::mutex mu;
+  std::condition_variable cv;
+  bool done = false;
+  Reply reply;
+};
+
+struct Session::Handle {
+  zhandle_t* zh = nullptr;
+  std::mutex mu;
+  std::condition_variable cv;
+  int state = 0;
+  bool expired = false;
+  bool auth_failed = false;
+
+  Handle() = default;
+  Handle(const Handle&) = delete;
+  Handle& operator=(const Handle&) = delete;
+  ~Handle() {
+    if (zh != nullptr) zookeeper_close(zh);
+  }
+  bool dead() {
+    std::lock_guard lock(mu);
+    return expired || auth_failed;
+  }
+};
+
+namespace {
+
+constexpr const char* kStore = "zookeeper";
+
+void on_session_event(zhandle_t* /*zh*/, int type, int state, const char* /*path*/, void* ctx) {
+  if (type != ZOO_SESSION_EVENT || ctx == nullptr) return;
+  auto* h = static_cast<Session::Handle*>(ctx);
+  {
+    std::lock_guard lock(h->mu);
+    h->state = state;
+    if (state == ZOO_EXPIRED_SESSION_STATE) h->expired = true;
+    if (state == ZOO_AUTH_FAILED_STATE) h->auth_failed = true;
+  }
+  h->cv.notify_all();
+}
+
+// The C client logs connection trouble to stderr; stay quiet unless asked (LEADER_ZK_LOG=1).
+void on_log(const char* message) {
+  static const bool enabled = std::getenv("LEADER_ZK_LOG") != nullptr;
+  if (enabled) std::fprintf(stderr, "zookeeper: %s\n", message);
+}
+
+// Hands the reply to the waiter; `data` is a heap-allocated shared_ptr<Pending::State>.
+template <class Fill>
+void complete(const void* data, Fill fill) {
+  auto* holder = static_cast<std::shared_ptr<Pending::State>*>(const_cast<void*>(data));
+  std::shared_ptr<Pending::State> st = std::move(*holder);
+  delete holder;
+  {
+    std::lock_guard lock(st->mu);
+    fill(st->reply);
+    st->done = true;
+  }
+  st->cv.notify_all();
+}
+
+void copy_stat(const struct Stat* s, Reply& r) {
+  if (s == nullptr) return;
+  r.stat = NodeStat{s->czxid, s->ctime, s->mtime, s->version, s->ephemeralOwner};
+}
+
+void on_void(int rc, const void* data) {
+  complete(data, [&](Reply& r) { r.rc = rc; });
+}
+void on_stat(int rc, const struct Stat* stat, const void* data) {
+  complete(data, [&](Reply& r) {
+    r.rc = rc;
+    copy_stat(stat, r);
+  });
+}
+void on_data(int rc, const char* value, int len, const struct Stat* stat, const void* data) {
+  complete(data, [&](Reply& r) {
+    r.rc = rc;
+    if (value != nullptr && len > 0) r.value.assign(value, static_cast<std::size_t>(len));
+    copy_stat(stat, r);
+  });
+}
+void on_string_stat(int rc, const char* value, const struct Stat* stat, const void* data) {
+  complete(data, [&](Reply& r) {
+    r.rc = rc;
+    if (value != nullptr) r.value = value;
+    copy_stat(stat, r);
+  });
+}
+void on_strings(int rc, const struct String_vector* strings, const void* data) {
+  complete(data, [&](Reply& r) {
+    r.rc = rc;
+    if (strings == nullptr) return;
+    for (int i = 0; i < strings->count; ++i) r.children.emplace_back(strings->data[i]);
+  });
+}
+
+bool is_node_level(int rc) {
+  return rc == ZOK || rc == ZNONODE || rc == ZNODEEXISTS || rc == ZBADVERSION || rc == ZNOTEMPTY ||
+         rc == ZNOCHILDRENFOREPHEMERALS;
+}
+
+}  // namespace
+
+Reply Pending::wait(Deadline deadline, const std::string& what) {
+  std::unique_lock lock(state_->mu);
+  if (!state_->cv.wait_until(lock, deadline.at(), [&] { return state_->done; }))
+    throw BackendError(ErrorCode::deadline_exceeded, kStore,
+                       what + ": no reply before the deadline (outcome unknown)");
+  return state_->reply;
+}
+
+Session::Session(SessionConfig config) : config_(std::move(config)) {}
+
+Session::~Session() {
+  std::shared_ptr<Handle> h;
+  {
+    std::lock_guard lock(mu_);
+    h = std::move(handle_);
+  }
+}
+
+std::shared_ptr<Session::Handle> Session::ready_handle(Deadline deadline) {
+  for (int attempt = 0; attempt < 2; ++attempt) {
+    std::shared_ptr<Handle> h;
+    std::shared_ptr<Handle> old;  // closed outside the lock
+    {
+      std::lock_guard lock(mu_);
+      if (!handle_ || handle_->dead()) {
+        old = std::move(handle_);
+        auto fresh = std::make_shared<Handle>();
+        fresh->zh = zookeeper_init2(config_.hosts.c_str(), on_session_event,
+                                    static_cast<int>(config_.session_timeout.count()), nullptr,
+                                    fresh.get(), 0, on_log);
+        if (fresh->zh == nullptr)
+          throw BackendError(ErrorCode::unavailable, kStore,
+                             "cannot create a ZooKeeper client for '" + config_.shown + "'");
+        if (config_.digest)
+          zoo_add_auth(fresh->zh, "digest", config_.digest->data(),
+                       static_cast<int>(config_.digest->size()), nullptr, nullptr);
+        handle_ = fresh;
+        ++generation_;
+      }
+      h = handle_;
+    }
+    old.reset();
+    std::unique_lock lock(h->mu);
+    h->cv.wait_until(lock, deadline.at(), [&] {
+      return h->state == ZOO_CONNECTED_STATE || h->expired || h->auth_failed;
+    });
+    if (h->auth_failed)
+      throw BackendError(ErrorCode::failed_precondition, kStore,
+                         "authentication to '" + config_.shown + "' failed");
+    if (h->state == ZOO_CONNECTED_STATE) return h;
+    if (!h->expired) break;
+  }
+  throw BackendError(ErrorCode::unavailable, kStore,
+                     "not connected to '" + config_.shown + "' before the deadline");
+}
+
+void Session::connect(Deadline deadline) { ready_handle(deadline); }
+
+void Session::fail(int rc, const std::string& what) const {
+  std::string msg = what + " on '" + config_.shown + "': " + zerror(rc);
+  if (rc == ZNOAUTH || rc == ZAUTHFAILED)
+    throw BackendError(ErrorCode::failed_precondition, kStore, msg);
+  if (rc == ZCONNECTIONLOSS || rc == ZOPERATIONTIMEOUT || rc == ZSESSIONEXPIRED || rc == ZCLOSING ||
+      rc == ZINVALIDSTATE || rc == ZSESSIONMOVED)
+    throw BackendError(ErrorCode::unavailable, kStore, msg);
+  throw BackendError(ErrorCode::internal, kStore, msg);
+}
+
+Reply Session::finish(int submit_rc, const std::shared_ptr<Pending::State>& st, Deadline deadline,
+                      const std::string& what) {
+  if (submit_rc != ZOK) fail(submit_rc, what);
+  Reply r = Pending(st).wait(deadline, what + " on '" + config_.shown + "'");
+  if (!is_node_level(r.rc)) fail(r.rc, what);
+  return r;
+}
+
+namespace {
+
+// Allocates the completion context; on a synchronous submit failure the C client has not kept
+// it (argument and state checks come first), so it is freed here.
+struct Submit {
+  std::shared_ptr<Pending::State> st = std::make_shared<Pending::State>();
+  std::shared_ptr<Pending::State>* holder = new std::shared_ptr<Pending::State>(st);
+  int done(int rc) {
+    if (rc == ZBADARGUMENTS || rc == ZINVALIDSTATE) delete holder;
+    return rc;
+  }
+};
+
+void check_time(Deadline deadline, const std::string& what) {
+  if (deadline.expired())
+    throw BackendError(ErrorCode::deadline_exceeded, kStore, what + ": deadline already passed");
+}
+
+}  // namespace
+
+Reply Session::create(const std::string& path, const std::string& data, int mode,
+                      Deadline deadline) {
+  check_time(deadline, "create " + path);
+  auto h = ready_handle(deadline);
+  Submit s;
+  auto* acl = config_.creator_acl ? &ZOO_CREATOR_ALL_ACL : &ZOO_OPEN_ACL_UNSAFE;
+  int rc = s.done(zoo_acreate2(h->zh, path.c_str(), data.data(), static_cast<int>(data.size()), acl,
+                               mode, on_string_stat, s.holder));
+  return finish(rc, s.st, deadline, "create " + path);
+}
+
+Reply Session::remove(const std::string& path, int version, Deadline deadline) {
+  check_time(deadline, "delete " + path);
+  auto h = ready_handle(deadline);
+  Submit s;
+  int rc = s.done(zoo_adelete(h->zh, path.c_str(), version, on_void, s.holder));
+  return finish(rc, s.st, deadline, "delete " + path);
+}
+
+Reply Session::exists(const std::string& path, Deadline deadline) {
+  check_time(deadline, "exists " + path);
+  auto h = ready_handle(deadline);
+  Submit s;
+  int rc = s.done(zoo_aexists(h->zh, path.c_str(), 0, on_stat, s.holder));
+  return finish(rc, s.st, deadline, "exists " + path);
+}
+
+Reply Session::get(const std::string& path, Deadline deadline) {
+  return get_async(path, deadline).wait(deadline, "get " + path);
+}
+
+Pending Session::get_async(const std::string& path, Deadline deadline) {
+  check_time(deadline, "get " + path);
+  auto h = ready_handle(deadline);
+  Submit s;
+  int rc = s.done(zoo_aget(h->zh, path.c_str(), 0, on_data, s.holder));
+  if (rc != ZOK) fail(rc, "get " + path);
+  return Pending(s.st);
+}
+
+Reply Session::children(const std::string& path, Deadline deadline) {
+  check_time(deadline, "list " + path);
+  auto h = ready_handle(deadline);
+  Submit s;
+  int rc = s.done(zoo_aget_children(h->zh, path.c_str(), 0, on_strings, s.holder));
+  return finish(rc, s.st, deadline, "list " + path);
+}
+
+Reply Session::set(const std::string& path, const std::string& data, int version,
+                   Deadline deadline) {
+  check_time(deadline, "set " + path);
+  auto h = ready_handle(deadline);
+  Submit s;
+  int rc = s.done(zoo_aset(h->zh, path.c_str(), data.data(), static_cast<int>(data.size()), version,
+                           on_stat, s.holder));
+  return finish(rc, s.st, deadline, "set " + path);
+}
+
+void Session::ensure_path(const std::string& path, Deadline deadline) {
+  for (std::size_t pos = path.find('/', 1);; pos = path.find('/', pos + 1)) {
+    std::string prefix = path.substr(0, pos);
+    Reply r = create(prefix, "", ZOO_PERSISTENT, deadline);
+    if (r.rc != ZOK && r.rc != ZNODEEXISTS) fail(r.rc, "create " + prefix);
+    if (pos == std::string::npos) break;
+  }
+}
+
+std::uint64_t Session::generation() const {
+  std::lock_guard lock(mu_);
+  return generation_;
+}
+
+std::shared_ptr<Session::Handle> Session::current() const {
+  std::lock_guard lock(mu_);
+  return handle_;
+}
+
+std::int64_t Session::session_id() const {
+  auto h = current();
+  if (!h) return 0;
+  const clientid_t* id = zoo_client_id(h->zh);
+  return id == nullptr ? 0 : id->client_id;
+}
+
+Duration Session::negotiated_timeout() const {
+  auto h = current();
+  if (!h || !connected()) return config_.session_timeout;
+  int t = zoo_recv_timeout(h->zh);
+  return t > 0 ? Duration(t) : config_.session_timeout;
+}
+
+bool Session::connected() const {
+  auto h = current();
+  if (!h) return false;
+  std::lock_guard lock(h->mu);
+  return h->state == ZOO_CONNECTED_STATE && !h->expired;
+}
+
+}  // namespace leader::detail::zk

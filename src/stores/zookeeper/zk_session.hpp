@@ -1,0 +1,110 @@
+#pragma once
+// One ZooKeeper client session over the asynchronous C API (libzookeeper_mt), with every call
+// bounded by a Deadline: a request is sent with zoo_a*(), and the caller waits on a condition
+// variable until the completion arrives or the deadline passes (the synchronous C API would block
+// without a timeout while disconnected). An expired session is replaced by a new one on the next
+// call; `generation()` tells callers that the ephemeral nodes of the old session are gone.
+
+#include <condition_variable>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "leader/time.hpp"
+
+typedef struct _zhandle zhandle_t;  // NOLINT: the C library's own typedef
+
+namespace leader::detail::zk {
+
+/// How to reach the ensemble.
+struct SessionConfig {
+  std::string hosts;                  ///< "h1:p1,h2:p2[/chroot]" as zookeeper_init takes it
+  std::string shown;                  ///< the URI with the password redacted, for errors
+  Duration session_timeout{10000};    ///< requested; the server clamps it to its min/max
+  std::optional<std::string> digest;  ///< "user:password" for zoo_add_auth("digest"); a secret
+  bool creator_acl = false;           ///< create nodes with ZOO_CREATOR_ALL_ACL
+};
+
+/// The subset of a znode's Stat the store uses.
+struct NodeStat {
+  std::int64_t czxid = 0;
+  std::int64_t ctime = 0;  ///< server wall time in ms, used only against other server times
+  std::int64_t mtime = 0;
+  std::int32_t version = 0;
+  std::int64_t ephemeral_owner = 0;
+};
+
+/// The outcome of one request: the ZooKeeper return code (ZOK, ZNONODE, ZNODEEXISTS, ...)
+/// and whatever the operation returns.
+struct Reply {
+  int rc = 0;
+  std::string value;  ///< created path, or node data
+  std::vector<std::string> children;
+  NodeStat stat;
+};
+
+/// A request in flight; `wait()` blocks until its reply or the deadline.
+class Pending {
+ public:
+  struct State;
+  explicit Pending(std::shared_ptr<State> s) : state_(std::move(s)) {}
+  /// The reply, or throws BackendError (deadline_exceeded) when the deadline passes first.
+  Reply wait(Deadline deadline, const std::string& what);
+
+ private:
+  std::shared_ptr<State> state_;
+};
+
+/// One session; thread-safe. Connection-level failures throw BackendError; node-level outcomes
+/// (ZNONODE, ZNODEEXISTS, ZBADVERSION, ZNOTEMPTY) are returned in `Reply::rc`.
+class Session {
+ public:
+  explicit Session(SessionConfig config);
+  ~Session();
+  Session(const Session&) = delete;
+  Session& operator=(const Session&) = delete;
+
+  /// Connects (or reconnects after expiry) and waits for the connection until `deadline`.
+  void connect(Deadline deadline);
+
+  Reply create(const std::string& path, const std::string& data, int mode, Deadline deadline);
+  Reply remove(const std::string& path, int version, Deadline deadline);
+  Reply exists(const std::string& path, Deadline deadline);
+  Reply get(const std::string& path, Deadline deadline);
+  Reply children(const std::string& path, Deadline deadline);
+  Reply set(const std::string& path, const std::string& data, int version, Deadline deadline);
+  /// Sends a get without waiting (for pipelined reads).
+  Pending get_async(const std::string& path, Deadline deadline);
+  /// Creates `path` and its missing ancestors as persistent nodes; existing ones are fine.
+  void ensure_path(const std::string& path, Deadline deadline);
+
+  /// Increments whenever a new session replaces an expired or closed one.
+  [[nodiscard]] std::uint64_t generation() const;
+  /// The current session id (0 before the first connection).
+  [[nodiscard]] std::int64_t session_id() const;
+  /// The session timeout the server granted (the requested one before connecting).
+  [[nodiscard]] Duration negotiated_timeout() const;
+  /// True when the session is connected right now.
+  [[nodiscard]] bool connected() const;
+  /// The URI with the password redacted.
+  [[nodiscard]] const std::string& shown() const { return config_.shown; }
+
+  struct Handle;  // one zhandle_t and its watcher state
+
+ private:
+  std::shared_ptr<Handle> ready_handle(Deadline deadline);
+  std::shared_ptr<Handle> current() const;
+  [[noreturn]] void fail(int rc, const std::string& what) const;
+  Reply finish(int submit_rc, const std::shared_ptr<Pending::State>& st, Deadline deadline,
+               const std::string& what);
+
+  SessionConfig config_;
+  mutable std::mutex mu_;
+  std::shared_ptr<Handle> handle_;
+  std::uint64_t generation_ = 0;
+};
+
+}  // namespace leader::detail::zk

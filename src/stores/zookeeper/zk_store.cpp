@@ -1,0 +1,197 @@
+#include "zk_store.hpp"
+
+#include <zookeeper/zookeeper.h>
+
+#include <algorithm>
+#include <nlohmann/json.hpp>
+
+#include "leader/errors.hpp"
+#include "leader/names.hpp"
+
+namespace leader::detail::zk {
+namespace {
+
+using Json = nlohmann::json;
+
+TimePoint steady_now() { return std::chrono::steady_clock::now(); }
+
+// The sequence number of a lock contender, or nullopt: the name ends in 10 digits (a '-' before
+// them after a 32-bit wrap) preceded by kazoo's "__lock__"/"__rlock__" or Curator's "lock-".
+std::optional<std::int64_t> contender_sequence(std::string_view name) {
+  constexpr std::size_t kDigits = 10;
+  if (name.size() < kDigits) return std::nullopt;
+  std::string_view digits = name.substr(name.size() - kDigits);
+  if (!std::all_of(digits.begin(), digits.end(), [](char c) { return c >= '0' && c <= '9'; }))
+    return std::nullopt;
+  std::string_view head = name.substr(0, name.size() - kDigits);
+  bool negative = head.ends_with('-') && !head.ends_with("lock-");
+  if (negative) head.remove_suffix(1);
+  if (!head.ends_with("__lock__") && !head.ends_with("__rlock__") && !head.ends_with("lock-"))
+    return std::nullopt;
+  std::int64_t seq = std::stoll(std::string(digits));
+  return negative ? -seq : seq;
+}
+
+}  // namespace
+
+std::vector<Contender> sorted_contenders(const std::vector<std::string>& children) {
+  std::vector<Contender> out;
+  for (const auto& c : children)
+    if (auto seq = contender_sequence(c)) out.push_back({c, *seq});
+  std::sort(out.begin(), out.end(), [](const Contender& a, const Contender& b) {
+    return a.seq != b.seq ? a.seq < b.seq : a.name < b.name;
+  });
+  return out;
+}
+
+ZooKeeperStore::ZooKeeperStore(StoreConfig config) : core_(Core::start(std::move(config))) {}
+
+ZooKeeperStore::~ZooKeeperStore() { core_->close(); }
+
+std::string ZooKeeperStore::lock_dir(std::string_view lock) const {
+  validate_lock_name(lock);
+  return core_->config().root + "/" + std::string(lock);
+}
+
+std::string ZooKeeperStore::node_data(const LeaseRequest& request, int slot) const {
+  return Json{{"owner", request.owner},
+              {"node_id", request.node_id},
+              {"ttl_ms", core_->granted(request.ttl).count()},
+              {"slot", slot}}
+      .dump();
+}
+
+Reply ZooKeeperStore::create_in(const std::string& dir, const std::string& path,
+                                const std::string& data, int mode, Deadline deadline) {
+  Reply r = session().create(path, data, mode, deadline);
+  if (r.rc == ZNONODE) {
+    session().ensure_path(dir, deadline);
+    r = session().create(path, data, mode, deadline);
+  }
+  if (r.rc != ZOK && r.rc != ZNODEEXISTS)
+    throw BackendError(ErrorCode::internal, core_->config().scheme,
+                       "create " + path + " on '" + session().shown() + "': " + zerror(r.rc));
+  return r;
+}
+
+Acquired ZooKeeperStore::try_acquire(const LeaseRequest& request, Deadline deadline) {
+  validate_lock_name(request.lock);
+  if (request.owner.empty() || request.owner.find('/') != std::string::npos)
+    throw InvalidArgument("owner token '" + request.owner + "' must be non-empty hex");
+  return request.slots >= 1 ? acquire_slot(request, deadline) : acquire_single(request, deadline);
+}
+
+Acquired ZooKeeperStore::acquire_single(const LeaseRequest& request, Deadline deadline) {
+  const std::string dir = lock_dir(request.lock);
+  const std::uint64_t generation = session().generation();
+  const TimePoint sent_at = steady_now();
+  Reply created;
+  try {
+    created = create_in(dir, dir + "/" + request.owner + "__lock__", node_data(request, 0),
+                        ZOO_EPHEMERAL_SEQUENTIAL, deadline);
+  } catch (const BackendError&) {  // the node may exist without us knowing its sequence
+    core_->add_orphan({dir, request.owner, true, generation});
+    throw;
+  }
+  const std::string name = created.value.substr(dir.size() + 1);
+  bool lowest = false;
+  try {
+    auto contenders = sorted_contenders(session().children(dir, deadline).children);
+    lowest = !contenders.empty() && contenders.front().name == name;
+  } catch (const BackendError&) {
+    core_->add_orphan({created.value, request.owner, false, generation});
+    throw;
+  }
+  if (lowest) return {core_->track(request, created.value, created.stat, 0, sent_at, generation)};
+  try {  // skip on contention: withdraw our node
+    session().remove(created.value, -1, deadline);
+  } catch (const BackendError&) {
+    core_->add_orphan({created.value, request.owner, false, generation});
+  }
+  return {};
+}
+
+LeaseStatus ZooKeeperStore::renew(Lease& lease, Duration ttl, Deadline deadline) {
+  auto core = Core::holding(lease.owner);  // only the owning session can confirm a lease
+  return core ? core->renew(lease, ttl, deadline) : LeaseStatus::lost;
+}
+
+LeaseStatus ZooKeeperStore::release(const Lease& lease, Duration keep_for, Deadline deadline) {
+  if (auto core = Core::holding(lease.owner)) return core->release(lease, keep_for, deadline);
+  return release_untracked(lease, keep_for, deadline);
+}
+
+// A lease of another session (another process, or a store of this process that closed its
+// session): find the node by owner token and delete it, checking the fencing token first. The
+// lease's own timer or session ends it no earlier than any keep_for, so keep_for keeps it.
+LeaseStatus ZooKeeperStore::release_untracked(const Lease& lease, Duration keep_for,
+                                              Deadline deadline) {
+  const std::string dir = lock_dir(lease.lock);
+  std::string path;
+  if (lease.slots >= 1) {
+    path = dir + "/slot-" + std::to_string(lease.slot);
+  } else {
+    Reply kids = session().children(dir, deadline);
+    for (const auto& c : kids.children)
+      if (c.starts_with(lease.owner + "__lock__")) path = dir + "/" + c;
+    if (path.empty()) return LeaseStatus::lost;
+  }
+  Reply r = session().get(path, deadline);
+  if (r.rc != ZOK || r.stat.czxid != static_cast<std::int64_t>(lease.fencing_token))
+    return LeaseStatus::lost;
+  Json data = Json::parse(r.value, nullptr, false);
+  if (!data.is_object() || data.value("owner", "") != lease.owner) return LeaseStatus::lost;
+  if (keep_for.count() > 0) return LeaseStatus::ok;
+  return session().remove(path, r.stat.version, deadline).rc == ZOK ? LeaseStatus::ok
+                                                                    : LeaseStatus::lost;
+}
+
+LockState ZooKeeperStore::inspect(std::string_view lock, Deadline deadline) {
+  LockState state;
+  state.lock = std::string(lock);
+  const std::string dir = lock_dir(lock);
+  Reply kids = session().children(dir, deadline);
+  if (kids.rc == ZNONODE) return state;
+  holders_of(dir, kids.children, deadline, state);
+  return state;
+}
+
+void ZooKeeperStore::holders_of(const std::string& dir, const std::vector<std::string>& children,
+                                Deadline deadline, LockState& out) {
+  std::vector<std::pair<std::string, int>> nodes;  // name, slot
+  auto contenders = sorted_contenders(children);
+  if (!contenders.empty()) nodes.emplace_back(contenders.front().name, 0);
+  for (const auto& c : children)
+    if (c.starts_with("slot-") && c.size() > 5 && c.size() < 15 &&
+        std::all_of(c.begin() + 5, c.end(), [](char ch) { return ch >= '0' && ch <= '9'; }))
+      nodes.emplace_back(c, std::stoi(c.substr(5)));
+  std::vector<Pending> pending;
+  for (const auto& [name, slot] : nodes)
+    pending.push_back(session().get_async(dir + "/" + name, deadline));
+  for (std::size_t i = 0; i < nodes.size(); ++i) {
+    Reply r = pending[i].wait(deadline, "get " + dir + "/" + nodes[i].first);
+    if (r.rc != ZOK) continue;  // released meanwhile
+    Holder h;
+    h.fencing_token = static_cast<std::uint64_t>(r.stat.czxid);
+    h.slot = nodes[i].second;
+    h.expires_in = session().negotiated_timeout();
+    Json data = Json::parse(r.value, nullptr, false);
+    if (data.is_object()) {
+      h.owner = data.value("owner", "");
+      h.node_id = data.value("node_id", "");
+      h.expires_in = Duration(data.value("ttl_ms", h.expires_in.count()));
+    } else {  // a foreign contender (kazoo writes its identifier, Curator the client's address)
+      h.node_id = r.value;
+      h.owner = nodes[i].first.substr(0, nodes[i].first.find("__"));
+    }
+    if (auto core = Core::holding(h.owner); core)
+      if (auto mine = core->held(h.owner); mine && mine->czxid == r.stat.czxid)
+        h.expires_in = std::max(
+            Duration(0), std::chrono::duration_cast<Duration>(mine->expire_at - steady_now()));
+    out.holders.push_back(std::move(h));
+  }
+  std::sort(out.holders.begin(), out.holders.end(),
+            [](const Holder& a, const Holder& b) { return a.slot < b.slot; });
+}
+
+}  // namespace leader::detail::zk

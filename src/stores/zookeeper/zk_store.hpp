@@ -1,0 +1,61 @@
+#pragma once
+// The ZooKeeper store: a lease is an ephemeral znode plus the session that owns it. See README.md
+// for the data model, how ttl/renew/release map onto sessions, and the failure modes.
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "leader/store.hpp"
+#include "zk_config.hpp"
+#include "zk_core.hpp"
+
+namespace leader::detail::zk {
+
+/// A contender node of a single lock, with its sequence number.
+struct Contender {
+  std::string name;
+  std::int64_t seq = 0;
+};
+
+/// Contenders among `children` ("...__lock__<seq>", "...__rlock__<seq>", Curator's
+/// "...lock-<seq>"), sorted by sequence number.
+std::vector<Contender> sorted_contenders(const std::vector<std::string>& children);
+
+/// LeaseStore over one ZooKeeper session. Thread-safe.
+class ZooKeeperStore final : public LeaseStore {
+ public:
+  explicit ZooKeeperStore(StoreConfig config);
+  ~ZooKeeperStore() override;
+  ZooKeeperStore(const ZooKeeperStore&) = delete;
+  ZooKeeperStore& operator=(const ZooKeeperStore&) = delete;
+
+  [[nodiscard]] std::string_view scheme() const override { return core_->config().scheme; }
+  Acquired try_acquire(const LeaseRequest& request, Deadline deadline) override;
+  [[nodiscard]] LeaseStatus renew(Lease& lease, Duration ttl, Deadline deadline) override;
+  LeaseStatus release(const Lease& lease, Duration keep_for, Deadline deadline) override;
+  [[nodiscard]] LockState inspect(std::string_view lock, Deadline deadline) override;
+  void put_candidate(std::string_view group, const Candidate& candidate, Duration ttl,
+                     Deadline deadline) override;
+  [[nodiscard]] std::vector<Candidate> list_candidates(std::string_view group,
+                                                       Deadline deadline) override;
+  void remove_candidate(std::string_view group, std::string_view node_id,
+                        Deadline deadline) override;
+
+ private:
+  Session& session() { return core_->session(); }
+  std::string lock_dir(std::string_view lock) const;
+  std::string candidate_dir(std::string_view group) const;
+  std::string node_data(const LeaseRequest& request, int slot) const;
+  Reply create_in(const std::string& dir, const std::string& path, const std::string& data,
+                  int mode, Deadline deadline);
+  Acquired acquire_single(const LeaseRequest& request, Deadline deadline);
+  Acquired acquire_slot(const LeaseRequest& request, Deadline deadline);
+  LeaseStatus release_untracked(const Lease& lease, Duration keep_for, Deadline deadline);
+  void holders_of(const std::string& dir, const std::vector<std::string>& children,
+                  Deadline deadline, LockState& out);
+
+  std::shared_ptr<Core> core_;
+};
+
+}  // namespace leader::detail::zk

@@ -1,0 +1,104 @@
+// The store's own timer thread: deletes a lease's node when its ttl passes without renewal (the
+// session alone would keep it while the process lives), deletes kept nodes once keep_for has
+// passed (min_lease_time), and removes orphaned nodes left by calls whose outcome is unknown.
+
+#include <zookeeper/zookeeper.h>
+
+#include <nlohmann/json.hpp>
+
+#include "leader/errors.hpp"
+#include "zk_core.hpp"
+
+namespace leader::detail::zk {
+namespace {
+
+constexpr Duration kStepTimeout{2000};   // bound of each timer-thread request
+constexpr Duration kOrphanRetry{500};    // pause between orphan sweeps while some remain
+constexpr int kMaxOrphanAttempts = 120;  // ~1 minute of retries, then the session decides
+
+}  // namespace
+
+void Core::timer_loop() {
+  std::unique_lock lock(mu_);
+  TimePoint next_sweep{};
+  while (!(closing_ && held_.empty())) {
+    const TimePoint now = std::chrono::steady_clock::now();
+    std::vector<Held> due;
+    TimePoint next = now + std::chrono::hours(1);
+    for (auto it = held_.begin(); it != held_.end();) {
+      if (it->second.expire_at <= now) {
+        due.push_back(it->second);
+        it = held_.erase(it);
+      } else {
+        next = std::min(next, it->second.expire_at);
+        ++it;
+      }
+    }
+    std::vector<Orphan> orphans;
+    if (!orphans_.empty() && now >= next_sweep && session_.connected()) {
+      orphans.swap(orphans_);
+      next_sweep = now + kOrphanRetry;
+    }
+    if (!due.empty() || !orphans.empty()) {
+      lock.unlock();
+      delete_due(std::move(due));
+      sweep(std::move(orphans));
+      lock.lock();
+      cv_.notify_all();
+      continue;
+    }
+    if (!orphans_.empty()) next = std::min(next, std::max(next_sweep, now + Duration(50)));
+    cv_.wait_until(lock, next);
+  }
+  // Nothing is held and the store is gone: drop the last reference, which closes the session
+  // (and with it any orphaned ephemeral node).
+  std::shared_ptr<Core> me = std::move(self_);
+  lock.unlock();
+  me.reset();
+}
+
+void Core::delete_due(std::vector<Held> due) {
+  for (auto& h : due) {
+    if (h.generation != session_.generation()) continue;  // gone with its session
+    try {
+      session_.remove(h.path, -1,
+                      Deadline::after(kStepTimeout));  // ours: owner in the name or slot
+    } catch (const BackendError&) {
+      add_orphan({h.path, "", false, h.generation});
+    }
+  }
+}
+
+void Core::sweep(std::vector<Orphan> orphans) {
+  std::vector<Orphan> again;
+  for (auto& o : orphans) {
+    if (o.generation != session_.generation()) continue;  // its ephemeral nodes are gone
+    try {
+      const Deadline deadline = Deadline::after(kStepTimeout);
+      if (o.scan) {
+        Reply kids = session_.children(o.path, deadline);
+        for (const auto& c : kids.children)
+          if (c.starts_with(o.owner)) session_.remove(o.path + "/" + c, -1, deadline);
+        continue;
+      }
+      Reply r = session_.get(o.path, deadline);
+      if (r.rc != ZOK || r.stat.ephemeral_owner != session_.session_id()) continue;
+      auto data = nlohmann::json::parse(r.value, nullptr, false);
+      bool owner_matches =
+          o.owner.empty() || (data.is_object() && data.value("owner", "") == o.owner);
+      {
+        std::lock_guard lock(mu_);  // a lease that is tracked again is not an orphan
+        for (const auto& [owner, h] : held_)
+          if (h.path == o.path) owner_matches = false;
+      }
+      if (owner_matches) session_.remove(o.path, r.stat.version, deadline);
+    } catch (const BackendError&) {
+      if (++o.attempts < kMaxOrphanAttempts) again.push_back(std::move(o));
+    }
+  }
+  if (again.empty()) return;
+  std::lock_guard lock(mu_);
+  for (auto& o : again) orphans_.push_back(std::move(o));
+}
+
+}  // namespace leader::detail::zk
