@@ -191,15 +191,11 @@ bool Connection::idle_and_alive() {
   if (broken_ || PQstatus(conn_) != CONNECTION_OK) return false;
   pollfd p{PQsocket(conn_), POLLIN, 0};
   if (p.fd < 0) return false;
-  if (::poll(&p, 1, 0) > 0) {  // an idle session is readable only if the server said goodbye
-    if (!PQconsumeInput(conn_)) return false;
-    while (!PQisBusy(conn_)) {
-      PGresult* r = PQgetResult(conn_);
-      if (r == nullptr) break;
-      PQclear(r);
-    }
-  }
-  return PQstatus(conn_) == CONNECTION_OK && PQtransactionStatus(conn_) == PQTRANS_IDLE;
+  // An idle session we never asked anything of is readable only when the server said goodbye
+  // (shutdown, restart, idle timeout: a FATAL notice then EOF) or sent an unsolicited parameter
+  // report; either way a fresh connection is the safe choice.
+  if (::poll(&p, 1, 0) != 0) return false;
+  return PQtransactionStatus(conn_) == PQTRANS_IDLE;
 }
 
 }  // namespace leader::detail::pg

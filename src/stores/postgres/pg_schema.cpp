@@ -9,12 +9,18 @@ namespace {
 // The schema version found, 0 when the table is empty, -1 when it does not exist.
 int schema_version(Connection& conn, const Tables& t, Deadline deadline) {
   try {
-    auto results = conn.run({{"SELECT max(version) FROM " + t.schema, {}, false}}, deadline);
+    auto results =
+        conn.run({{"SELECT count(*), max(version) FROM " + t.schema, {}, false}}, deadline);
     PGresult* r = results.front().get();
-    if (PQntuples(r) == 0 || PQgetisnull(r, 0, 0)) return 0;
-    return std::atoi(PQgetvalue(r, 0, 0));
+    const int rows = std::atoi(PQgetvalue(r, 0, 0));
+    if (rows > 1)
+      throw BackendError(ErrorCode::failed_precondition, kScheme,
+                         t.schema + " holds " + std::to_string(rows) + " rows; expected one");
+    return rows == 0 ? 0 : std::atoi(PQgetvalue(r, 0, 1));
   } catch (const BackendError& e) {
-    if (e.code() == ErrorCode::failed_precondition) return -1;  // 42P01: no such table
+    if (e.code() == ErrorCode::failed_precondition &&
+        std::string(e.what()).find("rows;") == std::string::npos)
+      return -1;  // 42P01: no such table
     throw;
   }
 }
@@ -67,11 +73,11 @@ void ensure_schema(Connection& conn, const Tables& t, bool create, Deadline dead
                        "the tables " + t.prefix +
                            "* do not exist (create_schema=false); apply the DDL of "
                            "docs/sql-schema.md or drop that option");
-  if (version > kSchemaVersion)
+  if (version != kSchemaVersion)
     throw BackendError(ErrorCode::failed_precondition, kScheme,
                        "schema version " + std::to_string(version) + " of " + t.schema +
-                           " is newer than this library's (" + std::to_string(kSchemaVersion) +
-                           "); upgrade leader");
+                           " is not the one this library uses (" + std::to_string(kSchemaVersion) +
+                           ")");
 }
 
 }  // namespace leader::detail::pg

@@ -33,28 +33,32 @@ std::vector<std::pair<std::string, std::string>> statements(const Tables& t) {
            t.leases + " AS l" + lease_cols +
            "SELECT $1::text, 0, $2::text, $3::text, last_token, now(), now() + " + ms("$4") +
            " FROM fence" + take_over_if_expired() + " RETURNING fencing_token"},
-      // Group lease, statement 1 of one implicit transaction: locks and bumps the fence row,
-      // which serialises the slot choice of concurrent acquirers of this lock.
-      {kBumpFence, "INSERT INTO " + t.fences +
-                       " AS f (lock_name, last_token) VALUES ($1::text, 1) ON CONFLICT (lock_name)"
-                       " DO UPDATE SET last_token = f.last_token + 1 RETURNING last_token"},
-      // Group lease, statement 2: the lowest free-or-expired slot, with the bumped token.
+      // Group lease, statements 1 and 2 of one implicit transaction: make sure the fence row
+      // exists, then lock it. This serialises the slot choice of concurrent acquirers of the
+      // lock: statement 3 runs with a snapshot taken after the previous one committed.
+      {kFenceRow, "INSERT INTO " + t.fences +
+                      " (lock_name, last_token) VALUES ($1::text, 0) ON CONFLICT DO NOTHING"},
+      {kLockFence, "SELECT last_token FROM " + t.fences + " WHERE lock_name = $1::text FOR UPDATE"},
+      // Group lease, statement 3: the lowest free-or-expired slot, and only if there is one, the
+      // fence bump, both feeding the upsert.
       {kGrantSlot,
-       "INSERT INTO " + t.leases + " AS l" + lease_cols +
-           "(SELECT $1::text, s, $2::text, $3::text," + " (SELECT last_token FROM " + t.fences +
-           " WHERE lock_name = $1::text), now(), now() + " + ms("$4") +
-           " FROM generate_series(0, $5::int - 1) AS s WHERE NOT EXISTS (SELECT 1 FROM " +
+       "WITH pick AS (SELECT s FROM generate_series(0, $5::int - 1) AS s WHERE NOT EXISTS"
+       " (SELECT 1 FROM " +
            t.leases +
            " e WHERE e.lock_name = $1::text AND e.slot = s AND e.expires_at > now())"
-           " ORDER BY s LIMIT 1)" +
-           take_over_if_expired() + " RETURNING slot, fencing_token"},
+           " ORDER BY s LIMIT 1), fence AS (UPDATE " +
+           t.fences +
+           " SET last_token = last_token + 1 WHERE lock_name = $1::text AND EXISTS"
+           " (SELECT 1 FROM pick) RETURNING last_token) INSERT INTO " +
+           t.leases + " AS l" + lease_cols +
+           "SELECT $1::text, s, $2::text, $3::text, last_token, now(), now() + " + ms("$4") +
+           " FROM pick, fence" + take_over_if_expired() + " RETURNING slot, fencing_token"},
       {kRenew, "UPDATE " + t.leases + " SET expires_at = now() + " + ms("$4") +
                    " WHERE lock_name = $1::text AND slot = $2::int AND owner = $3::text"
                    " AND expires_at > now()"},
-      // Deletes our row even when it has expired, but reports ok only if it was still valid.
       {kRelease, "DELETE FROM " + t.leases +
                      " WHERE lock_name = $1::text AND slot = $2::int AND owner = $3::text"
-                     " RETURNING expires_at > now()"},
+                     " AND expires_at > now()"},
       {kKeep, "UPDATE " + t.leases + " SET expires_at = now() + " + ms("$4") +
                   " WHERE lock_name = $1::text AND slot = $2::int AND owner = $3::text"
                   " AND expires_at > now()"},

@@ -151,11 +151,12 @@ Acquired PostgresStore::try_acquire(const LeaseRequest& request, Deadline deadli
     return {std::move(lease)};
   }
   auto results =
-      run({{kBumpFence, {request.lock}},
+      run({{kFenceRow, {request.lock}},
+           {kLockFence, {request.lock}},
            {kGrantSlot,
             {request.lock, request.owner, request.node_id, ttl, std::to_string(request.slots)}}},
           deadline);
-  PGresult* r = results[1].get();
+  PGresult* r = results[2].get();
   if (PQntuples(r) == 0) return {};
   lease.slot = static_cast<int>(to_int(r, 0, 0));
   lease.fencing_token = static_cast<std::uint64_t>(to_int(r, 0, 1));
@@ -186,9 +187,7 @@ LeaseStatus PostgresStore::release(const Lease& lease, Duration keep_for, Deadli
     return affected(results[0].get()) == "1" ? LeaseStatus::ok : LeaseStatus::lost;
   }
   auto results = run({{kRelease, std::move(params)}}, deadline);
-  PGresult* r = results[0].get();
-  bool was_valid = PQntuples(r) == 1 && PQgetvalue(r, 0, 0)[0] == 't';
-  return was_valid ? LeaseStatus::ok : LeaseStatus::lost;
+  return affected(results[0].get()) == "1" ? LeaseStatus::ok : LeaseStatus::lost;
 }
 
 LockState PostgresStore::inspect(std::string_view lock, Deadline deadline) {

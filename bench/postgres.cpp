@@ -1,0 +1,164 @@
+// Uncontended run_if_leader (no-op action) and the store's acquire+release / renew on the
+// PostgreSQL store, next to the same prepared statements run over one raw libpq connection in
+// the same run (the baseline). Reports ops/s (items_per_second) and p50/p99 per operation.
+//
+//   scripts/test-servers.sh start postgres && scripts/sql-setup.sh postgres
+//   build/bench/bench_postgres --benchmark_min_time=2
+// Server: LEADER_BENCH_POSTGRES_URI (default postgresql://postgres@127.0.0.1:15432/leader_test).
+
+#include <benchmark/benchmark.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdlib>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "../src/stores/postgres/pg_statements.hpp"
+#include "leader/leader.hpp"
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+using namespace std::chrono_literals;
+
+std::string base_uri() {
+  const char* v = std::getenv("LEADER_BENCH_POSTGRES_URI");
+  return v && *v ? v : "postgresql://postgres@127.0.0.1:15432/leader_test";
+}
+std::string store_uri() { return base_uri() + "?table_prefix=bench_"; }
+
+void report(benchmark::State& state, std::vector<double>& us) {
+  if (us.empty()) return;
+  std::sort(us.begin(), us.end());
+  state.counters["p50_us"] = us[us.size() / 2];
+  state.counters["p99_us"] = us[std::min(us.size() - 1, us.size() * 99 / 100)];
+  state.SetItemsProcessed(static_cast<std::int64_t>(us.size()));
+}
+
+double micros_since(Clock::time_point t0) {
+  return std::chrono::duration<double, std::micro>(Clock::now() - t0).count();
+}
+
+void BM_RunIfLeader(benchmark::State& state) {
+  leader::LeaderElector elector(leader::open(store_uri()),
+                                {.wait_time = 0ms, .lease_time = 30s, .node_id = "bench"});
+  const std::string lock = "bench-run-" + std::to_string(::getpid());
+  std::vector<double> us;
+  for (auto _ : state) {
+    auto t0 = Clock::now();
+    if (!elector.run_if_leader(lock, [] {})) throw std::runtime_error("uncontended skip");
+    us.push_back(micros_since(t0));
+  }
+  report(state, us);
+}
+BENCHMARK(BM_RunIfLeader)->Unit(benchmark::kMicrosecond)->UseRealTime();
+
+void BM_StoreAcquireRelease(benchmark::State& state) {
+  auto store = leader::open(store_uri());
+  const std::string lock = "bench-store-" + std::to_string(::getpid());
+  std::vector<double> us;
+  for (auto _ : state) {
+    auto t0 = Clock::now();
+    auto got = store->try_acquire({lock, leader::new_owner_token(), "bench", 30s, 0},
+                                  leader::Deadline::after(5s));
+    if (!got) throw std::runtime_error("uncontended acquire failed");
+    (void)store->release(*got.lease, leader::Duration{0}, leader::Deadline::after(5s));
+    us.push_back(micros_since(t0));
+  }
+  report(state, us);
+}
+BENCHMARK(BM_StoreAcquireRelease)->Unit(benchmark::kMicrosecond)->UseRealTime();
+
+void BM_StoreRenew(benchmark::State& state) {
+  auto store = leader::open(store_uri());
+  const std::string lock = "bench-renew-" + std::to_string(::getpid());
+  auto got = store->try_acquire({lock, leader::new_owner_token(), "bench", 30s, 0},
+                                leader::Deadline::after(5s));
+  if (!got) throw std::runtime_error("acquire failed");
+  leader::Lease lease = *got.lease;
+  std::vector<double> us;
+  for (auto _ : state) {
+    auto t0 = Clock::now();
+    if (store->renew(lease, 30s, leader::Deadline::after(5s)) != leader::LeaseStatus::ok)
+      throw std::runtime_error("renew lost");
+    us.push_back(micros_since(t0));
+  }
+  (void)store->release(lease, leader::Duration{0}, leader::Deadline::after(5s));
+  report(state, us);
+}
+BENCHMARK(BM_StoreRenew)->Unit(benchmark::kMicrosecond)->UseRealTime();
+
+// The store's statements, prepared once on one raw blocking libpq connection.
+class RawConnection {
+ public:
+  RawConnection() : conn_(PQconnectdb(base_uri().c_str())) {
+    if (PQstatus(conn_) != CONNECTION_OK) throw std::runtime_error(PQerrorMessage(conn_));
+    // The store created the tables; a raw connection only prepares the same statements.
+    (void)leader::open(store_uri())->inspect("bench", leader::Deadline::after(5s));
+    for (const auto& [name, sql] :
+         leader::detail::pg::statements(leader::detail::pg::tables_for("bench_")))
+      check(PQprepare(conn_, name.c_str(), sql.c_str(), 0, nullptr));
+  }
+  ~RawConnection() { PQfinish(conn_); }
+  RawConnection(const RawConnection&) = delete;
+  RawConnection& operator=(const RawConnection&) = delete;
+
+  /// Runs a prepared statement; returns its first value ("" if none).
+  std::string exec(const char* name, std::vector<const char*> params) {
+    PGresult* r = PQexecPrepared(conn_, name, static_cast<int>(params.size()), params.data(),
+                                 nullptr, nullptr, 0);
+    std::string out = PQntuples(r) > 0 ? PQgetvalue(r, 0, 0) : PQcmdTuples(r);
+    check(r);
+    return out;
+  }
+
+ private:
+  void check(PGresult* r) {
+    auto st = PQresultStatus(r);
+    PQclear(r);
+    if (st != PGRES_COMMAND_OK && st != PGRES_TUPLES_OK)
+      throw std::runtime_error(PQerrorMessage(conn_));
+  }
+  PGconn* conn_;
+};
+
+void BM_RawAcquireRelease(benchmark::State& state) {
+  RawConnection raw;
+  const std::string lock = "bench-raw-" + std::to_string(::getpid());
+  std::vector<double> us;
+  for (auto _ : state) {
+    const std::string owner = leader::new_owner_token();
+    auto t0 = Clock::now();
+    if (raw.exec(leader::detail::pg::kAcquire, {lock.c_str(), owner.c_str(), "bench", "30000"})
+            .empty())
+      throw std::runtime_error("raw acquire failed");
+    raw.exec(leader::detail::pg::kRelease, {lock.c_str(), "0", owner.c_str()});
+    us.push_back(micros_since(t0));
+  }
+  report(state, us);
+}
+BENCHMARK(BM_RawAcquireRelease)->Unit(benchmark::kMicrosecond)->UseRealTime();
+
+void BM_RawRenew(benchmark::State& state) {
+  RawConnection raw;
+  const std::string lock = "bench-rawrenew-" + std::to_string(::getpid());
+  const std::string owner = leader::new_owner_token();
+  raw.exec(leader::detail::pg::kAcquire, {lock.c_str(), owner.c_str(), "bench", "30000"});
+  std::vector<double> us;
+  for (auto _ : state) {
+    auto t0 = Clock::now();
+    if (raw.exec(leader::detail::pg::kRenew, {lock.c_str(), "0", owner.c_str(), "30000"}) != "1")
+      throw std::runtime_error("raw renew lost");
+    us.push_back(micros_since(t0));
+  }
+  raw.exec(leader::detail::pg::kRelease, {lock.c_str(), "0", owner.c_str()});
+  report(state, us);
+}
+BENCHMARK(BM_RawRenew)->Unit(benchmark::kMicrosecond)->UseRealTime();
+
+}  // namespace
+
+BENCHMARK_MAIN();
