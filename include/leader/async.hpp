@@ -168,14 +168,17 @@ void release_guard(std::optional<LeaseGuard>& guard, const Outcome<V>& outcome) 
   guard.reset();
 }
 
-/// Runs `f` on `ex`: `ex.execute(f)` (asio and P0443-style executors) or `ex(f)`.
+/// Runs `f` on `ex`: `ex.execute(f)`, else `post(ex, f)` found by argument-dependent lookup
+/// (asio executors: ::asio::post), else `ex(f)`.
 template <class Executor, class Fn>
 void execute_on(const Executor& ex, Fn&& f) {
   if constexpr (requires { ex.execute(std::forward<Fn>(f)); }) {
     ex.execute(std::forward<Fn>(f));
+  } else if constexpr (requires { post(ex, std::forward<Fn>(f)); }) {
+    post(ex, std::forward<Fn>(f));
   } else {
     static_assert(std::is_invocable_v<const Executor&, Fn>,
-                  "the executor must provide ex.execute(f) or be callable as ex(f)");
+                  "the executor must provide ex.execute(f), post(ex, f) or be callable as ex(f)");
     ex(std::forward<Fn>(f));
   }
 }
@@ -343,7 +346,8 @@ auto run_if_leader_result_async(const Elector& elector, std::string_view lock, F
 }
 
 /// The executor-dispatch model: waits for the lease on `pool`, then runs `action` on `executor`
-/// (anything with `execute(f)`, such as an asio executor, or callable as `executor(f)`), so
+/// (anything with `execute(f)`, an asio executor (`post(executor, f)` found by ADL), or a
+/// callable `executor(f)`), so
 /// waiting never occupies the executor's threads. Results as run_if_leader_async.
 template <class Executor, AsyncElectable Elector, class F>
 auto run_if_leader_on(const Executor& executor, const Elector& elector, std::string_view lock,

@@ -14,6 +14,8 @@
 
 #include <functional>
 #include <memory>
+#include <mutex>
+#include <random>
 #include <optional>
 #include <stop_token>
 #include <string>
@@ -103,10 +105,13 @@ class ElectionCore : public std::enable_shared_from_this<ElectionCore> {
 
  private:
   Acquisition on_backend_error(const std::string& lock, const BackendError& e);
+  Duration jittered(Duration backoff);
   std::shared_ptr<LeaseStore> store_;
   ElectionOptions options_;
   int slots_;
   ElectorHooks hooks_;
+  std::mutex rng_mu_;
+  std::mt19937_64 rng_;
 };
 
 /// Calls `f(ctx)` or `f()`, whichever `f` accepts.

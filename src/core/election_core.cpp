@@ -61,7 +61,6 @@ void HeldLease::mark_lost(const std::string& reason) noexcept {
     std::lock_guard lock(mu);
     if (lost) return;
     lost = true;
-    ++generation;
   }
   stop.request_stop();
   notify(listener, [&](ElectionListener& l) { l.on_lost(info, reason); });
@@ -73,15 +72,13 @@ ElectionCore::ElectionCore(std::shared_ptr<LeaseStore> store, ElectionOptions op
   if (!store_) throw InvalidArgument("elector: the store is null (use leader::open(uri))");
   options_.validate();
   if (!hooks_.clock) hooks_.clock = Clock::system();
+  rng_.seed(hooks_.seed != 0 ? hooks_.seed : std::random_device{}());
 }
 
 Acquisition ElectionCore::acquire(const std::string& lock, std::stop_token caller) {
   LeaseRequest request{lock, {}, options_.node_id, options_.lease_time, slots_};
   Clock& clock = *hooks_.clock;
   const TimePoint wait_until = clock.now() + options_.wait_time;
-  thread_local std::mt19937_64 rng{std::random_device{}()};
-  std::mt19937_64 seeded{hooks_.seed};
-  std::mt19937_64& jitter_rng = hooks_.seed != 0 ? seeded : rng;
   Duration backoff = kFirstBackoff;
   std::optional<BackendError> last_error;
 
@@ -121,8 +118,7 @@ Acquisition ElectionCore::acquire(const std::string& lock, std::stop_token calle
     }
     const TimePoint now = clock.now();
     if (now >= wait_until) break;
-    std::uniform_int_distribution<Duration::rep> jitter(backoff.count() / 2, backoff.count());
-    Duration pause = std::min(Duration(jitter(jitter_rng)),
+    Duration pause = std::min(jittered(backoff),
                               std::chrono::duration_cast<Duration>(wait_until - now));
     interruptible_sleep(clock, pause, caller);
     backoff = std::min(backoff * 2, kMaxBackoff);
@@ -131,6 +127,12 @@ Acquisition ElectionCore::acquire(const std::string& lock, std::stop_token calle
   Skipped s{SkipReason::contention, "another owner holds '" + lock + "'"};
   report_skip(lock, s);
   return {std::nullopt, s};
+}
+
+Duration ElectionCore::jittered(Duration backoff) {
+  std::uniform_int_distribution<Duration::rep> jitter(backoff.count() / 2, backoff.count());
+  std::lock_guard lock(rng_mu_);
+  return Duration(jitter(rng_));
 }
 
 Acquisition ElectionCore::on_backend_error(const std::string& lock, const BackendError& e) {

@@ -9,6 +9,7 @@
 #include <optional>
 #include <stop_token>
 #include <string>
+#include <utility>
 
 #include "leader/elector.hpp"
 
@@ -31,11 +32,14 @@ struct HeldLease {
   Lease lease;                  // guarded by mu
   TimePoint local_deadline{};   // guarded by mu
   TimePoint next_renew{};       // guarded by mu
-  std::uint64_t generation = 0; // guarded by mu: the scheduler entry that is current
   int renewals_in_flight = 0;   // guarded by mu
   bool lost = false;            // guarded by mu
   bool finished = false;        // guarded by mu
   bool released = false;        // guarded by mu: finish() ran
+
+  /// Position in the scheduler's queue; guarded by the scheduler's own mutex.
+  using ScheduleKey = std::pair<TimePoint, std::uint64_t>;
+  std::optional<ScheduleKey> scheduled;
 
   /// The local deadline after a grant of `ttl` sent at `sent`.
   [[nodiscard]] TimePoint deadline_after(TimePoint sent, Duration ttl) const;

@@ -1,7 +1,9 @@
 #include "leader/names.hpp"
 
+#include <pthread.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <array>
 #include <cstdio>
 #include <random>
@@ -82,13 +84,19 @@ std::string tenant_lock_name(std::string_view tenant, std::string_view name) {
 
 std::string new_owner_token() {
   // Re-seeded after fork(), so a child never repeats its parent's tokens.
-  thread_local pid_t seeded_for = 0;
+  static std::atomic<unsigned> fork_generation{1};
+  static const bool hooked = [] {
+    pthread_atfork(nullptr, nullptr, [] { fork_generation.fetch_add(1); });
+    return true;
+  }();
+  (void)hooked;
+  thread_local unsigned seeded_for = 0;
   thread_local std::mt19937_64 rng;
-  if (seeded_for != getpid()) {
+  if (unsigned g = fork_generation.load(std::memory_order_relaxed); seeded_for != g) {
     std::random_device rd;
     std::seed_seq seq{rd(), rd(), rd(), rd(), static_cast<unsigned>(getpid())};
     rng.seed(seq);
-    seeded_for = getpid();
+    seeded_for = g;
   }
   std::string out(32, '0');
   static constexpr char kHex[] = "0123456789abcdef";

@@ -4,7 +4,6 @@
 #include <deque>
 #include <functional>
 #include <map>
-#include <queue>
 #include <random>
 #include <thread>
 #include <vector>
@@ -41,37 +40,39 @@ class Scheduler final : public RenewalScheduler {
   }
 
   void reschedule(const std::shared_ptr<HeldLease>& held) override {
-    Entry e;
+    TimePoint due;
     {
       std::lock_guard hl(held->mu);
       if (held->finished || held->lost) return;
-      e.due = held->local_deadline;
+      due = held->local_deadline;
       if (held->options.auto_extend && held->renewals_in_flight == 0)
-        e.due = std::min(e.due, held->next_renew);
-      e.generation = ++held->generation;
-      e.held = held;
+        due = std::min(due, held->next_renew);
     }
+    bool earliest;
     {
       std::lock_guard lock(mu_);
-      queue_.push(std::move(e));
+      if (held->scheduled) queue_.erase(*held->scheduled);
+      Key key{due, ++sequence_};
+      earliest = due < planned_wake_;
+      queue_.emplace(key, held);
+      held->scheduled = key;
     }
-    cv_.notify_all();
+    if (earliest) cv_.notify_all();  // only an earlier wake-up needs the timer thread
   }
 
   void unwatch(HeldLease& held) override {
-    std::unique_lock hl(held.mu);
-    held.finished = true;
-    ++held.generation;
-    held.cv.wait(hl, [&] { return held.renewals_in_flight == 0; });
+    {
+      std::unique_lock hl(held.mu);
+      held.finished = true;
+      held.cv.wait(hl, [&] { return held.renewals_in_flight == 0; });
+    }
+    std::lock_guard lock(mu_);
+    if (held.scheduled) queue_.erase(*held.scheduled);
+    held.scheduled.reset();
   }
 
  private:
-  struct Entry {
-    TimePoint due{};
-    std::uint64_t generation = 0;
-    std::weak_ptr<HeldLease> held;
-    bool operator>(const Entry& o) const { return due > o.due; }
-  };
+  using Key = HeldLease::ScheduleKey;
 
   TimePoint renew_time(TimePoint sent, const HeldLease& h) {
     // lease/3 with +-10% jitter, so many leases acquired together do not renew together.
@@ -84,31 +85,33 @@ class Scheduler final : public RenewalScheduler {
   void timer_loop() {
     std::unique_lock lock(mu_);
     while (!stopping_) {
-      if (queue_.empty()) {
-        clock_->wait_until(lock, cv_, clock_->now() + std::chrono::hours(1));
+      TimePoint now = clock_->now();
+      if (!queue_.empty() && queue_.begin()->first.first <= now) {
+        std::weak_ptr<HeldLease> weak = queue_.begin()->second;
+        queue_.erase(queue_.begin());
+        auto held = weak.lock();
+        if (held) held->scheduled.reset();
+        lock.unlock();
+        if (held) handle(held);
+        lock.lock();
         continue;
       }
-      TimePoint due = queue_.top().due;
-      if (clock_->now() < due) {
-        clock_->wait_until(lock, cv_, due);
-        continue;
-      }
-      Entry e = queue_.top();
-      queue_.pop();
-      lock.unlock();
-      handle(e);
-      lock.lock();
+      TimePoint next = queue_.empty() ? TimePoint::max() : queue_.begin()->first.first;
+      // Keep a pending earlier wake-up (its entry may have been released since): then a new
+      // lease due later needs no notify, which keeps acquire/release free of context switches.
+      planned_wake_ = planned_wake_ <= now ? next : std::min(planned_wake_, next);
+      TimePoint until = planned_wake_ == TimePoint::max() ? now + std::chrono::hours(24)
+                                                          : planned_wake_;
+      clock_->wait_until(lock, cv_, until);
     }
   }
 
-  void handle(const Entry& e) {
-    auto held = e.held.lock();
-    if (!held) return;
+  void handle(const std::shared_ptr<HeldLease>& held) {
     bool expired = false;
     bool renew = false;
     {
       std::lock_guard hl(held->mu);
-      if (e.generation != held->generation || held->finished || held->lost) return;
+      if (held->finished || held->lost) return;
       TimePoint now = clock_->now();
       if (now >= held->local_deadline) {
         expired = true;
@@ -195,7 +198,9 @@ class Scheduler final : public RenewalScheduler {
   std::mutex mu_;
   std::condition_variable cv_;
   std::condition_variable jobs_cv_;
-  std::priority_queue<Entry, std::vector<Entry>, std::greater<>> queue_;
+  std::map<Key, std::weak_ptr<HeldLease>> queue_;  // one entry per watched lease
+  std::uint64_t sequence_ = 0;
+  TimePoint planned_wake_ = TimePoint::max();  // when the timer thread wakes anyway
   std::deque<std::function<void()>> jobs_;
   bool stopping_ = false;
   std::mutex rng_mu_;
