@@ -1,0 +1,162 @@
+// The `leader` command: run a command once across replicas (`leader run`), and show who holds a
+// lock (`leader status`). Exit codes are listed in kRunFooter and docs/cli.md.
+
+#include <CLI/CLI.hpp>
+#include <cstdio>
+#include <string>
+#include <vector>
+
+#include "exit_codes.hpp"
+#include "leader/errors.hpp"
+#include "leader/open.hpp"
+#include "leader/uri.hpp"
+#include "run_command.hpp"
+#include "status_command.hpp"
+
+#ifndef LEADER_VERSION
+#define LEADER_VERSION "unknown"
+#endif
+
+namespace {
+
+using namespace leader::cli;
+
+constexpr const char* kRunUsage =
+    "Usage: leader run [--store URI] --lock NAME [--ttl 30s] [--wait 0s] [--min-hold 0s] "
+    "[--slots N] [--grace 5s] [--skip-exit-code N] [--node-id ID] [-v|--quiet] -- COMMAND "
+    "[ARGS...]";
+constexpr const char* kStatusUsage =
+    "Usage: leader status [--store URI] --lock NAME [--slots N] [--json] [-v]";
+constexpr const char* kMainUsage = "Usage: leader run|status [OPTIONS] (see leader --help)";
+
+constexpr const char* kRunFooter = R"(
+COMMAND runs (without a shell) in its own process group with LEADER_LOCK,
+LEADER_FENCING_TOKEN, LEADER_NODE_ID (and LEADER_SLOT with --slots) in its
+environment. The lease is renewed while it runs; SIGINT, SIGTERM and SIGHUP are
+forwarded to the group; the lease is released once every process of the group
+has exited. If the lease is lost, the group gets SIGTERM, then SIGKILL after
+--grace, before the lease can expire on the store.
+
+Store: --store, else $LEADER_STORE, else sqlite:///var/lib/leader/leader.db when
+/var/lib/leader is writable, else $XDG_STATE_HOME/leader/leader.db
+(~/.local/state/leader/leader.db). -v prints the store used.
+
+Exit codes:
+  0        COMMAND exited 0, or another replica holds the lock (see --skip-exit-code)
+  1-125    COMMAND's exit status
+  126/127  COMMAND cannot be executed / was not found
+  128+N    COMMAND was killed by signal N (or leader was, while waiting for the lock)
+  64       usage error (bad option, duration or lock name; --grace does not fit --ttl)
+  69       store unavailable or misconfigured (one-line reason on stderr)
+  71       leader could not start COMMAND (fork failed)
+  75       the lease was lost while COMMAND ran; its process group was killed)";
+
+constexpr const char* kStatusFooter = R"(
+Exit codes: 0 held, 3 free, 64 usage error, 69 store unavailable.)";
+
+leader::Duration duration_arg(const std::string& text, const char* flag) {
+  try {
+    return leader::parse_duration(text, flag);
+  } catch (const leader::InvalidArgument& e) {
+    throw UsageError(e.what());
+  }
+}
+
+std::string version_text() {
+  std::string stores;
+  for (const auto& s : leader::registered_schemes()) stores += (stores.empty() ? "" : ", ") + s;
+  return std::string("leader ") + LEADER_VERSION + " (stores: " + stores + ")";
+}
+
+// Options as text, converted after parsing so that errors name the flag.
+struct RunText {
+  std::string ttl = "30s", wait = "0s", min_hold = "0s", grace = "5s";
+  bool verbose = false, quiet = false;
+};
+
+void add_run(CLI::App& app, RunOptions& o, RunText& t) {
+  auto* run = app.add_subcommand("run", "Run COMMAND if this replica gets the lock");
+  run->footer(kRunFooter);
+  run->positionals_at_end();
+  run->add_option("--store", o.store, "Store URI (default: $LEADER_STORE, else SQLite file)");
+  run->add_option("--lock", o.lock, "Lock name, e.g. nightly-report")->required();
+  run->add_option("--ttl", t.ttl, "Lease time, renewed while COMMAND runs")->capture_default_str();
+  run->add_option("--wait", t.wait, "How long to wait for the lock")->capture_default_str();
+  run->add_option("--min-hold", t.min_hold, "Keep the lock at least this long after start")
+      ->capture_default_str();
+  run->add_option("--slots", o.slots, "Allow N concurrent holders; sets LEADER_SLOT")
+      ->check(CLI::Range(1, 1000));
+  run->add_option("--grace", t.grace, "SIGTERM-to-SIGKILL delay when the lease is lost")
+      ->capture_default_str();
+  run->add_option("--skip-exit-code", o.skip_exit_code,
+                  "Exit code when another replica holds the lock")
+      ->check(CLI::Range(0, 255))
+      ->capture_default_str();
+  run->add_option("--node-id", o.node_id, "This replica's id (default: <host>:<pid>)");
+  auto* verbose = run->add_flag("-v,--verbose", t.verbose, "Say what happens");
+  run->add_flag("-q,--quiet", t.quiet, "Do not say that another replica holds the lock")
+      ->excludes(verbose);
+  run->add_option("command", o.command, "COMMAND [ARGS...] (after --)")->required();
+}
+
+void add_status(CLI::App& app, StatusOptions& o, bool& verbose) {
+  auto* status = app.add_subcommand("status", "Show who holds a lock");
+  status->footer(kStatusFooter);
+  status->add_option("--store", o.store, "Store URI (default: $LEADER_STORE, else SQLite file)");
+  status->add_option("--lock", o.lock, "Lock name")->required();
+  status->add_option("--slots", o.slots, "Slots of a group lock (shows available slots)")
+      ->check(CLI::Range(1, 1000));
+  status->add_flag("--json", o.json, "Print JSON");
+  status->add_flag("-v,--verbose", verbose, "Say which store is used");
+}
+
+int usage_error(const std::string& message, const std::string& sub) {
+  std::fprintf(stderr, "leader: %s\n%s\nRun 'leader %s--help' for more information.\n",
+               message.c_str(),
+               sub == "run" ? kRunUsage : (sub == "status" ? kStatusUsage : kMainUsage),
+               sub.empty() ? "" : (sub + " ").c_str());
+  return kExitUsage;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{"Run a command once across replicas, and inspect leader locks"};
+  app.set_version_flag("--version", version_text);
+  app.require_subcommand(1);
+  RunOptions run_options;
+  RunText run_text;
+  StatusOptions status_options;
+  bool status_verbose = false;
+  add_run(app, run_options, run_text);
+  add_status(app, status_options, status_verbose);
+  std::string sub = argc > 1 && (std::string(argv[1]) == "run" || std::string(argv[1]) == "status")
+                        ? argv[1]
+                        : "";
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    if (e.get_exit_code() == 0) return app.exit(e);
+    return usage_error(e.what(), sub);
+  }
+  try {
+    if (app.got_subcommand("status")) {
+      status_options.verbosity = status_verbose ? 1 : 0;
+      return status(status_options);
+    }
+    run_options.ttl = duration_arg(run_text.ttl, "--ttl");
+    run_options.wait = duration_arg(run_text.wait, "--wait");
+    run_options.min_hold = duration_arg(run_text.min_hold, "--min-hold");
+    run_options.grace = duration_arg(run_text.grace, "--grace");
+    run_options.verbosity = run_text.verbose ? 1 : (run_text.quiet ? -1 : 0);
+    return run(run_options);
+  } catch (const UsageError& e) {
+    return usage_error(e.what(), sub);
+  } catch (const StoreUnavailable& e) {
+    std::fprintf(stderr, "leader: %s\n", e.what());
+    return kExitUnavailable;
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "leader: internal error: %s\n", e.what());
+    return kExitOsError;
+  }
+}

@@ -1,0 +1,102 @@
+#pragma once
+/// @file process_group.hpp
+/// Starting the command in its own process group under a keeper process, and the signals leader
+/// handles itself.
+///
+/// Process tree: leader -> keeper -> COMMAND (leader of a new process group, pgid = its pid).
+/// The keeper is leader's direct child and is *not* in the command's group. It has
+/// PR_SET_PDEATHSIG, so when leader dies (even by SIGKILL) the keeper SIGKILLs the whole command
+/// group. It is a child subreaper: orphaned descendants of the command are re-parented to it and
+/// reaped, so zombies never keep the group alive. It exits once the command has exited and the
+/// group is empty, after reporting the command's wait status to leader through a pipe.
+
+#include <signal.h>
+#include <sys/types.h>
+
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace leader::cli {
+
+/// SIGINT, SIGTERM, SIGHUP and SIGCHLD, blocked in every thread and read from a signalfd.
+class SignalChannel {
+ public:
+  /// Blocks the signals in the calling thread; call it before any other thread starts so that
+  /// every thread inherits the mask. Ignores SIGPIPE.
+  SignalChannel();
+  ~SignalChannel();
+  SignalChannel(const SignalChannel&) = delete;
+  SignalChannel& operator=(const SignalChannel&) = delete;
+
+  /// The signalfd to poll.
+  [[nodiscard]] int fd() const { return fd_; }
+  /// Reads every pending signal (non-blocking); returns their numbers in arrival order.
+  std::vector<int> drain();
+
+ private:
+  int fd_ = -1;
+};
+
+/// What to execute: an already resolved path, its argv and the full environment.
+struct CommandSpec {
+  std::string path;
+  std::vector<std::string> argv;
+  std::vector<std::string> env;  ///< "NAME=value"
+};
+
+/// Resolves `name` like execvp (PATH search unless it contains '/'). Returns nullopt and sets
+/// `error` (an errno) when no executable is found.
+std::optional<std::string> resolve_executable(const std::string& name, int& error);
+
+/// One message of the keeper's report pipe.
+struct KeeperReport {
+  enum Kind : int { started = 1, exec_failed = 2, command_exited = 3, fork_failed = 4 };
+  int kind = 0;
+  int value = 0;  ///< pid, errno or wait status
+};
+
+/// A running command group. Not copyable; the destructor never kills anything.
+class CommandGroup {
+ public:
+  /// Forks the keeper, which starts the command. Returns after the group exists (the command's
+  /// pid is known). Throws std::system_error when fork fails.
+  static CommandGroup start(const CommandSpec& spec);
+
+  CommandGroup(CommandGroup&& other) noexcept;
+  CommandGroup& operator=(CommandGroup&&) = delete;
+  CommandGroup(const CommandGroup&) = delete;
+  ~CommandGroup();
+
+  /// The command's process group id (its pid).
+  [[nodiscard]] pid_t pgid() const { return pgid_; }
+  /// The keeper's report pipe, to poll for reports; -1 once the keeper has exited.
+  [[nodiscard]] int report_fd() const { return report_fd_; }
+  /// Sends `sig` to every process of the group; false when the group is already gone.
+  bool signal(int sig) const noexcept;
+  /// True while any process of the group exists.
+  [[nodiscard]] bool group_alive() const noexcept;
+  /// Reads available reports and reaps the keeper if it has exited.
+  void poll();
+  /// True once the keeper has exited and the group is empty.
+  [[nodiscard]] bool finished() const noexcept;
+
+  /// The command's wait status once it has exited.
+  [[nodiscard]] std::optional<int> command_status() const { return command_status_; }
+  /// The errno of a failed execve, if it failed.
+  [[nodiscard]] std::optional<int> exec_error() const { return exec_error_; }
+
+ private:
+  CommandGroup(pid_t keeper, pid_t pgid, int report_fd)
+      : keeper_(keeper), pgid_(pgid), report_fd_(report_fd) {}
+  void handle(const KeeperReport& report);
+
+  pid_t keeper_ = -1;
+  pid_t pgid_ = -1;
+  int report_fd_ = -1;
+  bool keeper_exited_ = false;
+  std::optional<int> command_status_;
+  std::optional<int> exec_error_;
+};
+
+}  // namespace leader::cli

@@ -1,0 +1,260 @@
+#include "run_command.hpp"
+
+#include <poll.h>
+#include <sys/eventfd.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cerrno>
+#include <cstring>
+#include <mutex>
+#include <optional>
+#include <thread>
+
+#include "exit_codes.hpp"
+#include "leader/elector.hpp"
+#include "leader/group.hpp"
+#include "leader/names.hpp"
+#include "leader/open.hpp"
+#include "leader/uri.hpp"
+#include "store_location.hpp"
+
+extern char** environ;
+
+namespace leader::cli {
+namespace {
+
+// Remembers why the lease was lost (on_lost runs on the renewal thread).
+class LostReason : public ElectionListener {
+ public:
+  void on_lost(const LeaseInfo& /*lease*/, const std::string& reason) override {
+    std::lock_guard lock(mu_);
+    reason_ = reason;
+  }
+  std::string get() const {
+    std::lock_guard lock(mu_);
+    return reason_;
+  }
+
+ private:
+  mutable std::mutex mu_;
+  std::string reason_;
+};
+
+// The elector of this run: single leader, or one of N slots.
+struct Election {
+  std::optional<LeaderElector> single;
+  std::optional<LeaderGroupElector> group;
+  std::shared_ptr<LostReason> lost = std::make_shared<LostReason>();
+
+  Election(std::shared_ptr<LeaseStore> store, const RunOptions& o) {
+    ElectionOptions e{.wait_time = o.wait,
+                      .lease_time = o.ttl,
+                      .min_lease_time = o.min_hold,
+                      .auto_extend = true,
+                      .safety_margin = safety_margin_for(o.ttl, o.grace)};
+    if (!o.node_id.empty()) e.node_id = o.node_id;
+    ElectorHooks hooks;
+    hooks.listener = lost;
+    try {
+      if (o.slots > 0) {
+        GroupOptions g{.wait_time = e.wait_time,
+                       .lease_time = e.lease_time,
+                       .min_lease_time = e.min_lease_time,
+                       .auto_extend = true,
+                       .node_id = e.node_id,
+                       .safety_margin = e.safety_margin,
+                       .max_leaders = o.slots};
+        group.emplace(std::move(store), g, hooks);
+      } else {
+        single.emplace(std::move(store), e, hooks);
+      }
+    } catch (const InvalidArgument& err) {
+      throw UsageError(err.what());
+    }
+  }
+  const detail::ElectorBase& elector() const {
+    if (group) return *group;
+    return *single;
+  }
+};
+
+// The outcome of waiting for the lease: the acquisition, or the signal that interrupted it.
+struct AcquireOutcome {
+  Acquisition acquisition;
+  int signal = 0;
+};
+
+// Acquires while a watcher thread turns SIGINT/SIGTERM/SIGHUP into a stop request.
+AcquireOutcome acquire_interruptibly(const Election& election, const std::string& lock,
+                                     SignalChannel& signals) {
+  std::stop_source stop;
+  std::atomic<int> received{0};
+  int done = ::eventfd(0, EFD_CLOEXEC);
+  std::thread watcher([&] {
+    pollfd fds[2] = {{signals.fd(), POLLIN, 0}, {done, POLLIN, 0}};
+    while (received.load() == 0) {
+      if (::poll(fds, 2, -1) < 0 && errno != EINTR) return;
+      if ((fds[1].revents & POLLIN) != 0) return;
+      for (int sig : signals.drain()) {
+        if (sig == SIGCHLD) continue;
+        received.store(sig);
+        stop.request_stop();
+      }
+    }
+  });
+  auto finish = [&] {
+    std::uint64_t one = 1;
+    [[maybe_unused]] auto n = ::write(done, &one, sizeof one);
+    watcher.join();
+    ::close(done);
+  };
+  AcquireOutcome out;
+  try {
+    out.acquisition = election.elector().acquire(lock, stop.get_token());
+  } catch (...) {
+    finish();
+    throw;
+  }
+  finish();
+  out.signal = received.load();
+  return out;
+}
+
+std::shared_ptr<LeaseStore> open_store(const RunOptions& o, const Log& log) {
+  StoreChoice choice = choose_store(o.store);
+  std::string shown = choice.uri;
+  try {
+    shown = Uri::parse(choice.uri).redacted();
+    log.info("store " + shown + " (from " + choice.source + ")");
+    return leader::open(choice.uri);
+  } catch (const std::exception& e) {
+    throw StoreUnavailable("cannot open store " + shown + ": " + e.what());
+  }
+}
+
+// The environment of the command: ours, with the LEADER_* variables of this lease.
+std::vector<std::string> command_environment(LeaderContext& ctx, const RunOptions& o) {
+  std::vector<std::pair<std::string, std::string>> vars = {
+      {"LEADER_LOCK", ctx.lock_name()},
+      {"LEADER_FENCING_TOKEN", std::to_string(ctx.fencing_token())},
+      {"LEADER_NODE_ID", ctx.node_id()}};
+  if (o.slots > 0) vars.emplace_back("LEADER_SLOT", std::to_string(ctx.slot()));
+  std::vector<std::string> env;
+  for (char** e = environ; *e != nullptr; ++e) {
+    std::string entry(*e);
+    bool overridden = entry.rfind("LEADER_SLOT=", 0) == 0;
+    for (const auto& [name, value] : vars) overridden |= entry.rfind(name + "=", 0) == 0;
+    if (!overridden) env.push_back(std::move(entry));
+  }
+  for (const auto& [name, value] : vars) env.push_back(name + "=" + value);
+  return env;
+}
+
+void validate(const RunOptions& o) {
+  try {
+    validate_lock_name(o.lock);
+  } catch (const InvalidArgument& e) {
+    throw UsageError(std::string("--lock: ") + e.what());
+  }
+  if (o.ttl <= Duration{0}) throw UsageError("--ttl must be greater than 0");
+  if (o.min_hold > o.ttl)
+    throw UsageError("--min-hold " + format_duration(o.min_hold) + " is longer than --ttl " +
+                     format_duration(o.ttl) + "; it must be at most the lease time");
+  if (o.command.empty()) throw UsageError("no COMMAND given after --");
+  (void)safety_margin_for(o.ttl, o.grace);
+}
+
+std::string holder_description(const Election& election, const std::string& lock,
+                               const Skipped& skipped) {
+  try {
+    LockState state = election.elector().inspect(lock);
+    std::string out;
+    for (const Holder& h : state.holders) {
+      out += out.empty() ? "" : ", ";
+      out += h.node_id + " (fencing token " + std::to_string(h.fencing_token) + ", expires in " +
+             format_duration(h.expires_in) + ")";
+    }
+    if (!out.empty()) return out;
+  } catch (const std::exception&) {
+    // best effort: fall back to what the elector said
+  }
+  return skipped.detail.empty() ? "another replica" : skipped.detail;
+}
+
+int run_held(LeaseGuard& guard, const CommandSpec& base, SignalChannel& signals,
+             const Election& election, const RunOptions& o, const Log& log) {
+  LeaderContext& ctx = guard.context();
+  CommandSpec spec = base;
+  spec.env = command_environment(ctx, o);
+  std::optional<CommandGroup> group;
+  try {
+    group.emplace(CommandGroup::start(spec));
+  } catch (const std::system_error& e) {
+    log.error(std::string("cannot start the command: ") + e.what());
+    guard.release(true, e.what());
+    return kExitOsError;
+  }
+  log.info("acquired '" + ctx.lock_name() + "' as " + ctx.node_id() + " (fencing token " +
+           std::to_string(ctx.fencing_token()) +
+           (o.slots > 0 ? ", slot " + std::to_string(ctx.slot()) : std::string()) + "); running " +
+           o.command.front() + " as process group " + std::to_string(group->pgid()));
+  LeaseWatch watch{ctx.stop_token(), ctx.lock_name(),
+                   [lost = election.lost] { return lost->get(); }};
+  int code = supervise(*group, signals, watch, o, log);
+  guard.release(code != 0);
+  log.info("command finished (exit " + std::to_string(code) + "); released '" + ctx.lock_name() +
+           "'" + (o.min_hold > Duration{0} ? " (held at least --min-hold)" : ""));
+  return code;
+}
+
+}  // namespace
+
+Duration safety_margin_for(Duration ttl, Duration grace) {
+  if (grace < Duration{0}) throw UsageError("--grace must not be negative");
+  Duration margin = std::max(ttl / 5, grace + kKillSlack);
+  if (margin > ttl / 2)
+    throw UsageError("--grace " + format_duration(grace) + " does not fit in --ttl " +
+                     format_duration(ttl) +
+                     ": the command group must be killed before the lease can expire on the "
+                     "store, which needs --grace + 1s <= --ttl / 2; use --ttl " +
+                     format_duration(2 * (grace + kKillSlack)) + " or more, or a shorter --grace");
+  return margin;
+}
+
+int run(const RunOptions& o) {
+  SignalChannel signals;  // first: every thread started later inherits the blocked mask
+  Log log(o.verbosity);
+  validate(o);
+  int error = 0;
+  auto path = resolve_executable(o.command.front(), error);
+  if (!path) {
+    log.error("cannot execute '" + o.command.front() + "': " + std::strerror(error));
+    return error == ENOENT ? kExitNotFound : kExitCannotExecute;
+  }
+  Election election(open_store(o, log), o);
+  AcquireOutcome outcome;
+  try {
+    outcome = acquire_interruptibly(election, o.lock, signals);
+  } catch (const BackendError& e) {
+    throw StoreUnavailable("store failed while acquiring '" + o.lock + "': " + e.what());
+  } catch (const InvalidArgument& e) {
+    throw UsageError(e.what());
+  }
+  if (outcome.signal != 0) {
+    if (outcome.acquisition.guard) outcome.acquisition.guard->release();
+    log.notice("interrupted by signal " + std::to_string(outcome.signal) + " while waiting for '" +
+               o.lock + "'");
+    return kExitSignalBase + outcome.signal;
+  }
+  if (!outcome.acquisition) {
+    log.notice("'" + o.lock + "' is held by " +
+               holder_description(election, o.lock, outcome.acquisition.skipped) +
+               "; not running " + o.command.front());
+    return o.skip_exit_code;
+  }
+  CommandSpec spec{*path, o.command, {}};
+  return run_held(*outcome.acquisition.guard, spec, signals, election, o, log);
+}
+
+}  // namespace leader::cli

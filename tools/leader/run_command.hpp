@@ -1,0 +1,53 @@
+#pragma once
+/// @file run_command.hpp
+/// `leader run`: run a command only on the replica that holds the lock.
+
+#include <functional>
+#include <stop_token>
+#include <string>
+#include <vector>
+
+#include "leader/time.hpp"
+#include "log.hpp"
+#include "process_group.hpp"
+
+namespace leader::cli {
+
+/// The parsed options of `leader run`.
+struct RunOptions {
+  std::string store;  ///< empty: $LEADER_STORE or the default SQLite file
+  std::string lock;
+  Duration ttl = std::chrono::seconds(30);
+  Duration wait = Duration{0};
+  Duration min_hold = Duration{0};
+  int slots = 0;  ///< 0: single leader; N: one of N slots
+  Duration grace = std::chrono::seconds(5);
+  int skip_exit_code = 0;
+  std::string node_id;  ///< empty: "<host>:<pid>"
+  int verbosity = 0;    ///< -1 quiet, 0 normal, 1 verbose
+  std::vector<std::string> command;
+};
+
+/// The slack kept between the SIGKILL and the earliest server-side expiry.
+inline constexpr Duration kKillSlack = std::chrono::seconds(1);
+
+/// The lease's safety margin: max(ttl / 5, grace + kKillSlack). Throws UsageError when it exceeds
+/// ttl / 2, i.e. when --grace cannot fit before the lease may expire on the store.
+Duration safety_margin_for(Duration ttl, Duration grace);
+
+/// Runs `leader run`; returns the exit code. Throws UsageError (64) and StoreUnavailable (69).
+int run(const RunOptions& options);
+
+/// What supervise() needs to know about the lease.
+struct LeaseWatch {
+  std::stop_token lost;  ///< fires when the lease is lost or its local deadline passes
+  std::string lock;
+  std::function<std::string()> reason;  ///< why it was lost, when known
+};
+
+/// Waits for the command group to finish while forwarding signals and killing the group when the
+/// lease is lost; returns the exit code (the command's status, 128+signal, or 75).
+int supervise(CommandGroup& group, SignalChannel& signals, const LeaseWatch& lease,
+              const RunOptions& options, const Log& log);
+
+}  // namespace leader::cli
