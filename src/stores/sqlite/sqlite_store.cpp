@@ -113,10 +113,37 @@ SqliteStore::SqliteStore(Options options)
 
 SqliteStore::~SqliteStore() = default;
 
+/// Holds the session for one call: waits until it is free or the deadline passes.
+class SqliteStore::Gate {
+ public:
+  Gate(SqliteStore& store, Deadline deadline) : store_(store) {
+    std::unique_lock lock(store_.mu_);
+    entered_ = !deadline.expired() &&
+               store_.released_.wait_until(lock, deadline.at(), [&] { return !store_.in_use_; });
+    if (entered_) store_.in_use_ = true;
+  }
+  ~Gate() {
+    if (!entered_) return;
+    {
+      std::lock_guard lock(store_.mu_);
+      store_.in_use_ = false;
+    }
+    store_.released_.notify_one();
+  }
+  Gate(const Gate&) = delete;
+  Gate& operator=(const Gate&) = delete;
+  /// True when the session is ours.
+  [[nodiscard]] bool entered() const { return entered_; }
+
+ private:
+  SqliteStore& store_;
+  bool entered_ = false;
+};
+
 template <class Fn>
 auto SqliteStore::with_session(std::string_view op, Deadline deadline, Fn&& fn) {
-  std::unique_lock lock(mu_, std::defer_lock);
-  if (deadline.expired() || !lock.try_lock_until(deadline.at()))
+  Gate gate(*this, deadline);
+  if (!gate.entered())
     throw sqlite_error(ErrorCode::deadline_exceeded, "database '" + options_.path +
                                                          "': " + std::string(op) +
                                                          " reached its deadline before it could "

@@ -4,6 +4,7 @@
 /// shared safely by the threads of a process and by processes on one host. Not for network file
 /// systems (SQLite's locking needs local POSIX locks).
 
+#include <condition_variable>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -27,7 +28,7 @@ struct Options {
 
 class Session;
 
-/// LeaseStore over one SQLite connection guarded by a mutex.
+/// LeaseStore over one SQLite connection used by one call at a time.
 class SqliteStore final : public LeaseStore {
  public:
   /// Opens the database and prepares the schema; throws BackendError failed_precondition when
@@ -52,8 +53,14 @@ class SqliteStore final : public LeaseStore {
   template <class Fn>
   auto with_session(std::string_view op, Deadline deadline, Fn&& fn);
 
+  // Exclusive use of the session, waited for with a deadline. (Not std::timed_mutex: its
+  // try_lock_until uses pthread_mutex_clocklock, which ThreadSanitizer does not understand.)
+  class Gate;
+
   Options options_;
-  std::timed_mutex mu_;
+  std::mutex mu_;
+  std::condition_variable released_;
+  bool in_use_ = false;
   std::unique_ptr<Session> session_;
 };
 
