@@ -334,14 +334,13 @@ void Connection::send_raw(const char* data, std::size_t size, Deadline deadline)
 
 std::size_t Connection::recv_raw(char* buf, std::size_t size, Deadline deadline) {
   for (;;) {
-    ssize_t n = ::recv(fd_, buf, size, 0);
+    wait_fd(POLLIN, deadline);  // a reply is rarely there yet: poll first, then one recv
+    ssize_t n = ::recv(fd_, buf, size, MSG_DONTWAIT);
     if (n > 0) return static_cast<std::size_t>(n);
     if (n == 0)
       throw error(ErrorCode::unavailable,
                   "redis at " + config_.endpoint() + " closed the connection");
-    if (errno == EAGAIN || errno == EWOULDBLOCK)
-      wait_fd(POLLIN, deadline);
-    else if (errno != EINTR)
+    if (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR)
       fail_io("cannot read from redis at " + config_.endpoint(), errno);
   }
 }

@@ -2,6 +2,8 @@
 
 #include <sys/wait.h>
 
+#include <atomic>
+
 #include "redis_test_util.hpp"
 
 namespace leader::test {
@@ -98,6 +100,47 @@ TEST(RedisServerFaults, KilledHolderProcessLosesTheLeaseAfterItsTtl) {
   }
   ASSERT_TRUE(got);
   EXPECT_GT(got.lease->fencing_token, child_token);
+}
+
+// The server pauses longer than the lease: the holder cannot renew, so its stop_token must fire
+// (at its local deadline) before any other client can acquire once the server is back.
+TEST(RedisServerFaults, PausedServerFiresTheHoldersStopTokenBeforeAnyoneElseAcquires) {
+  using Clock = std::chrono::steady_clock;
+  PrivateRedis server(private_port());
+  auto lock = unique_lock("sigstop");
+  LeaderElector holder(leader::open(server.uri()),
+                       {.wait_time = 0s, .lease_time = 1s, .auto_extend = true});
+  std::atomic<bool> elected{false};
+  std::atomic<Clock::rep> stopped_at{0};
+  std::thread runner([&] {
+    try {
+      (void)holder.run_if_leader(lock, [&](LeaderContext& ctx) {
+        elected = true;
+        auto until = Clock::now() + 10s;
+        while (!ctx.stop_token().stop_requested() && Clock::now() < until)
+          std::this_thread::sleep_for(2ms);
+        stopped_at = Clock::now().time_since_epoch().count();
+        return 0;
+      });
+    } catch (const std::exception&) {  // the release may fail while the server is paused
+    }
+  });
+  while (!elected) std::this_thread::sleep_for(5ms);
+  std::this_thread::sleep_for(300ms);  // at least one renewal went through
+  server.pause();
+  std::this_thread::sleep_for(2500ms);  // longer than the lease
+  server.resume();
+  auto contender = leader::open(server.uri());
+  Acquired got;
+  for (int i = 0; i < 200 && !got; ++i) {
+    got = contender->try_acquire(request(lock), soon());
+    if (!got) std::this_thread::sleep_for(10ms);
+  }
+  auto acquired_at = Clock::now().time_since_epoch().count();
+  runner.join();
+  ASSERT_TRUE(got);
+  ASSERT_NE(stopped_at.load(), 0);
+  EXPECT_LT(stopped_at.load(), acquired_at);
 }
 
 }  // namespace

@@ -1,0 +1,262 @@
+// The Redis store's benchmarks (see bench/README.md, section redis):
+//  - uncontended run_if_leader with a no-op action through LeaderElector, the same acquire +
+//    release through the bare LeaseStore, and the baseline: the very same two EVALSHA commands
+//    sent over one plain hiredis connection, measured in the same run; ops/s, p50/p99, and the
+//    commands the server processed per operation (round trips);
+//  - 64 threads contending for one lock: elections per second and server commands per election
+//    (a thundering herd on wait would show as many commands per election);
+//  - 10,000 leases held at once by one process with auto_extend: memory and CPU per lease,
+//    connections used, renewals per second, and whether every lease survived.
+//
+//   LEADER_BENCH_REDIS_PORT=16379 build-redis/bench/bench_redis
+
+#include "leader/stores/redis.hpp"
+
+#include <benchmark/benchmark.h>
+#include <hiredis/hiredis.h>
+#include <sys/resource.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cstdlib>
+#include <fstream>
+#include <stdexcept>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "../src/stores/redis/scripts.hpp"
+#include "leader/leader.hpp"
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+using namespace std::chrono_literals;
+
+int port() {
+  const char* p = std::getenv("LEADER_BENCH_REDIS_PORT");
+  return p != nullptr ? std::atoi(p) : 16379;
+}
+std::string uri(const std::string& query = "") {
+  return "redis://127.0.0.1:" + std::to_string(port()) + query;
+}
+
+// A plain hiredis connection: the baseline client and the server statistics probe.
+struct Raw {
+  redisContext* c = redisConnect("127.0.0.1", port());
+  ~Raw() { redisFree(c); }
+  redisReply* argv(const std::vector<std::string>& args) {
+    std::vector<const char*> a;
+    std::vector<size_t> l;
+    for (const auto& s : args) {
+      a.push_back(s.data());
+      l.push_back(s.size());
+    }
+    auto* r = static_cast<redisReply*>(
+        redisCommandArgv(c, static_cast<int>(a.size()), a.data(), l.data()));
+    if (r == nullptr) throw std::runtime_error("hiredis: connection failed");
+    return r;
+  }
+  long long info_field(const std::string& section, const std::string& field) {
+    redisReply* r = argv({"INFO", section});
+    std::string text(r->str, r->len);
+    freeReplyObject(r);
+    auto at = text.find(field);
+    return at == std::string::npos ? -1 : std::atoll(text.c_str() + at + field.size());
+  }
+  // Top-level script calls (each one round trip); commands run inside scripts are not counted.
+  long long commands() {
+    return info_field("commandstats", "cmdstat_evalsha:calls=") +
+           std::max(0LL, info_field("commandstats", "cmdstat_eval:calls="));
+  }
+};
+
+void report(benchmark::State& state, std::vector<double>& us) {
+  if (us.empty()) return;
+  std::sort(us.begin(), us.end());
+  state.counters["p50_us"] = us[us.size() / 2];
+  state.counters["p99_us"] = us[std::min(us.size() - 1, us.size() * 99 / 100)];
+  state.SetItemsProcessed(static_cast<std::int64_t>(us.size()));
+}
+
+double micros_since(Clock::time_point t0) {
+  return std::chrono::duration<double, std::micro>(Clock::now() - t0).count();
+}
+
+// Script calls (round trips) per operation.
+void round_trips(benchmark::State& state, Raw& probe, long long before) {
+  long long after = probe.commands();
+  if (state.iterations() > 0)
+    state.counters["cmds_per_op"] =
+        static_cast<double>(after - before) / static_cast<double>(state.iterations());
+}
+
+void BM_ElectorRunIfLeader(benchmark::State& state) {
+  leader::LeaderElector elector(leader::open(uri()), {.wait_time = 0s, .lease_time = 30s});
+  const std::string lock = "bench-elector-" + std::to_string(getpid());
+  (void)elector.run_if_leader(lock, [] {});  // warm: connection, scripts
+  Raw probe;
+  long long before = probe.commands();
+  std::vector<double> us;
+  for (auto _ : state) {
+    auto t0 = Clock::now();
+    if (!elector.run_if_leader(lock, [] {})) throw std::runtime_error("uncontended run skipped");
+    us.push_back(micros_since(t0));
+  }
+  round_trips(state, probe, before);
+  report(state, us);
+}
+
+void BM_StoreAcquireRelease(benchmark::State& state) {
+  auto store = leader::open(uri());
+  leader::LeaseRequest req{"bench-store-" + std::to_string(getpid()), leader::new_owner_token(),
+                           "bench-node", 30s, 0};
+  auto deadline = [] { return leader::Deadline::after(5s); };
+  Raw probe;
+  long long before = probe.commands();
+  std::vector<double> us;
+  for (auto _ : state) {
+    auto t0 = Clock::now();
+    auto got = store->try_acquire(req, deadline());
+    if (!got) throw std::runtime_error("uncontended acquire failed");
+    (void)store->release(*got.lease, 0ms, deadline());
+    us.push_back(micros_since(t0));
+  }
+  round_trips(state, probe, before);
+  report(state, us);
+}
+
+// The same EVALSHA acquire and release the store sends, over one hiredis connection.
+void BM_BaselineHiredisSameCommands(benchmark::State& state) {
+  namespace rs = leader::detail::redis;
+  Raw raw;
+  const std::string key = "leader:bench-raw-" + std::to_string(getpid());
+  for (const auto* s : {&rs::acquire_script(), &rs::release_script()})
+    freeReplyObject(raw.argv({"SCRIPT", "LOAD", s->source}));
+  const std::string owner = leader::new_owner_token();
+  const std::vector<std::string> acquire = {"EVALSHA",
+                                            rs::acquire_script().sha1,
+                                            "3",
+                                            key,
+                                            "{" + key + "}:fence",
+                                            "{" + key + "}:slots",
+                                            owner,
+                                            "bench-node",
+                                            "30000",
+                                            "1"};
+  const std::vector<std::string> release = {"EVALSHA", rs::release_script().sha1, "1", key, owner,
+                                            "0"};
+  Raw probe;
+  long long before = probe.commands();
+  std::vector<double> us;
+  for (auto _ : state) {
+    auto t0 = Clock::now();
+    redisReply* a = raw.argv(acquire);
+    if (a->type != REDIS_REPLY_ARRAY) throw std::runtime_error("baseline acquire failed");
+    freeReplyObject(a);
+    freeReplyObject(raw.argv(release));
+    us.push_back(micros_since(t0));
+  }
+  round_trips(state, probe, before);
+  report(state, us);
+}
+
+// 64 threads run_if_leader on one lock for 3 s, each waiting up to 2 s for its turn.
+void BM_Contended64Threads(benchmark::State& state) {
+  const int threads = static_cast<int>(state.range(0));
+  auto store = leader::open(uri());
+  leader::LeaderElector elector(store, {.wait_time = 2s, .lease_time = 10s});
+  const std::string lock = "bench-contended-" + std::to_string(getpid());
+  Raw probe;
+  for (auto _ : state) {
+    std::atomic<long> elected{0}, skipped{0};
+    std::atomic<bool> stop{false};
+    long long before = probe.commands();
+    auto t0 = Clock::now();
+    std::vector<std::thread> pool;
+    for (int t = 0; t < threads; ++t)
+      pool.emplace_back([&] {
+        while (!stop) (elector.run_if_leader(lock, [] {}) ? elected : skipped).fetch_add(1);
+      });
+    std::this_thread::sleep_for(3s);
+    stop = true;
+    for (auto& t : pool) t.join();
+    double seconds = std::chrono::duration<double>(Clock::now() - t0).count();
+    long long cmds = probe.commands() - before;
+    state.counters["elections_per_s"] = static_cast<double>(elected) / seconds;
+    state.counters["skipped"] = static_cast<double>(skipped);
+    state.counters["cmds_per_election"] =
+        static_cast<double>(cmds) / std::max(1.0, static_cast<double>(elected));
+    state.counters["connections"] = leader::redis_pool_stats(*store).open_connections;
+  }
+}
+
+long resident_bytes() {
+  std::ifstream statm("/proc/self/statm");
+  long pages = 0, resident = 0;
+  statm >> pages >> resident;
+  return resident * sysconf(_SC_PAGESIZE);
+}
+
+double cpu_seconds() {
+  rusage u{};
+  getrusage(RUSAGE_SELF, &u);
+  auto sec = [](timeval t) { return static_cast<double>(t.tv_sec) + t.tv_usec / 1e6; };
+  return sec(u.ru_utime) + sec(u.ru_stime);
+}
+
+// N leases held at once with auto_extend (lease 6 s: each renewed about every 2 s) for 12 s.
+void BM_HeldLeasesAutoExtend(benchmark::State& state) {
+  const int n = static_cast<int>(state.range(0));
+  auto store = leader::open(uri());
+  leader::LeaderElector elector(store, {.wait_time = 0s, .lease_time = 6s, .auto_extend = true});
+  Raw probe;
+  for (auto _ : state) {
+    long rss0 = resident_bytes();
+    auto t0 = Clock::now();
+    std::vector<leader::LeaseGuard> held;
+    held.reserve(static_cast<std::size_t>(n));
+    for (int i = 0; i < n; ++i) {
+      auto acq =
+          elector.acquire("bench-held-" + std::to_string(getpid()) + "-" + std::to_string(i));
+      if (!acq) throw std::runtime_error("acquire of a fresh lock failed");
+      held.push_back(std::move(*acq.guard));
+    }
+    double acquire_s = std::chrono::duration<double>(Clock::now() - t0).count();
+    long rss1 = resident_bytes();
+    double cpu0 = cpu_seconds();
+    long long cmds0 = probe.commands();
+    const double hold_s = 12;
+    std::this_thread::sleep_for(std::chrono::duration<double>(hold_s));
+    double cpu = cpu_seconds() - cpu0;
+    long long cmds = probe.commands() - cmds0;
+    int alive = 0;
+    for (auto& g : held) alive += g.context().still_leader() ? 1 : 0;
+    state.counters["acquire_per_s"] = n / acquire_s;
+    state.counters["bytes_per_lease"] = static_cast<double>(rss1 - rss0) / n;
+    state.counters["cpu_us_per_lease_s"] = cpu * 1e6 / (n * hold_s);
+    state.counters["cpu_pct_of_core"] = cpu * 100 / hold_s;
+    state.counters["renewals_per_s"] = static_cast<double>(cmds) / hold_s;
+    state.counters["connections"] = leader::redis_pool_stats(*store).open_connections;
+    state.counters["alive"] = alive;
+    auto r0 = Clock::now();
+    held.clear();
+    state.counters["release_all_s"] = std::chrono::duration<double>(Clock::now() - r0).count();
+  }
+}
+
+}  // namespace
+
+BENCHMARK(BM_ElectorRunIfLeader)->MinTime(3)->UseRealTime();
+BENCHMARK(BM_StoreAcquireRelease)->MinTime(3)->UseRealTime();
+BENCHMARK(BM_BaselineHiredisSameCommands)->MinTime(3)->UseRealTime();
+BENCHMARK(BM_Contended64Threads)->Arg(64)->Iterations(1)->UseRealTime()->Unit(benchmark::kSecond);
+BENCHMARK(BM_HeldLeasesAutoExtend)
+    ->Arg(10000)
+    ->Iterations(1)
+    ->UseRealTime()
+    ->Unit(benchmark::kSecond);
+
+BENCHMARK_MAIN();
