@@ -75,10 +75,10 @@ std::string schema_ddl(const std::string& p) {
          "  node_id         VARCHAR(255) NOT NULL,\n"
          "  registered_at   INTEGER      NOT NULL, -- ms since the Unix epoch, database clock\n"
          "  expires_at      INTEGER      NOT NULL, -- ms since the Unix epoch, database clock\n"
-         "  successes       BIGINT       NOT NULL,\n"
-         "  failures        BIGINT       NOT NULL,\n"
+         "  successes       BIGINT       NOT NULL DEFAULT 0,\n"
+         "  failures        BIGINT       NOT NULL DEFAULT 0,\n"
          "  last_completion INTEGER      NULL,     -- ms since the Unix epoch, client clock\n"
-         "  metadata        TEXT         NOT NULL, -- JSON object of strings\n"
+         "  metadata        TEXT         NOT NULL DEFAULT '{}', -- JSON object of strings\n"
          "  PRIMARY KEY (group_name, node_id)\n"
          ");\n";
 }
