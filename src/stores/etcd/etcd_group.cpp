@@ -106,8 +106,8 @@ LockState EtcdStore::inspect(std::string_view lock, Deadline deadline) {
           gateway_.call("/v3/lease/timetolive", {{"ID", std::to_string(kv.lease)}}, deadline);
       const std::int64_t left = int_field(ttl, "TTL");
       if (left < 0) continue;  // expired, being revoked
-      // etcd reports whole seconds, truncated: the lease lives at most one second longer.
-      h.expires_in = std::chrono::seconds(left) + std::chrono::milliseconds(left == 0 ? 500 : 0);
+      // etcd reports whole seconds, truncated: this is the upper bound of the time left.
+      h.expires_in = std::chrono::seconds(left + 1);
     }
     state.holders.push_back(std::move(h));
     if (!group) break;  // concurrency.Mutex: the lowest create revision holds, the rest wait
