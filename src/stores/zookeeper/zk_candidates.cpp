@@ -47,7 +47,7 @@ std::optional<Candidate> parse_candidate(const std::string& text) {
 
 std::string ZooKeeperStore::candidate_dir(std::string_view group) const {
   if (group.empty()) throw InvalidArgument("candidate group name must not be empty");
-  return core_->config().root + "-candidates/" + escape_component(group);
+  return config_.root + "-candidates/" + escape_component(group);
 }
 
 void ZooKeeperStore::put_candidate(std::string_view group, const Candidate& candidate, Duration ttl,
@@ -59,8 +59,8 @@ void ZooKeeperStore::put_candidate(std::string_view group, const Candidate& cand
   for (int attempt = 0; attempt < 4; ++attempt) {
     Reply cur = session().get(path, deadline);
     if (cur.rc == ZNONODE) {
-      Reply r =
-          create_in(dir, path, candidate_data(candidate, registered, ttl), ZOO_EPHEMERAL, deadline);
+      Reply r = create_in(session(), dir, path, candidate_data(candidate, registered, ttl),
+                          ZOO_EPHEMERAL, deadline);
       if (r.rc == ZOK) return;
       continue;  // created concurrently: update it
     }
@@ -74,7 +74,7 @@ void ZooKeeperStore::put_candidate(std::string_view group, const Candidate& cand
         session().set(path, candidate_data(candidate, registered, ttl), cur.stat.version, deadline);
     if (r.rc == ZOK) return;
   }
-  throw BackendError(ErrorCode::unavailable, core_->config().scheme,
+  throw BackendError(ErrorCode::unavailable, config_.scheme,
                      "candidate " + candidate.node_id + " kept changing concurrently");
 }
 

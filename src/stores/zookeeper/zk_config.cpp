@@ -43,7 +43,9 @@ StoreConfig parse_config(const Uri& uri) {
     validate_path(uri, "chroot", uri.path);
     c.session.hosts += uri.path;
   }
-  c.session.session_timeout = uri.duration_param("session_timeout", Duration(10000));
+  const std::string timeout = uri.param("session_timeout").value_or("auto");
+  c.session_per_ttl = timeout == "auto";
+  if (!c.session_per_ttl) c.session.session_timeout = parse_duration(timeout, "session_timeout");
   if (c.session.session_timeout < Duration(100))
     throw InvalidArgument("store URI '" + uri.redacted() +
                           "': session_timeout must be at least 100ms");

@@ -13,6 +13,9 @@ struct StoreConfig {
   SessionConfig session;
   std::string scheme;            ///< "zk" or "zookeeper"
   std::string root = "/leader";  ///< parent of the lock directories
+  /// session_timeout=auto (the default): leases use one session per ttl (rounded up to whole
+  /// seconds) whose timeout is that ttl, so a dead holder's node goes after about its ttl.
+  bool session_per_ttl = true;
 };
 
 /// Parses `zk://[user:password@]host[:port][,host[:port]...][/chroot][?options]`; throws

@@ -10,8 +10,6 @@
 namespace leader::detail::zk {
 namespace {
 
-constexpr Duration kConnectTimeout{5000};  // bound of the first connection in start()
-
 struct Registry {
   std::mutex mu;
   std::vector<std::weak_ptr<Core>> cores;
@@ -26,10 +24,9 @@ TimePoint steady_now() { return std::chrono::steady_clock::now(); }
 
 }  // namespace
 
-std::shared_ptr<Core> Core::start(StoreConfig config) {
+std::shared_ptr<Core> Core::start(StoreConfig config, Deadline deadline) {
   auto core = std::make_shared<Core>(std::move(config));
-  core->session_.connect(
-      Deadline::after(std::min(core->config_.session.session_timeout * 2, kConnectTimeout)));
+  core->session_.connect(deadline);
   core->self_ = core;
   std::thread([c = core.get()] { c->timer_loop(); }).detach();
   auto& r = registry();
@@ -68,7 +65,9 @@ Lease Core::track(const LeaseRequest& request, const std::string& path, const No
       slot,         request.slots, granted(request.ttl), sent_at};
   {
     std::lock_guard lock(mu_);
-    held_[request.owner] = Held{path, stat.czxid, generation, sent_at + lease.ttl, false};
+    // The node is deleted at the requested ttl; lease.ttl (capped by the session timeout) is
+    // what the server guarantees when the session cannot be confirmed.
+    held_[request.owner] = Held{path, stat.czxid, generation, sent_at + request.ttl, false};
   }
   cv_.notify_all();
   return lease;
@@ -104,7 +103,7 @@ LeaseStatus Core::renew(Lease& lease, Duration ttl, Deadline deadline) {
     held_.erase(it);
     return LeaseStatus::lost;
   }
-  it->second.expire_at = sent_at + g;
+  it->second.expire_at = sent_at + ttl;
   lease.ttl = g;
   lease.sent_at = sent_at;
   return LeaseStatus::ok;

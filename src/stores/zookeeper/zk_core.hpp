@@ -45,7 +45,7 @@ struct Orphan {
 class Core {
  public:
   /// Connects (bounded), starts the timer thread and registers the Core.
-  static std::shared_ptr<Core> start(StoreConfig config);
+  static std::shared_ptr<Core> start(StoreConfig config, Deadline deadline);
   /// The Core of this process that holds `owner`'s lease, or null.
   static std::shared_ptr<Core> holding(const std::string& owner);
 

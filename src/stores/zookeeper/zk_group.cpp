@@ -13,9 +13,11 @@ namespace leader::detail::zk {
 
 Acquired ZooKeeperStore::acquire_slot(const LeaseRequest& request, Deadline deadline) {
   const std::string dir = lock_dir(request.lock);
-  const std::uint64_t generation = session().generation();
+  auto core = core_for(request.ttl, deadline);
+  Session& session = core->session();
+  const std::uint64_t generation = session.generation();
   std::set<std::string> taken;
-  Reply kids = session().children(dir, deadline);
+  Reply kids = session.children(dir, deadline);
   if (kids.rc == ZOK) taken.insert(kids.children.begin(), kids.children.end());
   for (int slot = 0; slot < request.slots; ++slot) {
     const std::string name = "slot-" + std::to_string(slot);
@@ -24,13 +26,14 @@ Acquired ZooKeeperStore::acquire_slot(const LeaseRequest& request, Deadline dead
     const TimePoint sent_at = std::chrono::steady_clock::now();
     Reply created;
     try {
-      created = create_in(dir, path, node_data(request, slot), ZOO_EPHEMERAL, deadline);
+      created =
+          create_in(session, dir, path, node_data(request, slot, *core), ZOO_EPHEMERAL, deadline);
     } catch (const BackendError&) {  // the slot may be ours without us knowing
-      core_->add_orphan({path, request.owner, false, generation});
+      core->add_orphan({path, request.owner, false, generation});
       throw;
     }
     if (created.rc == ZOK)
-      return {core_->track(request, path, created.stat, slot, sent_at, generation)};
+      return {core->track(request, path, created.stat, slot, sent_at, generation)};
   }
   return {};
 }

@@ -15,6 +15,9 @@ using Json = nlohmann::json;
 
 TimePoint steady_now() { return std::chrono::steady_clock::now(); }
 
+constexpr Duration kConnectTimeout{5000};  // bound of the first connection of a store
+constexpr std::size_t kMaxSessions = 8;    // distinct-ttl sessions per store (auto mode)
+
 // The sequence number of a lock contender, or nullopt: the name ends in 10 digits (a '-' before
 // them after a 32-bit wrap) preceded by kazoo's "__lock__"/"__rlock__" or Curator's "lock-".
 std::optional<std::int64_t> contender_sequence(std::string_view name) {
@@ -44,33 +47,56 @@ std::vector<Contender> sorted_contenders(const std::vector<std::string>& childre
   return out;
 }
 
-ZooKeeperStore::ZooKeeperStore(StoreConfig config) : core_(Core::start(std::move(config))) {}
+ZooKeeperStore::ZooKeeperStore(StoreConfig config)
+    : config_(std::move(config)),
+      base_(Core::start(config_, Deadline::after(std::min(config_.session.session_timeout * 2,
+                                                          kConnectTimeout)))) {}
 
-ZooKeeperStore::~ZooKeeperStore() { core_->close(); }
+ZooKeeperStore::~ZooKeeperStore() {
+  base_->close();
+  std::lock_guard lock(mu_);
+  for (auto& [timeout, core] : by_timeout_) core->close();
+}
+
+std::shared_ptr<Core> ZooKeeperStore::core_for(Duration ttl, Deadline deadline) {
+  if (!config_.session_per_ttl) return base_;
+  const Duration key = std::max(Duration(1000), (ttl + Duration(999)) / 1000 * 1000);
+  std::lock_guard lock(mu_);
+  if (auto it = by_timeout_.find(key); it != by_timeout_.end()) return it->second;
+  if (by_timeout_.size() >= kMaxSessions) {  // reuse the nearest longer (else longest) session
+    auto it = by_timeout_.lower_bound(key);
+    return it != by_timeout_.end() ? it->second : by_timeout_.rbegin()->second;
+  }
+  StoreConfig c = config_;
+  c.session.session_timeout = key;
+  auto core = Core::start(std::move(c), deadline);
+  by_timeout_[key] = core;
+  return core;
+}
 
 std::string ZooKeeperStore::lock_dir(std::string_view lock) const {
   validate_lock_name(lock);
-  return core_->config().root + "/" + std::string(lock);
+  return config_.root + "/" + std::string(lock);
 }
 
-std::string ZooKeeperStore::node_data(const LeaseRequest& request, int slot) const {
+std::string ZooKeeperStore::node_data(const LeaseRequest& request, int slot, const Core& core) {
   return Json{{"owner", request.owner},
               {"node_id", request.node_id},
-              {"ttl_ms", core_->granted(request.ttl).count()},
+              {"ttl_ms", core.granted(request.ttl).count()},
               {"slot", slot}}
       .dump();
 }
 
-Reply ZooKeeperStore::create_in(const std::string& dir, const std::string& path,
+Reply ZooKeeperStore::create_in(Session& session, const std::string& dir, const std::string& path,
                                 const std::string& data, int mode, Deadline deadline) {
-  Reply r = session().create(path, data, mode, deadline);
+  Reply r = session.create(path, data, mode, deadline);
   if (r.rc == ZNONODE) {
-    session().ensure_path(dir, deadline);
-    r = session().create(path, data, mode, deadline);
+    session.ensure_path(dir, deadline);
+    r = session.create(path, data, mode, deadline);
   }
   if (r.rc != ZOK && r.rc != ZNODEEXISTS)
-    throw BackendError(ErrorCode::internal, core_->config().scheme,
-                       "create " + path + " on '" + session().shown() + "': " + zerror(r.rc));
+    throw BackendError(ErrorCode::internal, config_.scheme,
+                       "create " + path + " on '" + session.shown() + "': " + zerror(r.rc));
   return r;
 }
 
@@ -83,30 +109,32 @@ Acquired ZooKeeperStore::try_acquire(const LeaseRequest& request, Deadline deadl
 
 Acquired ZooKeeperStore::acquire_single(const LeaseRequest& request, Deadline deadline) {
   const std::string dir = lock_dir(request.lock);
-  const std::uint64_t generation = session().generation();
+  auto core = core_for(request.ttl, deadline);
+  Session& session = core->session();
+  const std::uint64_t generation = session.generation();
   const TimePoint sent_at = steady_now();
   Reply created;
   try {
-    created = create_in(dir, dir + "/" + request.owner + "__lock__", node_data(request, 0),
-                        ZOO_EPHEMERAL_SEQUENTIAL, deadline);
+    created = create_in(session, dir, dir + "/" + request.owner + "__lock__",
+                        node_data(request, 0, *core), ZOO_EPHEMERAL_SEQUENTIAL, deadline);
   } catch (const BackendError&) {  // the node may exist without us knowing its sequence
-    core_->add_orphan({dir, request.owner, true, generation});
+    core->add_orphan({dir, request.owner, true, generation});
     throw;
   }
   const std::string name = created.value.substr(dir.size() + 1);
   bool lowest = false;
   try {
-    auto contenders = sorted_contenders(session().children(dir, deadline).children);
+    auto contenders = sorted_contenders(session.children(dir, deadline).children);
     lowest = !contenders.empty() && contenders.front().name == name;
   } catch (const BackendError&) {
-    core_->add_orphan({created.value, request.owner, false, generation});
+    core->add_orphan({created.value, request.owner, false, generation});
     throw;
   }
-  if (lowest) return {core_->track(request, created.value, created.stat, 0, sent_at, generation)};
+  if (lowest) return {core->track(request, created.value, created.stat, 0, sent_at, generation)};
   try {  // skip on contention: withdraw our node
-    session().remove(created.value, -1, deadline);
+    session.remove(created.value, -1, deadline);
   } catch (const BackendError&) {
-    core_->add_orphan({created.value, request.owner, false, generation});
+    core->add_orphan({created.value, request.owner, false, generation});
   }
   return {};
 }

@@ -2,7 +2,9 @@
 // The ZooKeeper store: a lease is an ephemeral znode plus the session that owns it. See README.md
 // for the data model, how ttl/renew/release map onto sessions, and the failure modes.
 
+#include <map>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -30,7 +32,7 @@ class ZooKeeperStore final : public LeaseStore {
   ZooKeeperStore(const ZooKeeperStore&) = delete;
   ZooKeeperStore& operator=(const ZooKeeperStore&) = delete;
 
-  [[nodiscard]] std::string_view scheme() const override { return core_->config().scheme; }
+  [[nodiscard]] std::string_view scheme() const override { return config_.scheme; }
   Acquired try_acquire(const LeaseRequest& request, Deadline deadline) override;
   [[nodiscard]] LeaseStatus renew(Lease& lease, Duration ttl, Deadline deadline) override;
   LeaseStatus release(const Lease& lease, Duration keep_for, Deadline deadline) override;
@@ -43,19 +45,23 @@ class ZooKeeperStore final : public LeaseStore {
                         Deadline deadline) override;
 
  private:
-  Session& session() { return core_->session(); }
+  Session& session() { return base_->session(); }
+  std::shared_ptr<Core> core_for(Duration ttl, Deadline deadline);
   std::string lock_dir(std::string_view lock) const;
   std::string candidate_dir(std::string_view group) const;
-  std::string node_data(const LeaseRequest& request, int slot) const;
-  Reply create_in(const std::string& dir, const std::string& path, const std::string& data,
-                  int mode, Deadline deadline);
+  static std::string node_data(const LeaseRequest& request, int slot, const Core& core);
+  Reply create_in(Session& session, const std::string& dir, const std::string& path,
+                  const std::string& data, int mode, Deadline deadline);
   Acquired acquire_single(const LeaseRequest& request, Deadline deadline);
   Acquired acquire_slot(const LeaseRequest& request, Deadline deadline);
   LeaseStatus release_untracked(const Lease& lease, Duration keep_for, Deadline deadline);
   void holders_of(const std::string& dir, const std::vector<std::string>& children,
                   Deadline deadline, LockState& out);
 
-  std::shared_ptr<Core> core_;
+  StoreConfig config_;
+  std::shared_ptr<Core> base_;  ///< inspect, candidates, and leases when the timeout is fixed
+  std::mutex mu_;
+  std::map<Duration, std::shared_ptr<Core>> by_timeout_;  ///< session_timeout=auto
 };
 
 }  // namespace leader::detail::zk
