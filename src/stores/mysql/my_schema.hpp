@@ -1,0 +1,37 @@
+#pragma once
+/// @file my_schema.hpp
+/// The shared SQL schema (docs/sql-schema.md) in MariaDB's dialect (tables plus the acquire
+/// procedure), created idempotently under a named lock. Internal to leader::mysql.
+
+#include <string>
+#include <vector>
+
+#include "my_connection.hpp"
+
+namespace leader::detail::my {
+
+/// The schema version this code reads and writes.
+inline constexpr int kSchemaVersion = 1;
+
+/// Object names derived from a validated prefix.
+struct Tables {
+  std::string prefix;
+  std::string schema;
+  std::string leases;
+  std::string fences;
+  std::string candidates;
+  std::string acquire;  ///< the stored procedure that grants a lease
+};
+
+/// Validates `prefix` against ^[A-Za-z_][A-Za-z0-9_]{0,30}$ (throws InvalidArgument naming it).
+Tables tables_for(const std::string& prefix);
+
+/// The DDL statements, in order (each idempotent).
+std::vector<std::string> schema_ddl(const Tables& tables);
+
+/// Checks the schema version; when `create` is set, first creates what is missing while holding
+/// GET_LOCK('<prefix>schema'), so that concurrent first starts create it once. Throws
+/// BackendError (failed_precondition when missing with create off, or another version).
+void ensure_schema(Connection& conn, const Tables& tables, bool create, Deadline deadline);
+
+}  // namespace leader::detail::my

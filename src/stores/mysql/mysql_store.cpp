@@ -1,0 +1,215 @@
+#include "mysql_store.hpp"
+
+#include <algorithm>
+#include <charconv>
+#include <nlohmann/json.hpp>
+
+#include "leader/names.hpp"
+#include "my_statements.hpp"
+
+namespace leader::detail::my {
+namespace {
+
+using std::chrono::microseconds;
+
+std::int64_t to_int(const std::optional<std::string>& v) {
+  std::int64_t out = 0;
+  if (v) std::from_chars(v->data(), v->data() + v->size(), out);
+  return out;
+}
+
+std::int64_t micros(Duration d) { return static_cast<std::int64_t>(d.count()) * 1000; }
+
+void validate_node_id(std::string_view node_id) {
+  if (node_id.empty() || node_id.size() > 255)
+    throw InvalidArgument("node id '" + std::string(node_id) +
+                          "' must be 1..255 characters for the mysql store");
+}
+
+void validate_owner(std::string_view owner) {
+  bool ok = owner.size() == 32 && std::all_of(owner.begin(), owner.end(), [](char c) {
+              return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f');
+            });
+  if (!ok)
+    throw InvalidArgument("owner token '" + std::string(owner) +
+                          "' must be 32 lower-case hex characters");
+}
+
+void validate_lease(const Lease& lease) {
+  validate_lock_name(lease.lock);
+  validate_owner(lease.owner);
+  if (lease.slot < 0) throw InvalidArgument("slot " + std::to_string(lease.slot) + " is < 0");
+}
+
+std::map<std::string, std::string> metadata_from(const std::optional<std::string>& text) {
+  std::map<std::string, std::string> out;
+  if (!text) return out;
+  auto j = nlohmann::json::parse(*text, nullptr, false);
+  if (!j.is_object()) return out;
+  for (const auto& [k, v] : j.items()) out[k] = v.is_string() ? v.get<std::string>() : v.dump();
+  return out;
+}
+
+WallTime wall(std::int64_t us) {
+  return WallTime(std::chrono::duration_cast<WallTime::duration>(microseconds(us)));
+}
+
+}  // namespace
+
+StoreOptions parse_options(const Uri& uri) {
+  uri.expect_params({"table_prefix", "create_schema", "pool_size", "connect_timeout",
+                     "statement_timeout", "socket", "tls", "tls_ca", "tls_cert", "tls_key",
+                     "tls_verify"});
+  StoreOptions o;
+  auto bad = [&](const std::string& why) {
+    return InvalidArgument("store URI '" + uri.redacted() + "': " + why);
+  };
+  if (uri.hosts.size() > 1) throw bad("the mysql store takes one host");
+  ConnectOptions& c = o.connect;
+  if (!uri.hosts.empty()) {
+    c.host = uri.hosts[0].host;
+    c.port = static_cast<unsigned>(uri.hosts[0].port.value_or(3306));
+  }
+  c.socket = uri.param("socket");
+  if (uri.hosts.empty() && !c.socket) throw bad("needs a host (mysql://host:3306/db) or ?socket=");
+  c.user = uri.user;
+  c.password = uri.password;
+  c.database = uri.path.empty() ? "" : uri.path.substr(1);
+  if (c.database.empty() || c.database.find('/') != std::string::npos)
+    throw bad("needs a database name as its path (mysql://host:3306/db)");
+  c.tls_ca = uri.param("tls_ca");
+  c.tls_cert = uri.param("tls_cert");
+  c.tls_key = uri.param("tls_key");
+  c.tls = uri.bool_param("tls", c.tls_ca || c.tls_cert || c.tls_key);
+  c.tls_verify = uri.bool_param("tls_verify", true);
+  c.statement_timeout = uri.duration_param("statement_timeout", c.statement_timeout);
+  o.connect_timeout = uri.duration_param("connect_timeout", o.connect_timeout);
+  if (c.statement_timeout.count() <= 0 || o.connect_timeout.count() <= 0)
+    throw bad("timeouts must be > 0");
+  o.tables = tables_for(uri.param("table_prefix").value_or("leader_"));
+  o.create_schema = uri.bool_param("create_schema", true);
+  if (auto p = uri.param("pool_size")) {
+    auto [end, ec] = std::from_chars(p->data(), p->data() + p->size(), o.pool_size);
+    if (ec != std::errc() || end != p->data() + p->size() || o.pool_size < 1 || o.pool_size > 64)
+      throw bad("pool_size '" + *p + "' is not a number in 1..64");
+  }
+  return o;
+}
+
+MysqlStore::MysqlStore(StoreOptions options)
+    : options_(std::move(options)),
+      pool_(options_.connect, options_.pool_size,
+            [this](Connection& conn, Deadline deadline) { set_up(conn, deadline); }) {}
+
+void MysqlStore::set_up(Connection& conn, Deadline deadline) {
+  deadline = deadline.min(Deadline::after(options_.connect_timeout));
+  ensure_schema(conn, options_.tables, options_.create_schema, deadline);
+  for (const auto& [name, sql] : statements(options_.tables)) conn.prepare(name, sql, deadline);
+}
+
+Rows MysqlStore::run(const char* statement, const std::vector<Param>& params, Deadline deadline) {
+  auto conn = pool_.acquire(deadline);
+  return conn->execute(statement, params, deadline);
+}
+
+Acquired MysqlStore::try_acquire(const LeaseRequest& request, Deadline deadline) {
+  validate_lock_name(request.lock);
+  validate_owner(request.owner);
+  validate_node_id(request.node_id);
+  if (request.ttl.count() <= 0 || request.slots < 0 || request.slots > 100000)
+    throw InvalidArgument("lease request for '" + request.lock +
+                          "' needs ttl > 0 and slots in 0..100000");
+  Lease lease{request.lock,
+              request.owner,
+              request.node_id,
+              0,
+              0,
+              request.slots,
+              request.ttl,
+              std::chrono::steady_clock::now()};
+  auto r = run(
+      kAcquire,
+      {request.lock, request.owner, request.node_id, static_cast<std::int64_t>(request.ttl.count()),
+       static_cast<std::int64_t>(request.slots)},
+      deadline);
+  if (r.rows.empty() || !r.rows[0].at(0)) return {};
+  lease.slot = static_cast<int>(to_int(r.rows[0][0]));
+  lease.fencing_token = static_cast<std::uint64_t>(to_int(r.rows[0].at(1)));
+  return {std::move(lease)};
+}
+
+LeaseStatus MysqlStore::renew(Lease& lease, Duration ttl, Deadline deadline) {
+  validate_lease(lease);
+  if (ttl.count() <= 0) throw InvalidArgument("renew of '" + lease.lock + "' needs ttl > 0");
+  auto sent_at = std::chrono::steady_clock::now();
+  // CLIENT_FOUND_ROWS: affected = matched, so a renewal within the same microsecond is not lost.
+  auto r = run(kRenew, {micros(ttl), lease.lock, std::int64_t{lease.slot}, lease.owner}, deadline);
+  if (r.affected != 1) return LeaseStatus::lost;
+  lease.ttl = ttl;
+  lease.sent_at = sent_at;
+  return LeaseStatus::ok;
+}
+
+LeaseStatus MysqlStore::release(const Lease& lease, Duration keep_for, Deadline deadline) {
+  validate_lease(lease);
+  Rows r = keep_for.count() > 0
+               ? run(kKeep, {micros(keep_for), lease.lock, std::int64_t{lease.slot}, lease.owner},
+                     deadline)
+               : run(kRelease, {lease.lock, std::int64_t{lease.slot}, lease.owner}, deadline);
+  return r.affected == 1 ? LeaseStatus::ok : LeaseStatus::lost;
+}
+
+LockState MysqlStore::inspect(std::string_view lock, Deadline deadline) {
+  validate_lock_name(lock);
+  LockState state{std::string(lock), {}};
+  auto r = run(kInspect, {std::string(lock)}, deadline);
+  for (const auto& row : r.rows) {
+    state.holders.push_back({row.at(1).value_or(""), row.at(2).value_or(""),
+                             static_cast<std::uint64_t>(to_int(row.at(3))),
+                             static_cast<int>(to_int(row.at(0))), Duration(to_int(row.at(4)))});
+  }
+  return state;
+}
+
+void MysqlStore::put_candidate(std::string_view group, const Candidate& candidate, Duration ttl,
+                               Deadline deadline) {
+  validate_lock_name(group);
+  validate_node_id(candidate.node_id);
+  if (ttl.count() <= 0) throw InvalidArgument("candidate ttl must be > 0");
+  Param last;
+  if (candidate.last_completion)
+    last = static_cast<std::int64_t>(
+        std::chrono::duration_cast<microseconds>(candidate.last_completion->time_since_epoch())
+            .count());
+  run(kPutCandidate,
+      {std::string(group), candidate.node_id, micros(ttl),
+       static_cast<std::int64_t>(candidate.successes),
+       static_cast<std::int64_t>(candidate.failures), last,
+       nlohmann::json(candidate.metadata).dump()},
+      deadline);
+}
+
+std::vector<Candidate> MysqlStore::list_candidates(std::string_view group, Deadline deadline) {
+  validate_lock_name(group);
+  auto r = run(kListCandidates, {std::string(group)}, deadline);
+  std::vector<Candidate> out;
+  for (const auto& row : r.rows) {
+    Candidate c;
+    c.node_id = row.at(0).value_or("");
+    c.registered_at = wall(to_int(row.at(1)));
+    c.successes = static_cast<std::uint64_t>(to_int(row.at(2)));
+    c.failures = static_cast<std::uint64_t>(to_int(row.at(3)));
+    if (row.at(4)) c.last_completion = wall(to_int(row[4]));
+    c.metadata = metadata_from(row.at(5));
+    out.push_back(std::move(c));
+  }
+  return out;
+}
+
+void MysqlStore::remove_candidate(std::string_view group, std::string_view node_id,
+                                  Deadline deadline) {
+  validate_lock_name(group);
+  run(kRemoveCandidate, {std::string(group), std::string(node_id)}, deadline);
+}
+
+}  // namespace leader::detail::my

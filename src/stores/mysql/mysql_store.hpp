@@ -1,0 +1,53 @@
+#pragma once
+/// @file mysql_store.hpp
+/// The MariaDB / MySQL LeaseStore (schemes `mysql://`, `mariadb://`). See README.md for the data
+/// model, fencing source, atomicity and failure modes. Internal to leader::mysql: users open it
+/// with leader::open(uri).
+
+#include "leader/store.hpp"
+#include "leader/uri.hpp"
+#include "my_pool.hpp"
+#include "my_schema.hpp"
+
+namespace leader::detail::my {
+
+/// Options of the store taken from the URI.
+struct StoreOptions {
+  ConnectOptions connect;
+  Tables tables;
+  bool create_schema = true;
+  int pool_size = 4;
+  Duration connect_timeout{10'000};  ///< caps connection set-up below the call's deadline
+};
+
+/// Parses and validates the URI; throws InvalidArgument naming the bad value.
+StoreOptions parse_options(const Uri& uri);
+
+/// A LeaseStore on MariaDB (10.3+) or MySQL (8.0.29+). Thread-safe: calls borrow connections
+/// from a small pool.
+class MysqlStore final : public LeaseStore {
+ public:
+  /// Keeps the options; connects lazily on the first call.
+  explicit MysqlStore(StoreOptions options);
+
+  [[nodiscard]] std::string_view scheme() const override { return "mysql"; }
+  Acquired try_acquire(const LeaseRequest& request, Deadline deadline) override;
+  [[nodiscard]] LeaseStatus renew(Lease& lease, Duration ttl, Deadline deadline) override;
+  LeaseStatus release(const Lease& lease, Duration keep_for, Deadline deadline) override;
+  [[nodiscard]] LockState inspect(std::string_view lock, Deadline deadline) override;
+  void put_candidate(std::string_view group, const Candidate& candidate, Duration ttl,
+                     Deadline deadline) override;
+  [[nodiscard]] std::vector<Candidate> list_candidates(std::string_view group,
+                                                       Deadline deadline) override;
+  void remove_candidate(std::string_view group, std::string_view node_id,
+                        Deadline deadline) override;
+
+ private:
+  Rows run(const char* statement, const std::vector<Param>& params, Deadline deadline);
+  void set_up(Connection& conn, Deadline deadline);
+
+  StoreOptions options_;
+  Pool pool_;
+};
+
+}  // namespace leader::detail::my
