@@ -1,0 +1,286 @@
+// MariaDB store cases beyond the contract suite, against the real server: skewed client
+// clocks (libfaketime), a server restart while holding, kill -9 of a holder, concurrent first
+// starts creating the schema once, URI options and errors.
+#include <gtest/gtest.h>
+#include <mysql.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cctype>
+#include <cstdlib>
+#include <ctime>
+#include <filesystem>
+#include <latch>
+#include <thread>
+
+#include "child_process.hpp"
+#include "leader/leader.hpp"
+
+namespace leader {
+namespace {
+
+using namespace std::chrono_literals;
+using testing::ChildProcess;
+using testing::words;
+
+std::string base_uri() {
+  const char* v = std::getenv("LEADER_TEST_MYSQL_URI");
+  return v && *v ? v : "mysql://root@127.0.0.1:13306/leader_test";
+}
+std::string with(const std::string& uri, const std::string& param) {
+  return uri + (uri.find('?') == std::string::npos ? "?" : "&") + param;
+}
+std::string uri() { return with(base_uri(), "table_prefix=myit_"); }
+std::string unique(const std::string& what) {
+  return "myit-" + what + "-" + std::to_string(getpid()) + "-" + std::to_string(std::time(nullptr));
+}
+Deadline soon() { return Deadline::after(5s); }
+LeaseRequest request(const std::string& lock, Duration ttl, int slots = 0) {
+  return {lock, new_owner_token(), "it-node", ttl, slots};
+}
+
+// Runs SQL directly (test bookkeeping only); returns the first value or "".
+std::string sql(const std::string& text) {
+  MYSQL* m = mysql_init(nullptr);
+  std::string out;
+  if (mysql_real_connect(m, "127.0.0.1", "root", nullptr, "leader_test", 13306, nullptr, 0)) {
+    if (mysql_query(m, text.c_str()) == 0) {
+      if (MYSQL_RES* res = mysql_store_result(m)) {
+        if (MYSQL_ROW row = mysql_fetch_row(res)) out = row[0] ? row[0] : "";
+        mysql_free_result(res);
+      }
+    }
+  }
+  mysql_close(m);
+  return out;
+}
+
+void drop_tables(const std::string& prefix) {
+  sql("DROP TABLE IF EXISTS " + prefix + "schema, " + prefix + "leases, " + prefix + "fences, " +
+      prefix + "candidates");
+  sql("DROP PROCEDURE IF EXISTS " + prefix + "acquire");
+}
+
+TEST(MysqlStore, ClientsWithClocksShiftedByHoursStillExcludeEachOther) {
+  const auto name = unique("skew");
+  ChildProcess ahead({LEADER_MY_CHILD, uri(), name, "10000", "3000"}, "+2h");
+  auto first = words(ahead.line());
+  ASSERT_EQ(first.size(), 3u) << "child said: " << (first.empty() ? "" : first[0]);
+  ASSERT_EQ(first[0], "ACQUIRED");
+  EXPECT_GT(std::stoll(first[2]) - std::time(nullptr), 3600) << "libfaketime did not apply";
+
+  auto store = open(uri());
+  EXPECT_FALSE(store->try_acquire(request(name, 10s), soon())) << "real clock got a held lock";
+  ChildProcess behind({LEADER_MY_CHILD, uri(), name, "10000", "0"}, "-3h");
+  auto second = words(behind.line());
+  ASSERT_FALSE(second.empty());
+  EXPECT_EQ(second[0], "SKIPPED") << "a client 3 h behind got a held lock";
+  EXPECT_LT(std::stoll(second[1]) - std::time(nullptr), -3600 * 2);
+
+  EXPECT_EQ(ahead.line(), "RELEASED ok");
+  auto mine = store->try_acquire(request(name, 10s), soon());
+  ASSERT_TRUE(mine);
+  EXPECT_GT(mine.lease->fencing_token, std::stoull(first[1]));
+  ChildProcess late({LEADER_MY_CHILD, uri(), name, "10000", "0"}, "+5h");
+  EXPECT_EQ(words(late.line()).at(0), "SKIPPED");
+  EXPECT_EQ(store->release(*mine.lease, Duration{0}, soon()), LeaseStatus::ok);
+}
+
+TEST(MysqlStore, AHolderKilledWithSigkillIsReplacedAfterItsTtl) {
+  const auto name = unique("kill");
+  ChildProcess holder({LEADER_MY_CHILD, uri(), name, "1500", "-1"});
+  auto got = words(holder.line());
+  ASSERT_EQ(got.at(0), "ACQUIRED");
+  holder.kill9();
+  auto store = open(uri());
+  EXPECT_FALSE(store->try_acquire(request(name, 5s), soon()));
+  auto t0 = std::chrono::steady_clock::now();
+  Acquired mine;
+  while (!mine && std::chrono::steady_clock::now() - t0 < 5s) {
+    mine = store->try_acquire(request(name, 5s), soon());
+    if (!mine) std::this_thread::sleep_for(50ms);
+  }
+  ASSERT_TRUE(mine);
+  EXPECT_LT(std::chrono::steady_clock::now() - t0, 3s);
+  EXPECT_GT(mine.lease->fencing_token, std::stoull(got.at(1)));
+}
+
+// Restarts the server of scripts/test-servers.sh (or LEADER_TEST_MYSQL_RESTART).
+bool restart_server() {
+  if (const char* cmd = std::getenv("LEADER_TEST_MYSQL_RESTART")) return std::system(cmd) == 0;
+  const std::string pidfile = "/tmp/le-test/pids/mariadb.pid";
+  if (!std::filesystem::exists(pidfile)) return false;
+  std::string cmd = "pid=$(cat " + pidfile +
+                    ") && kill -TERM $pid && while kill -0 $pid 2>/dev/null; do sleep 0.05; done"
+                    " && " LEADER_SOURCE_DIR "/scripts/test-servers.sh start mariadb >/dev/null";
+  return std::system(cmd.c_str()) == 0;
+}
+
+TEST(MysqlStore, ServerRestartWhileHoldingKeepsTheLeaseAndReconnects) {
+  const auto name = unique("restart");
+  auto store = open(uri());
+  auto got = store->try_acquire(request(name, 30s), soon());
+  ASSERT_TRUE(got);
+  Lease lease = *got.lease;
+  EXPECT_EQ(store->renew(lease, 30s, soon()), LeaseStatus::ok);  // a pooled connection exists
+  if (!restart_server()) GTEST_SKIP() << "cannot restart the server here";
+  EXPECT_EQ(store->renew(lease, 30s, soon()), LeaseStatus::ok);  // on a new connection
+  auto other = open(uri());
+  EXPECT_FALSE(other->try_acquire(request(name, 30s), soon()));
+  auto state = other->inspect(name, soon());
+  ASSERT_TRUE(state.held());
+  EXPECT_EQ(state.holders[0].fencing_token, lease.fencing_token);
+  EXPECT_EQ(store->release(lease, Duration{0}, soon()), LeaseStatus::ok);
+  auto next = other->try_acquire(request(name, 30s), soon());
+  ASSERT_TRUE(next);
+  EXPECT_GT(next.lease->fencing_token, lease.fencing_token);
+}
+
+TEST(MysqlStore, TwentyConcurrentFirstStartsCreateTheSchemaOnce) {
+  const std::string prefix = "myfs" + std::to_string(getpid()) + "_";
+  drop_tables(prefix);
+  const auto u = with(base_uri(), "table_prefix=" + prefix);
+  std::latch go(20);
+  std::atomic<int> ok{0};
+  std::vector<std::thread> starts;
+  for (int i = 0; i < 20; ++i) {
+    starts.emplace_back([&] {
+      auto store = open(u);
+      go.arrive_and_wait();
+      try {
+        (void)store->inspect("first-start", soon());
+        ++ok;
+      } catch (const std::exception& e) {
+        ADD_FAILURE() << e.what();
+      }
+    });
+  }
+  for (auto& t : starts) t.join();
+  EXPECT_EQ(ok.load(), 20);
+  EXPECT_EQ(sql("SELECT count(*) FROM " + prefix + "schema"), "1");
+  EXPECT_EQ(sql("SELECT max(version) FROM " + prefix + "schema"), "1");
+  drop_tables(prefix);
+}
+
+TEST(MysqlStore, CreateSchemaFalseReportsMissingTablesAsFailedPrecondition) {
+  const std::string prefix = "myno" + std::to_string(getpid()) + "_";
+  drop_tables(prefix);
+  auto store = open(with(base_uri(), "table_prefix=" + prefix + "&create_schema=false"));
+  try {
+    (void)store->inspect("x", soon());
+    FAIL() << "no error without tables";
+  } catch (const BackendError& e) {
+    EXPECT_EQ(e.code(), ErrorCode::failed_precondition) << e.what();
+  }
+  EXPECT_EQ(sql("SELECT COUNT(*) FROM information_schema.tables WHERE table_name = '" + prefix +
+                "leases'"),
+            "0");
+}
+
+TEST(MysqlStore, GroupSlotsAreLowestFreeFirstEachWithItsOwnToken) {
+  const auto name = unique("group");
+  auto store = open(uri());
+  std::vector<Lease> held;
+  for (int i = 0; i < 3; ++i) {
+    auto got = store->try_acquire(request(name, 30s, 3), soon());
+    ASSERT_TRUE(got);
+    EXPECT_EQ(got.lease->slot, i);
+    if (i > 0) {
+      EXPECT_GT(got.lease->fencing_token, held.back().fencing_token);
+    }
+    held.push_back(*got.lease);
+  }
+  EXPECT_FALSE(store->try_acquire(request(name, 30s, 3), soon()));
+  EXPECT_EQ(store->release(held[1], Duration{0}, soon()), LeaseStatus::ok);
+  auto again = store->try_acquire(request(name, 30s, 3), soon());
+  ASSERT_TRUE(again);
+  EXPECT_EQ(again.lease->slot, 1);
+  EXPECT_GT(again.lease->fencing_token, held[2].fencing_token);
+  EXPECT_EQ(store->inspect(name, soon()).holders.size(), 3u);
+}
+
+TEST(MysqlStore, ConcurrentGroupAcquirersAllGetADistinctSlotWhenThereAreEnough) {
+  const auto name = unique("group-race");
+  constexpr int kSlots = 6;
+  std::latch go(kSlots);
+  std::vector<int> slots(kSlots, -1);
+  std::vector<std::thread> threads;
+  for (int i = 0; i < kSlots; ++i) {
+    threads.emplace_back([&, i] {
+      auto store = open(uri());
+      (void)store->inspect(name, soon());  // connected before the race
+      go.arrive_and_wait();
+      auto got = store->try_acquire(request(name, 30s, kSlots), soon());
+      if (got) slots[i] = got.lease->slot;
+    });
+  }
+  for (auto& t : threads) t.join();
+  std::sort(slots.begin(), slots.end());
+  for (int i = 0; i < kSlots; ++i) EXPECT_EQ(slots[i], i);
+}
+
+TEST(MysqlStore, CandidatesKeepRegisteredAtAndMetadataOnRefresh) {
+  const auto group = unique("cand");
+  auto store = open(uri());
+  Candidate c{"n1", {}, 3, 1, std::chrono::system_clock::now(), {{"zone", "a\"b"}, {"w", "2"}}};
+  store->put_candidate(group, c, 10s, soon());
+  auto first = store->list_candidates(group, soon());
+  ASSERT_EQ(first.size(), 1u);
+  std::this_thread::sleep_for(20ms);
+  c.successes = 4;
+  store->put_candidate(group, c, 10s, soon());
+  auto second = store->list_candidates(group, soon());
+  ASSERT_EQ(second.size(), 1u);
+  EXPECT_EQ(second[0].registered_at, first[0].registered_at);
+  EXPECT_EQ(second[0].successes, 4u);
+  EXPECT_EQ(second[0].metadata, c.metadata);
+  ASSERT_TRUE(second[0].last_completion);
+  EXPECT_LT(std::chrono::abs(*second[0].last_completion - *c.last_completion), 1ms);
+  store->remove_candidate(group, "n1", soon());
+  store->remove_candidate(group, "n1", soon());
+  EXPECT_TRUE(store->list_candidates(group, soon()).empty());
+}
+
+TEST(MysqlStore, UriOptionsAreValidated) {
+  EXPECT_THROW(open(with(base_uri(), "table_prefix=bad-prefix")), InvalidArgument);
+  EXPECT_THROW(open(with(base_uri(), "table_prefix=0abc")), InvalidArgument);
+  EXPECT_THROW(open(with(base_uri(), "pool_size=0")), InvalidArgument);
+  EXPECT_THROW(open(with(base_uri(), "no_such_option=1")), InvalidArgument);
+  EXPECT_THROW(open("mysql://root@127.0.0.1:13306"), InvalidArgument);  // no database
+  EXPECT_THROW(open("mysql://root@a:1,b:2/db"), InvalidArgument);
+  auto store = open(with(uri(), "connect_timeout=3s&statement_timeout=5s&pool_size=2"));
+  EXPECT_FALSE(store->inspect(unique("opts"), soon()).held());
+  auto maria = open("mariadb://root@127.0.0.1:13306/leader_test?table_prefix=myit_");
+  EXPECT_FALSE(maria->inspect(unique("opts"), soon()).held());
+}
+
+TEST(MysqlStore, RequiredTlsAgainstAServerWithoutTlsIsAnError) {
+  auto store = open(with(uri(), "tls=true"));
+  EXPECT_THROW((void)store->inspect("x", soon()), BackendError);
+}
+
+TEST(MysqlStore, LockNamesAreCaseSensitive) {
+  const auto name = unique("Case");
+  auto store = open(uri());
+  auto upper = store->try_acquire(request(name, 30s), soon());
+  ASSERT_TRUE(upper);
+  std::string lower = name;
+  for (auto& c : lower) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  auto other = store->try_acquire(request(lower, 30s), soon());
+  EXPECT_TRUE(other) << "'" << name << "' and '" << lower << "' collided";
+}
+
+TEST(MysqlStore, UnreachableServerIsUnavailableAndThePasswordStaysSecret) {
+  auto store = open("mysql://root:s3cr3t-pw@127.0.0.1:1/leader_test");
+  try {
+    (void)store->inspect("x", soon());
+    FAIL() << "no error";
+  } catch (const BackendError& e) {
+    EXPECT_EQ(e.code(), ErrorCode::unavailable) << e.what();
+    EXPECT_EQ(std::string(e.what()).find("s3cr3t"), std::string::npos) << e.what();
+  }
+}
+
+}  // namespace
+}  // namespace leader
