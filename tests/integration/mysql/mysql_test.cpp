@@ -106,14 +106,16 @@ TEST(MysqlStore, AHolderKilledWithSigkillIsReplacedAfterItsTtl) {
   EXPECT_GT(mine.lease->fencing_token, std::stoull(got.at(1)));
 }
 
-// Restarts the server of scripts/test-servers.sh (or LEADER_TEST_MYSQL_RESTART).
+// Restarts the server of scripts/test-servers.sh (or LEADER_TEST_MYSQL_RESTART), in its own
+// session (setsid) so that it outlives this test process group.
 bool restart_server() {
   if (const char* cmd = std::getenv("LEADER_TEST_MYSQL_RESTART")) return std::system(cmd) == 0;
   const std::string pidfile = "/tmp/le-test/pids/mariadb.pid";
   if (!std::filesystem::exists(pidfile)) return false;
   std::string cmd = "pid=$(cat " + pidfile +
                     ") && kill -TERM $pid && while kill -0 $pid 2>/dev/null; do sleep 0.05; done"
-                    " && " LEADER_SOURCE_DIR "/scripts/test-servers.sh start mariadb >/dev/null";
+                    " && setsid " LEADER_SOURCE_DIR
+                    "/scripts/test-servers.sh start mariadb </dev/null >/dev/null 2>&1";
   return std::system(cmd.c_str()) == 0;
 }
 

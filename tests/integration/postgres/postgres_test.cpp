@@ -106,10 +106,12 @@ bool restart_server() {
   if (const char* cmd = std::getenv("LEADER_TEST_POSTGRES_RESTART")) return std::system(cmd) == 0;
   const std::string data = "/tmp/le-test/pg/data";
   if (!std::filesystem::exists(data)) return false;
+  // setsid: the restarted server must not belong to this test's session or process group.
   std::string as_pg = getuid() == 0 ? "runuser -u postgres -- " : "";
-  std::string cmd = as_pg + "/usr/lib/postgresql/15/bin/pg_ctl -D " + data +
-                    " -l /tmp/le-test/pg/postgres.log -w -m fast restart >/dev/null && head -1 " +
-                    data + "/postmaster.pid > /tmp/le-test/pids/postgres.pid";
+  std::string cmd =
+      "setsid " + as_pg + "/usr/lib/postgresql/15/bin/pg_ctl -D " + data +
+      " -l /tmp/le-test/pg/postgres.log -w -m fast restart </dev/null >/dev/null && head -1 " +
+      data + "/postmaster.pid > /tmp/le-test/pids/postgres.pid";
   return std::system(cmd.c_str()) == 0;
 }
 

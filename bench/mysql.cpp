@@ -1,0 +1,188 @@
+// Uncontended run_if_leader (no-op action) and the store's acquire+release / renew on the
+// MariaDB store, next to the same prepared statements run over one raw libmariadb connection
+// (blocking API) in the same run (the baseline). Reports ops/s (items_per_second) and p50/p99.
+//
+//   scripts/test-servers.sh start mariadb && scripts/sql-setup.sh mariadb
+//   build/bench/bench_mysql --benchmark_min_time=2
+// Server: 127.0.0.1:13306, user root, database leader_test (LEADER_BENCH_MYSQL_URI for the
+// store; the raw baseline always uses those defaults).
+
+#include <benchmark/benchmark.h>
+#include <mysql.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdlib>
+#include <cstring>
+#include <map>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "../src/stores/mysql/my_statements.hpp"
+#include "leader/leader.hpp"
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+using namespace std::chrono_literals;
+
+std::string store_uri() {
+  const char* v = std::getenv("LEADER_BENCH_MYSQL_URI");
+  return v && *v ? v : "mysql://root@127.0.0.1:13306/leader_test?table_prefix=bench_";
+}
+
+void report(benchmark::State& state, std::vector<double>& us) {
+  if (us.empty()) return;
+  std::sort(us.begin(), us.end());
+  state.counters["p50_us"] = us[us.size() / 2];
+  state.counters["p99_us"] = us[std::min(us.size() - 1, us.size() * 99 / 100)];
+  state.SetItemsProcessed(static_cast<std::int64_t>(us.size()));
+}
+
+double micros_since(Clock::time_point t0) {
+  return std::chrono::duration<double, std::micro>(Clock::now() - t0).count();
+}
+
+void BM_RunIfLeader(benchmark::State& state) {
+  leader::LeaderElector elector(leader::open(store_uri()),
+                                {.wait_time = 0ms, .lease_time = 30s, .node_id = "bench"});
+  const std::string lock = "bench-run-" + std::to_string(::getpid());
+  std::vector<double> us;
+  for (auto _ : state) {
+    auto t0 = Clock::now();
+    if (!elector.run_if_leader(lock, [] {})) throw std::runtime_error("uncontended skip");
+    us.push_back(micros_since(t0));
+  }
+  report(state, us);
+}
+BENCHMARK(BM_RunIfLeader)->Unit(benchmark::kMicrosecond)->UseRealTime();
+
+void BM_StoreAcquireRelease(benchmark::State& state) {
+  auto store = leader::open(store_uri());
+  const std::string lock = "bench-store-" + std::to_string(::getpid());
+  std::vector<double> us;
+  for (auto _ : state) {
+    auto t0 = Clock::now();
+    auto got = store->try_acquire({lock, leader::new_owner_token(), "bench", 30s, 0},
+                                  leader::Deadline::after(5s));
+    if (!got) throw std::runtime_error("uncontended acquire failed");
+    (void)store->release(*got.lease, leader::Duration{0}, leader::Deadline::after(5s));
+    us.push_back(micros_since(t0));
+  }
+  report(state, us);
+}
+BENCHMARK(BM_StoreAcquireRelease)->Unit(benchmark::kMicrosecond)->UseRealTime();
+
+void BM_StoreRenew(benchmark::State& state) {
+  auto store = leader::open(store_uri());
+  const std::string lock = "bench-renew-" + std::to_string(::getpid());
+  auto got = store->try_acquire({lock, leader::new_owner_token(), "bench", 30s, 0},
+                                leader::Deadline::after(5s));
+  if (!got) throw std::runtime_error("acquire failed");
+  leader::Lease lease = *got.lease;
+  std::vector<double> us;
+  for (auto _ : state) {
+    auto t0 = Clock::now();
+    if (store->renew(lease, 30s, leader::Deadline::after(5s)) != leader::LeaseStatus::ok)
+      throw std::runtime_error("renew lost");
+    us.push_back(micros_since(t0));
+  }
+  (void)store->release(lease, leader::Duration{0}, leader::Deadline::after(5s));
+  report(state, us);
+}
+BENCHMARK(BM_StoreRenew)->Unit(benchmark::kMicrosecond)->UseRealTime();
+
+// The store's statements, prepared once on one raw blocking connection; parameters as text.
+class RawConnection {
+ public:
+  RawConnection() : mysql_(mysql_init(nullptr)) {
+    if (!mysql_real_connect(mysql_, "127.0.0.1", "root", nullptr, "leader_test", 13306, nullptr,
+                            CLIENT_FOUND_ROWS))
+      throw std::runtime_error(mysql_error(mysql_));
+    // The store created the schema; the raw connection only prepares the same statements.
+    (void)leader::open(store_uri())->inspect("bench", leader::Deadline::after(5s));
+    for (const auto& [name, sql] :
+         leader::detail::my::statements(leader::detail::my::tables_for("bench_"))) {
+      MYSQL_STMT* s = mysql_stmt_init(mysql_);
+      if (mysql_stmt_prepare(s, sql.c_str(), sql.size())) throw std::runtime_error(sql);
+      stmts_[name] = s;
+    }
+  }
+  ~RawConnection() {
+    for (auto& [n, s] : stmts_) mysql_stmt_close(s);
+    mysql_close(mysql_);
+  }
+  RawConnection(const RawConnection&) = delete;
+  RawConnection& operator=(const RawConnection&) = delete;
+
+  /// Executes a prepared statement, drains every result; returns the affected-row count.
+  std::uint64_t exec(const std::string& name, const std::vector<std::string>& params) {
+    MYSQL_STMT* s = stmts_.at(name);
+    std::vector<MYSQL_BIND> b(params.size());
+    std::vector<unsigned long> len(params.size());
+    for (std::size_t i = 0; i < params.size(); ++i) {
+      std::memset(&b[i], 0, sizeof b[i]);
+      len[i] = params[i].size();
+      b[i].buffer_type = MYSQL_TYPE_STRING;
+      b[i].buffer = const_cast<char*>(params[i].data());
+      b[i].buffer_length = len[i];
+      b[i].length = &len[i];
+    }
+    if (mysql_stmt_bind_param(s, b.data()) || mysql_stmt_execute(s))
+      throw std::runtime_error(mysql_stmt_error(s));
+    std::uint64_t affected = mysql_stmt_affected_rows(s);
+    for (;;) {
+      if (mysql_stmt_field_count(s) > 0) {
+        mysql_stmt_store_result(s);
+        while (mysql_stmt_fetch(s) == 0) {
+        }
+        mysql_stmt_free_result(s);
+      }
+      if (!mysql_stmt_more_results(s) || mysql_stmt_next_result(s) != 0) break;
+    }
+    return affected;
+  }
+
+ private:
+  MYSQL* mysql_;
+  std::map<std::string, MYSQL_STMT*> stmts_;
+};
+
+void BM_RawAcquireRelease(benchmark::State& state) {
+  RawConnection raw;
+  const std::string lock = "bench-raw-" + std::to_string(::getpid());
+  std::vector<double> us;
+  for (auto _ : state) {
+    const std::string owner = leader::new_owner_token();
+    auto t0 = Clock::now();
+    raw.exec(leader::detail::my::kAcquire, {lock, owner, "bench", "30000", "0"});
+    if (raw.exec(leader::detail::my::kRelease, {lock, "0", owner}) != 1)
+      throw std::runtime_error("raw acquire/release failed");
+    us.push_back(micros_since(t0));
+  }
+  report(state, us);
+}
+BENCHMARK(BM_RawAcquireRelease)->Unit(benchmark::kMicrosecond)->UseRealTime();
+
+void BM_RawRenew(benchmark::State& state) {
+  RawConnection raw;
+  const std::string lock = "bench-rawrenew-" + std::to_string(::getpid());
+  const std::string owner = leader::new_owner_token();
+  raw.exec(leader::detail::my::kAcquire, {lock, owner, "bench", "30000", "0"});
+  std::vector<double> us;
+  for (auto _ : state) {
+    auto t0 = Clock::now();
+    if (raw.exec(leader::detail::my::kRenew, {"30000000", lock, "0", owner}) != 1)
+      throw std::runtime_error("raw renew lost");
+    us.push_back(micros_since(t0));
+  }
+  raw.exec(leader::detail::my::kRelease, {lock, "0", owner});
+  report(state, us);
+}
+BENCHMARK(BM_RawRenew)->Unit(benchmark::kMicrosecond)->UseRealTime();
+
+}  // namespace
+
+BENCHMARK_MAIN();
