@@ -222,6 +222,27 @@ Reply Session::create(const std::string& path, const std::string& data, int mode
   return finish(rc, s.st, deadline, "create " + path);
 }
 
+std::pair<Reply, Reply> Session::create_and_list(const std::string& path, const std::string& data,
+                                                 int mode, const std::string& dir,
+                                                 Deadline deadline) {
+  check_time(deadline, "create " + path);
+  auto h = ready_handle(deadline);
+  Submit created;
+  auto* acl = config_.creator_acl ? &ZOO_CREATOR_ALL_ACL : &ZOO_OPEN_ACL_UNSAFE;
+  int rc =
+      created.done(zoo_acreate2(h->zh, path.c_str(), data.data(), static_cast<int>(data.size()),
+                                acl, mode, on_string_stat, created.holder));
+  if (rc != ZOK) fail(rc, "create " + path);
+  // Sent right behind the create on the same session: the server answers it after the create,
+  // so the listing includes the new node.
+  Submit listed;
+  rc = listed.done(zoo_aget_children(h->zh, dir.c_str(), 0, on_strings, listed.holder));
+  Reply first = finish(ZOK, created.st, deadline, "create " + path);
+  if (rc != ZOK) fail(rc, "list " + dir);
+  Reply second = finish(ZOK, listed.st, deadline, "list " + dir);
+  return {std::move(first), std::move(second)};
+}
+
 Reply Session::remove(const std::string& path, int version, Deadline deadline) {
   check_time(deadline, "delete " + path);
   auto h = ready_handle(deadline);

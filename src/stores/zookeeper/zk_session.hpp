@@ -11,6 +11,7 @@
 #include <mutex>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "leader/time.hpp"
@@ -71,6 +72,9 @@ class Session {
   void connect(Deadline deadline);
 
   Reply create(const std::string& path, const std::string& data, int mode, Deadline deadline);
+  /// Sends a create and, pipelined behind it on the same session, a listing of `dir`.
+  std::pair<Reply, Reply> create_and_list(const std::string& path, const std::string& data,
+                                          int mode, const std::string& dir, Deadline deadline);
   Reply remove(const std::string& path, int version, Deadline deadline);
   Reply exists(const std::string& path, Deadline deadline);
   Reply get(const std::string& path, Deadline deadline);

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <nlohmann/json.hpp>
+#include <tuple>
 
 #include "leader/errors.hpp"
 #include "leader/names.hpp"
@@ -113,23 +114,27 @@ Acquired ZooKeeperStore::acquire_single(const LeaseRequest& request, Deadline de
   Session& session = core->session();
   const std::uint64_t generation = session.generation();
   const TimePoint sent_at = steady_now();
-  Reply created;
-  try {
-    created = create_in(session, dir, dir + "/" + request.owner + "__lock__",
-                        node_data(request, 0, *core), ZOO_EPHEMERAL_SEQUENTIAL, deadline);
+  const std::string prefix = dir + "/" + request.owner + "__lock__";
+  const std::string data = node_data(request, 0, *core);
+  Reply created, listed;
+  try {  // one round trip: the create and the listing behind it
+    std::tie(created, listed) =
+        session.create_and_list(prefix, data, ZOO_EPHEMERAL_SEQUENTIAL, dir, deadline);
+    if (created.rc == ZNONODE) {  // first use of this lock: make its directory
+      session.ensure_path(dir, deadline);
+      std::tie(created, listed) =
+          session.create_and_list(prefix, data, ZOO_EPHEMERAL_SEQUENTIAL, dir, deadline);
+    }
   } catch (const BackendError&) {  // the node may exist without us knowing its sequence
     core->add_orphan({dir, request.owner, true, generation});
     throw;
   }
+  if (created.rc != ZOK)
+    throw BackendError(ErrorCode::internal, config_.scheme,
+                       "create " + prefix + " on '" + session.shown() + "': " + zerror(created.rc));
   const std::string name = created.value.substr(dir.size() + 1);
-  bool lowest = false;
-  try {
-    auto contenders = sorted_contenders(session.children(dir, deadline).children);
-    lowest = !contenders.empty() && contenders.front().name == name;
-  } catch (const BackendError&) {
-    core->add_orphan({created.value, request.owner, false, generation});
-    throw;
-  }
+  auto contenders = sorted_contenders(listed.children);
+  const bool lowest = !contenders.empty() && contenders.front().name == name;
   if (lowest) return {core->track(request, created.value, created.stat, 0, sent_at, generation)};
   try {  // skip on contention: withdraw our node
     session.remove(created.value, -1, deadline);
