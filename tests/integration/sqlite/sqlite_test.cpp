@@ -14,6 +14,7 @@
 #include <functional>
 #include <set>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "leader/leader.hpp"
@@ -257,6 +258,21 @@ TEST_F(SqliteTest, ALockHeldPastTheDeadlineIsDeadlineExceeded) {
   e = backend_error_of([&] { (void)store->renew(lease, 2s, Deadline::after(100ms)); });
   EXPECT_EQ(e.code(), ErrorCode::deadline_exceeded) << e.what();
   EXPECT_EQ(store->inspect("job", Deadline::after(100ms)).holders.size(), 1u);  // WAL: reads go on
+}
+
+TEST_F(SqliteTest, AThreadWaitingForTheSharedConnectionGivesUpAtItsDeadline) {
+  auto store = open(uri());
+  ExclusiveLock lock(path());
+  std::thread slow([&] {  // holds the store's connection while it waits for the file lock
+    auto e = backend_error_of(
+        [&] { (void)store->try_acquire(request("slow"), Deadline::after(1500ms)); });
+    EXPECT_EQ(e.code(), ErrorCode::deadline_exceeded) << e.what();
+  });
+  std::this_thread::sleep_for(200ms);
+  auto e = backend_error_of([&] { (void)store->inspect("job", Deadline::after(100ms)); });
+  EXPECT_EQ(e.code(), ErrorCode::deadline_exceeded) << e.what();
+  EXPECT_NE(std::string(e.what()).find("before it could start"), std::string::npos) << e.what();
+  slow.join();
 }
 
 TEST_F(SqliteTest, ALockHeldPastBusyTimeoutIsUnavailable) {
