@@ -42,7 +42,7 @@ void send_report(int fd, int kind, int value) noexcept {
 }
 
 // Reaps the command and adopted orphans until the command has exited and its group is empty;
-// SIGKILLs the group as soon as leader (the parent) is gone.
+// SIGKILLs the group as soon as leader (the parent) is gone, and still reaps it before exiting.
 [[noreturn]] void watch_group(pid_t leader_pid, pid_t cmd, int report) noexcept {
   sigset_t set;
   ::sigemptyset(&set);
@@ -51,10 +51,7 @@ void send_report(int fd, int kind, int value) noexcept {
   const timespec tick{0, 25'000'000};
   bool command_done = false;
   for (;;) {
-    if (::getppid() != leader_pid) {
-      ::kill(-cmd, SIGKILL);
-      ::_exit(1);
-    }
+    if (::getppid() != leader_pid) ::kill(-cmd, SIGKILL);  // leader died: nothing may outlive it
     for (;;) {
       int status = 0;
       pid_t p = ::waitpid(-1, &status, WNOHANG);

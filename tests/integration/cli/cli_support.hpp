@@ -1,0 +1,92 @@
+#pragma once
+// Helpers of the CLI integration tests: spawn the real `leader` binary (and shell commands) as
+// separate processes with their output captured in files, against a SQLite file of the test.
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <sys/types.h>
+
+#include <chrono>
+#include <functional>
+#include <sstream>
+#include <string>
+#include <vector>
+
+namespace leader::cli_test {
+
+/// A spawned process with stdout/stderr captured in files.
+class Process {
+ public:
+  /// Starts `argv` with the test's environment plus `env` ("NAME=value"; "NAME=" with
+  /// `unset` semantics is not supported). Output goes to files in `dir`.
+  Process(const std::vector<std::string>& argv, const std::string& dir,
+          const std::vector<std::string>& env = {});
+  Process(Process&& other) noexcept;
+  Process(const Process&) = delete;
+  ~Process();
+
+  /// Waits up to `limit` (then SIGKILLs and fails); returns the exit code, 128+N for signal N.
+  int wait(std::chrono::seconds limit = std::chrono::seconds(60));
+  /// Sends a signal to the process.
+  void signal(int sig) const;
+  [[nodiscard]] pid_t pid() const { return pid_; }
+  [[nodiscard]] std::string out() const;
+  [[nodiscard]] std::string err() const;
+
+ private:
+  pid_t pid_ = -1;
+  std::string out_path_, err_path_;
+  int status_ = -1;
+};
+
+/// The exit code and output of a finished process.
+struct Finished {
+  int code = -1;
+  std::string out;
+  std::string err;
+};
+
+/// Path of the leader binary under test.
+std::string leader_binary();
+
+/// Reads a whole file ("" when missing).
+std::string read_file(const std::string& path);
+/// The non-empty lines of a file.
+std::vector<std::string> read_lines(const std::string& path);
+/// Polls `done` every 20 ms for up to `limit`; returns its last value. Not a timing assertion:
+/// the limit only stops a broken test from hanging.
+bool eventually(const std::function<bool()>& done,
+                std::chrono::milliseconds limit = std::chrono::seconds(30));
+/// True while `pid` exists and is not a zombie.
+bool process_running(pid_t pid);
+
+/// Fixture: a fresh directory and SQLite store per test.
+class CliTest : public ::testing::Test {
+ protected:
+  void SetUp() override;
+  void TearDown() override;
+
+  /// `leader run --store <db> --lock <lock> <options...> -- <command...>`, started.
+  Process start_run(const std::string& lock, const std::vector<std::string>& options,
+                    const std::vector<std::string>& command);
+  /// The same, waited for.
+  Finished run(const std::string& lock, const std::vector<std::string>& options,
+               const std::vector<std::string>& command);
+  /// `leader <args...>` waited for (no --store added).
+  Finished leader(const std::vector<std::string>& args);
+  /// `leader status --store <db> --lock <lock> <options...>` waited for.
+  Finished status(const std::string& lock, const std::vector<std::string>& options = {});
+  /// Waits until `lock` is held (leader status exits 0).
+  void wait_until_held(const std::string& lock);
+  /// A path inside the test directory.
+  [[nodiscard]] std::string path(const std::string& name) const { return dir_ + "/" + name; }
+
+  std::string dir_;
+  std::string db_;
+  std::string store_;  ///< sqlite:// URI of db_
+};
+
+/// `sh -c <script>`.
+inline std::vector<std::string> sh(const std::string& script) { return {"sh", "-c", script}; }
+
+}  // namespace leader::cli_test

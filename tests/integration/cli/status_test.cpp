@@ -1,0 +1,72 @@
+// `leader status`: free and held locks, groups, JSON; and the example demo script.
+
+#include <nlohmann/json.hpp>
+
+#include "cli_support.hpp"
+
+namespace leader::cli_test {
+namespace {
+
+using ::testing::HasSubstr;
+
+class Status : public CliTest {};
+
+TEST_F(Status, FreeLockExits3) {
+  Finished text = status("nobody");
+  EXPECT_EQ(text.code, 3);
+  EXPECT_EQ(text.out, "nobody: free\n");
+  Finished json = status("nobody", {"--json"});
+  EXPECT_EQ(json.code, 3);
+  auto doc = nlohmann::json::parse(json.out);
+  EXPECT_EQ(doc["held"], false);
+  EXPECT_TRUE(doc["holders"].empty());
+}
+
+TEST_F(Status, HeldLockShowsTheHolderNodeTokenAndTimeLeft) {
+  Process holder = start_run("shown", {"--node-id", "node-a"}, {"sleep", "3"});
+  wait_until_held("shown");
+  Finished text = status("shown");
+  EXPECT_EQ(text.code, 0);
+  EXPECT_THAT(text.out, HasSubstr("shown: held"));
+  EXPECT_THAT(text.out, HasSubstr("node node-a"));
+  EXPECT_THAT(text.out, HasSubstr("fencing token 1"));
+  auto doc = nlohmann::json::parse(status("shown", {"--json"}).out);
+  EXPECT_EQ(doc["lock"], "shown");
+  EXPECT_EQ(doc["held"], true);
+  ASSERT_EQ(doc["holders"].size(), 1u);
+  EXPECT_EQ(doc["holders"][0]["node_id"], "node-a");
+  EXPECT_EQ(doc["holders"][0]["fencing_token"], 1);
+  EXPECT_GT(doc["holders"][0]["expires_in_ms"].get<long>(), 0);
+  EXPECT_EQ(holder.wait(), 0);
+  EXPECT_EQ(status("shown").code, 3);
+}
+
+TEST_F(Status, GroupLockShowsActiveAndAvailableSlots) {
+  Process a = start_run("grp", {"--slots", "3", "--node-id", "a"}, {"sleep", "3"});
+  Process b = start_run("grp", {"--slots", "3", "--node-id", "b"}, {"sleep", "3"});
+  ASSERT_TRUE(eventually([&] {
+    return nlohmann::json::parse(status("grp", {"--json", "--slots", "3"}).out)["active"] == 2;
+  }));
+  Finished text = status("grp", {"--slots", "3"});
+  EXPECT_EQ(text.code, 0);
+  EXPECT_THAT(text.out, HasSubstr("2 of 3 slots held, 1 available"));
+  auto doc = nlohmann::json::parse(status("grp", {"--json", "--slots", "3"}).out);
+  EXPECT_EQ(doc["available"], 1);
+  EXPECT_EQ(a.wait(), 0);
+  EXPECT_EQ(b.wait(), 0);
+}
+
+TEST_F(Status, CronOnceDemoRunsTheJobOnOneReplicaOnly) {
+  Process demo({"sh", LEADER_CLI_DEMO}, dir_,
+               {"LEADER_STORE=" + store_, "LEADER=" + leader_binary()});
+  EXPECT_EQ(demo.wait(), 0) << demo.err();
+  std::string out = demo.out();
+  std::size_t runs = 0;
+  for (std::size_t at = out.find("runs the job"); at != std::string::npos;
+       at = out.find("runs the job", at + 1))
+    ++runs;
+  EXPECT_EQ(runs, 1u) << out;
+}
+
+}  // namespace
+}  // namespace leader::cli_test
