@@ -20,8 +20,8 @@ BENCHMARK(BM_RawStoreAcquireRelease);
 
 void BM_RunIfLeader(benchmark::State& state) {
   auto store = leader::make_memory_store();
-  leader::LeaderElector e(store, {.wait_time = 0s, .lease_time = 30s,
-                                  .auto_extend = state.range(0) != 0});
+  leader::LeaderElector e(store,
+                          {.wait_time = 0s, .lease_time = 30s, .auto_extend = state.range(0) != 0});
   for (auto _ : state) benchmark::DoNotOptimize(e.run_if_leader("bench", [] { return 1; }));
 }
 BENCHMARK(BM_RunIfLeader)->Arg(0)->Arg(1)->ArgName("auto_extend");

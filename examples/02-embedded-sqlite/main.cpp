@@ -1,8 +1,7 @@
 // Run a nightly job exactly once across replicas on one host, with the embedded SQLite store.
 //   example_embedded-sqlite [/tmp/app-leader.db]
-#include <leader/leader.hpp>
-
 #include <cstdio>
+#include <leader/leader.hpp>
 
 int main(int argc, char** argv) {
   using namespace std::chrono_literals;

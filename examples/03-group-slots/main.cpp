@@ -1,7 +1,6 @@
 // Up to three replicas warm caches at once, each on its own partition (slot).
-#include <leader/leader.hpp>
-
 #include <cstdio>
+#include <leader/leader.hpp>
 #include <thread>
 #include <vector>
 
@@ -12,7 +11,8 @@ int main(int argc, char** argv) {
   for (int r = 0; r < 5; ++r) {
     replicas.emplace_back([&, r] {
       leader::LeaderGroupElector group(leader::open("sqlite://" + path),
-                                       {.wait_time = 0s, .lease_time = 10s,
+                                       {.wait_time = 0s,
+                                        .lease_time = 10s,
                                         .node_id = "replica-" + std::to_string(r),
                                         .max_leaders = 3});
       bool ran = group.run_if_leader("cache-warmup", [&](leader::LeaderContext& ctx) {

@@ -1,7 +1,6 @@
 // Strategic election: the candidate with the best success rate runs the aggregation.
-#include <leader/leader.hpp>
-
 #include <cstdio>
+#include <leader/leader.hpp>
 
 int main(int argc, char** argv) {
   using namespace std::chrono_literals;

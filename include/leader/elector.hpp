@@ -15,8 +15,8 @@
 #include <functional>
 #include <memory>
 #include <mutex>
-#include <random>
 #include <optional>
+#include <random>
 #include <stop_token>
 #include <string>
 #include <string_view>
@@ -92,7 +92,7 @@ class ElectionCore : public std::enable_shared_from_this<ElectionCore> {
                ElectorHooks hooks);
   /// Waits for the lease up to wait_time; the guard holds it (watched and, with auto_extend,
   /// renewed by the renewal scheduler).
-  Acquisition acquire(const std::string& lock, std::stop_token caller);
+  Acquisition acquire(const std::string& lock, const std::stop_token& caller);
   /// Ends a held lease: stops watching, releases (keeping min_lease_time), emits events.
   void finish(HeldLease& held, bool failed, const std::string& error) noexcept;
   /// Reports a skip to the listener.
@@ -120,7 +120,8 @@ decltype(auto) invoke_action(F& f, LeaderContext& ctx) {
   if constexpr (std::is_invocable_v<F&, LeaderContext&>) {
     return std::invoke(f, ctx);
   } else {
-    static_assert(std::is_invocable_v<F&>, "the action must be callable as f(LeaderContext&) or f()");
+    static_assert(std::is_invocable_v<F&>,
+                  "the action must be callable as f(LeaderContext&) or f()");
     return std::invoke(f);
   }
 }
@@ -160,7 +161,8 @@ class ElectorBase {
   /// Like run_if_leader, but returns Elected / Skipped / ActionFailed and never throws the
   /// action's exception. Backend errors still throw unless on_backend_error says otherwise.
   template <class F>
-  auto run_if_leader_result(std::string_view lock, F&& action, std::stop_token stop = {}) const
+  auto run_if_leader_result(std::string_view lock, F&& action,
+                            const std::stop_token& stop = {}) const
       -> RunResult<action_result_t<F>> {
     using T = action_result_t<F>;
     Acquisition acq = acquire(lock, stop);

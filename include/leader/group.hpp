@@ -19,7 +19,7 @@ struct GroupState {
 class LeaderGroupElector : public detail::ElectorBase {
  public:
   /// Validates `options` (InvalidArgument on a broken rule).
-  explicit LeaderGroupElector(std::shared_ptr<LeaseStore> store, GroupOptions options = {},
+  explicit LeaderGroupElector(std::shared_ptr<LeaseStore> store, const GroupOptions& options = {},
                               ElectorHooks hooks = {});
   /// An elector whose lock names live in the scope of `tenant`.
   [[nodiscard]] LeaderGroupElector for_tenant(std::string_view tenant) const;

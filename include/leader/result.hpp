@@ -65,9 +65,9 @@ class [[nodiscard]] RunResult {
   enum class Kind { elected, skipped, action_failed };
   using Variant = std::variant<Elected<T>, Skipped, ActionFailed>;
 
-  RunResult(Elected<T> e) : v_(std::move(e)) {}      // NOLINT(google-explicit-constructor)
-  RunResult(Skipped s) : v_(std::move(s)) {}         // NOLINT(google-explicit-constructor)
-  RunResult(ActionFailed f) : v_(std::move(f)) {}    // NOLINT(google-explicit-constructor)
+  RunResult(Elected<T> e) : v_(std::move(e)) {}    // NOLINT(google-explicit-constructor)
+  RunResult(Skipped s) : v_(std::move(s)) {}       // NOLINT(google-explicit-constructor)
+  RunResult(ActionFailed f) : v_(std::move(f)) {}  // NOLINT(google-explicit-constructor)
 
   /// Which alternative this is.
   [[nodiscard]] Kind kind() const { return static_cast<Kind>(v_.index()); }

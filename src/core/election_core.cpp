@@ -68,14 +68,17 @@ void HeldLease::mark_lost(const std::string& reason) noexcept {
 
 ElectionCore::ElectionCore(std::shared_ptr<LeaseStore> store, ElectionOptions options, int slots,
                            ElectorHooks hooks)
-    : store_(std::move(store)), options_(std::move(options)), slots_(slots), hooks_(std::move(hooks)) {
+    : store_(std::move(store)),
+      options_(std::move(options)),
+      slots_(slots),
+      hooks_(std::move(hooks)) {
   if (!store_) throw InvalidArgument("elector: the store is null (use leader::open(uri))");
   options_.validate();
   if (!hooks_.clock) hooks_.clock = Clock::system();
   rng_.seed(hooks_.seed != 0 ? hooks_.seed : std::random_device{}());
 }
 
-Acquisition ElectionCore::acquire(const std::string& lock, std::stop_token caller) {
+Acquisition ElectionCore::acquire(const std::string& lock, const std::stop_token& caller) {
   LeaseRequest request{lock, {}, options_.node_id, options_.lease_time, slots_};
   Clock& clock = *hooks_.clock;
   const TimePoint wait_until = clock.now() + options_.wait_time;
@@ -91,7 +94,8 @@ Acquisition ElectionCore::acquire(const std::string& lock, std::stop_token calle
     request.owner = new_owner_token();
     const TimePoint sent = clock.now();
     try {
-      Acquired got = store_->try_acquire(request, Deadline::after(options_.effective_call_timeout()));
+      Acquired got =
+          store_->try_acquire(request, Deadline::after(options_.effective_call_timeout()));
       last_error.reset();
       if (got) {
         auto held = std::make_shared<HeldLease>();
@@ -103,8 +107,13 @@ Acquisition ElectionCore::acquire(const std::string& lock, std::stop_token calle
         held->lease = std::move(*got.lease);
         held->lease.sent_at = sent;
         held->local_deadline = held->deadline_after(sent, options_.lease_time);
-        held->info = LeaseInfo{lock,          options_.node_id,  held->lease.fencing_token,
-                               held->lease.slot, options_.lease_time, sent, false};
+        held->info = LeaseInfo{lock,
+                               options_.node_id,
+                               held->lease.fencing_token,
+                               held->lease.slot,
+                               options_.lease_time,
+                               sent,
+                               false};
         held->caller = caller;
         held->caller_link.emplace(caller, [h = held.get()] { h->stop.request_stop(); });
         notify(hooks_.listener, [&](ElectionListener& l) { l.on_elected(held->info); });
@@ -118,8 +127,8 @@ Acquisition ElectionCore::acquire(const std::string& lock, std::stop_token calle
     }
     const TimePoint now = clock.now();
     if (now >= wait_until) break;
-    Duration pause = std::min(jittered(backoff),
-                              std::chrono::duration_cast<Duration>(wait_until - now));
+    Duration pause =
+        std::min(jittered(backoff), std::chrono::duration_cast<Duration>(wait_until - now));
     interruptible_sleep(clock, pause, caller);
     backoff = std::min(backoff * 2, kMaxBackoff);
   }
@@ -175,24 +184,26 @@ void ElectionCore::finish(HeldLease& held, bool failed, const std::string& error
   const TimePoint now = hooks_.clock->now();
   if (!held.fail_open) {
     RenewalScheduler::for_clock(hooks_.clock).unwatch(held);
-    Duration keep_for = std::max(
-        Duration{0},
-        std::chrono::duration_cast<Duration>(held.info.acquired_at + options_.min_lease_time - now));
+    Duration keep_for =
+        std::max(Duration{0}, std::chrono::duration_cast<Duration>(held.info.acquired_at +
+                                                                   options_.min_lease_time - now));
     Lease lease;
     {
       std::lock_guard lock(held.mu);
       lease = held.lease;
     }
     try {
-      (void)store_->release(lease, keep_for,
-                            Deadline::after(options_.effective_call_timeout()));
+      (void)store_->release(lease, keep_for, Deadline::after(options_.effective_call_timeout()));
     } catch (...) {  // the lease then expires on the server after its ttl
     }
   }
   held.caller_link.reset();
   auto elapsed = std::chrono::duration_cast<Duration>(now - held.info.acquired_at);
   record(hooks_.history, {failed ? HistoryRecord::Kind::failed : HistoryRecord::Kind::completed,
-                          held.info, {}, elapsed, error});
+                          held.info,
+                          {},
+                          elapsed,
+                          error});
   notify(hooks_.listener, [&](ElectionListener& l) { l.on_revoked(held.info); });
 }
 

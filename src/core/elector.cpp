@@ -7,9 +7,12 @@ namespace leader {
 
 std::string_view to_string(SkipReason reason) noexcept {
   switch (reason) {
-    case SkipReason::contention: return "contention";
-    case SkipReason::backend_error: return "backend_error";
-    case SkipReason::cancelled: return "cancelled";
+    case SkipReason::contention:
+      return "contention";
+    case SkipReason::backend_error:
+      return "backend_error";
+    case SkipReason::cancelled:
+      return "cancelled";
   }
   return "unknown";
 }
@@ -71,8 +74,8 @@ std::shared_ptr<detail::ElectionCore> group_core(std::shared_ptr<LeaseStore> sto
 }
 }  // namespace
 
-LeaderGroupElector::LeaderGroupElector(std::shared_ptr<LeaseStore> store, GroupOptions options,
-                                       ElectorHooks hooks)
+LeaderGroupElector::LeaderGroupElector(std::shared_ptr<LeaseStore> store,
+                                       const GroupOptions& options, ElectorHooks hooks)
     : ElectorBase(group_core(std::move(store), options, std::move(hooks)), {}) {}
 
 LeaderGroupElector LeaderGroupElector::for_tenant(std::string_view tenant) const {

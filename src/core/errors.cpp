@@ -6,12 +6,18 @@ namespace leader {
 
 std::string_view to_string(ErrorCode code) noexcept {
   switch (code) {
-    case ErrorCode::unavailable: return "unavailable";
-    case ErrorCode::deadline_exceeded: return "deadline_exceeded";
-    case ErrorCode::lease_lost: return "lease_lost";
-    case ErrorCode::failed_precondition: return "failed_precondition";
-    case ErrorCode::invalid_argument: return "invalid_argument";
-    case ErrorCode::internal: return "internal";
+    case ErrorCode::unavailable:
+      return "unavailable";
+    case ErrorCode::deadline_exceeded:
+      return "deadline_exceeded";
+    case ErrorCode::lease_lost:
+      return "lease_lost";
+    case ErrorCode::failed_precondition:
+      return "failed_precondition";
+    case ErrorCode::invalid_argument:
+      return "invalid_argument";
+    case ErrorCode::internal:
+      return "internal";
   }
   return "unknown";
 }

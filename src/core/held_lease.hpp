@@ -29,13 +29,13 @@ struct HeldLease {
 
   std::mutex mu;
   std::condition_variable cv;
-  Lease lease;                  // guarded by mu
-  TimePoint local_deadline{};   // guarded by mu
-  TimePoint next_renew{};       // guarded by mu
-  int renewals_in_flight = 0;   // guarded by mu
-  bool lost = false;            // guarded by mu
-  bool finished = false;        // guarded by mu
-  bool released = false;        // guarded by mu: finish() ran
+  Lease lease;                 // guarded by mu
+  TimePoint local_deadline{};  // guarded by mu
+  TimePoint next_renew{};      // guarded by mu
+  int renewals_in_flight = 0;  // guarded by mu
+  bool lost = false;           // guarded by mu
+  bool finished = false;       // guarded by mu
+  bool released = false;       // guarded by mu: finish() ran
 
   /// Position in the scheduler's queue; guarded by the scheduler's own mutex.
   using ScheduleKey = std::pair<TimePoint, std::uint64_t>;

@@ -3,8 +3,8 @@
 #include <pthread.h>
 #include <unistd.h>
 
-#include <atomic>
 #include <array>
+#include <atomic>
 #include <cstdio>
 #include <random>
 #include <string>

@@ -21,11 +21,11 @@ Registry& registry() {
 // Every scheme this project knows, with the component that provides it.
 const std::map<std::string, std::string>& known_schemes() {
   static const std::map<std::string, std::string> k = {
-      {"memory", "memory"},     {"sqlite", "sqlite"},       {"redis", "redis"},
-      {"rediss", "redis"},      {"unix", "redis"},          {"postgresql", "postgres"},
-      {"postgres", "postgres"}, {"mysql", "mysql"},         {"mariadb", "mysql"},
-      {"etcd", "etcd"},         {"etcds", "etcd"},          {"zk", "zookeeper"},
-      {"dynamodb", "dynamodb"}, {"mongodb", "mongodb"},     {"consul", "consul"},
+      {"memory", "memory"},     {"sqlite", "sqlite"},   {"redis", "redis"},
+      {"rediss", "redis"},      {"unix", "redis"},      {"postgresql", "postgres"},
+      {"postgres", "postgres"}, {"mysql", "mysql"},     {"mariadb", "mysql"},
+      {"etcd", "etcd"},         {"etcds", "etcd"},      {"zk", "zookeeper"},
+      {"dynamodb", "dynamodb"}, {"mongodb", "mongodb"}, {"consul", "consul"},
       {"k8s", "kubernetes"},
   };
   return k;
@@ -61,8 +61,8 @@ std::shared_ptr<LeaseStore> open(std::string_view text) {
     auto known = known_schemes().find(uri.scheme);
     if (known != known_schemes().end())
       throw InvalidArgument("store URI '" + uri.redacted() + "': the " + known->second +
-                            " store is not built into this program (link leader::" +
-                            known->second + "); available: " + have);
+                            " store is not built into this program (link leader::" + known->second +
+                            "); available: " + have);
     throw InvalidArgument("store URI '" + uri.redacted() + "': unknown scheme '" + uri.scheme +
                           "'; available: " + have);
   }

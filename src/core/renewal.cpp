@@ -100,8 +100,8 @@ class Scheduler final : public RenewalScheduler {
       // Keep a pending earlier wake-up (its entry may have been released since): then a new
       // lease due later needs no notify, which keeps acquire/release free of context switches.
       planned_wake_ = planned_wake_ <= now ? next : std::min(planned_wake_, next);
-      TimePoint until = planned_wake_ == TimePoint::max() ? now + std::chrono::hours(24)
-                                                          : planned_wake_;
+      TimePoint until =
+          planned_wake_ == TimePoint::max() ? now + std::chrono::hours(24) : planned_wake_;
       clock_->wait_until(lock, cv_, until);
     }
   }
@@ -128,7 +128,7 @@ class Scheduler final : public RenewalScheduler {
     if (renew) {
       {
         std::lock_guard lock(mu_);
-        jobs_.push_back([this, held] { renew_once(held); });
+        jobs_.emplace_back([this, held] { renew_once(held); });
       }
       jobs_cv_.notify_one();
     }

@@ -27,6 +27,7 @@ class Random final : public ElectionStrategy {
   std::optional<std::string> pick(const std::vector<Candidate>& c, WallTime) override {
     if (c.empty()) return std::nullopt;
     std::vector<std::string> ids;
+    ids.reserve(c.size());
     for (const auto& x : c) ids.push_back(x.node_id);
     std::sort(ids.begin(), ids.end());
     std::lock_guard lock(mu_);

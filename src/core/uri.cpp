@@ -45,9 +45,9 @@ std::string redact_text(std::string_view text) {
   if (scheme_end == std::string_view::npos) return std::string(text);
   auto auth_start = scheme_end + 3;
   auto auth_end = text.find_first_of("/?#", auth_start);
-  auto authority = text.substr(auth_start, auth_end == std::string_view::npos
-                                               ? std::string_view::npos
-                                               : auth_end - auth_start);
+  auto authority =
+      text.substr(auth_start, auth_end == std::string_view::npos ? std::string_view::npos
+                                                                 : auth_end - auth_start);
   auto at = authority.rfind('@');
   if (at == std::string_view::npos) return std::string(text);
   auto colon = authority.substr(0, at).find(':');
@@ -136,8 +136,7 @@ Uri Uri::parse(std::string_view text) {
     if (!port_text.empty() || hp.back() == ':') {
       int port = 0;
       auto [p, ec] = std::from_chars(port_text.data(), port_text.data() + port_text.size(), port);
-      if (ec != std::errc() || p != port_text.data() + port_text.size() || port < 1 ||
-          port > 65535)
+      if (ec != std::errc() || p != port_text.data() + port_text.size() || port < 1 || port > 65535)
         throw bad("port '" + std::string(port_text) + "' is not a number in 1..65535");
       h.port = port;
     }
@@ -192,12 +191,18 @@ std::chrono::milliseconds parse_duration(std::string_view text, std::string_view
   if (ec != std::errc() || value < 0) throw bad();
   std::string_view unit = text.substr(p - text.data());
   double ms = 0;
-  if (unit == "ms") ms = value;
-  else if (unit == "s" || unit.empty()) ms = value * 1000;
-  else if (unit == "m" || unit == "min") ms = value * 60'000;
-  else if (unit == "h") ms = value * 3'600'000;
-  else if (unit == "us") ms = value / 1000;
-  else throw bad();
+  if (unit == "ms")
+    ms = value;
+  else if (unit == "s" || unit.empty())
+    ms = value * 1000;
+  else if (unit == "m" || unit == "min")
+    ms = value * 60'000;
+  else if (unit == "h")
+    ms = value * 3'600'000;
+  else if (unit == "us")
+    ms = value / 1000;
+  else
+    throw bad();
   if (ms > 1e15) throw bad();
   auto whole = static_cast<std::int64_t>(ms);
   if (static_cast<double>(whole) < ms) ++whole;  // round sub-millisecond values up

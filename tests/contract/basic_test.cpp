@@ -170,7 +170,8 @@ TEST_P(ContractTest, CancellingWhileWaitingLeavesNothingAcquired) {
     cancel.request_stop();
   });
   auto t0 = SteadyClock::now();
-  auto r = waiter.run_if_leader_result(name, [] {}, cancel.get_token());
+  auto r = waiter.run_if_leader_result(
+      name, [] {}, cancel.get_token());
   canceller.join();
   ASSERT_TRUE(r.skipped());
   EXPECT_EQ(r.skip_reason(), SkipReason::cancelled);

@@ -17,8 +17,7 @@ std::string ContractTest::lock(const std::string& suffix) {
   std::string name = std::string("ct-") + info->name() + "-" + std::to_string(getpid()) + "-" +
                      std::to_string(counter++) + suffix;
   for (char& c : name)
-    if (!(std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '.' || c == '_'))
-      c = '-';
+    if (!(std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '.' || c == '_')) c = '-';
   return name;
 }
 

@@ -64,9 +64,8 @@ std::string child_binary();
 
 /// Registers a backend: LEADER_CONTRACT_BACKEND(Sqlite, make_sqlite_backend) where
 /// `leader::contract::Backend make_sqlite_backend()` builds it lazily (no I/O at registration).
-#define LEADER_CONTRACT_BACKEND(Name, make)                                                      \
-  using ContractTest = ::leader::contract::ContractTest;                                         \
-  INSTANTIATE_TEST_SUITE_P(Name, ContractTest, ::testing::Values(make()),                        \
-                           [](const ::testing::TestParamInfo<::leader::contract::Backend>& i) { \
-                             return i.param.name;                                               \
-                           })
+#define LEADER_CONTRACT_BACKEND(Name, make)              \
+  using ContractTest = ::leader::contract::ContractTest; \
+  INSTANTIATE_TEST_SUITE_P(                              \
+      Name, ContractTest, ::testing::Values(make()),     \
+      [](const ::testing::TestParamInfo<::leader::contract::Backend>& i) { return i.param.name; })

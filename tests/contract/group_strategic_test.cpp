@@ -118,8 +118,8 @@ TEST_P(ContractTest, StrategicSeededRandomAgreesAcrossReplicasWithTheSameSeed) {
     o.candidate_ttl = ttl;
     o.election.node_id = n;
     o.election.lease_time = backend().lease_unit * 5;
-    replicas.push_back(std::make_unique<StrategicElector>(backend().open(), grp,
-                                                          strategies::random(1234), o));
+    replicas.push_back(
+        std::make_unique<StrategicElector>(backend().open(), grp, strategies::random(1234), o));
     replicas.back()->register_candidate();
   }
   auto first = replicas[0]->pick();
@@ -160,9 +160,9 @@ TEST_P(ContractTest, StrategicCandidatesExpireAfterTheirTtl) {
   ASSERT_EQ(listed.size(), 2u);
   for (const auto& c : listed)
     if (c.node_id == "short") EXPECT_EQ(c.metadata.at("zone"), "a");
-  ASSERT_TRUE(eventually(
-      [&] { return s->list_candidates(grp, Deadline::after(Ms{5000})).size() == 1; },
-      backend().lease_unit * 4));
+  ASSERT_TRUE(
+      eventually([&] { return s->list_candidates(grp, Deadline::after(Ms{5000})).size() == 1; },
+                 backend().lease_unit * 4));
   EXPECT_EQ(s->list_candidates(grp, Deadline::after(Ms{5000}))[0].node_id, "long");
   s->remove_candidate(grp, "long", Deadline::after(Ms{5000}));
   s->remove_candidate(grp, "absent", Deadline::after(Ms{5000}));

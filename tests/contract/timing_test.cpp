@@ -10,7 +10,8 @@ namespace leader::contract {
 namespace {
 
 Acquired raw_acquire(LeaseStore& s, const std::string& name, Ms ttl, int slots = 0) {
-  return s.try_acquire({name, new_owner_token(), "raw-node", ttl, slots}, Deadline::after(Ms{5000}));
+  return s.try_acquire({name, new_owner_token(), "raw-node", ttl, slots},
+                       Deadline::after(Ms{5000}));
 }
 
 TEST_P(ContractTest, HolderThatStopsRenewingLosesTheLockAfterLeaseTime) {

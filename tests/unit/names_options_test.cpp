@@ -9,8 +9,8 @@ namespace {
 using namespace std::chrono_literals;
 
 TEST(LockNames, AcceptTheDocumentedAlphabet) {
-  for (const char* ok : {"a", "Z9", "nightly-settlement", "job_1.v2", "tenant:acme:job",
-                         "0starts-with-digit"})
+  for (const char* ok :
+       {"a", "Z9", "nightly-settlement", "job_1.v2", "tenant:acme:job", "0starts-with-digit"})
     EXPECT_NO_THROW(validate_lock_name(ok)) << ok;
   EXPECT_NO_THROW(validate_lock_name(std::string(255, 'x')));
 }

@@ -57,10 +57,11 @@ TEST(Renewal, AutoExtendRenewsAtAThirdOfTheLeaseOnTheFakeClock) {
   auto first_deadline = held.guard->context().deadline();
   EXPECT_EQ(first_deadline - held.guard->info().acquired_at, 24s);  // 30 s - 30 s / 5
   for (int i = 0; i < 12; ++i) {  // 132 s of fake time: over four leases' worth
-    w.clock->advance(11s);  // renewals are due every 10 s +- 10 %
-    ASSERT_TRUE(
-        eventually([&] { return held.guard->context().deadline() == w.clock->now() + 24s; }))
-        << "renewal did not keep up at step " << i;
+    w.clock->advance(11s);        // renewals are due every 10 s +- 10 %
+    ASSERT_TRUE(eventually([&] {
+      return held.guard->context().deadline() == w.clock->now() + 24s;
+    })) << "renewal did not keep up at step "
+        << i;
   }
   EXPECT_TRUE(held.guard->context().still_leader());
   LeaderElector other(w.store, {.wait_time = 0s, .lease_time = 30s});
@@ -124,10 +125,17 @@ TEST(Events, AreReportedInOrderWithHistory) {
   EXPECT_FALSE(e.run_if_leader("b", [] {}));
   EXPECT_THROW(e.run_if_leader("c", [] { throw std::runtime_error("x"); }), std::runtime_error);
   auto ev = w.rec->snapshot();
-  std::vector<std::string> expected{"elected a",         "history acquired a", "history completed a",
-                                    "revoked a",         "elected b",          "history acquired b",
-                                    "skipped b contention", "elected c",       "history acquired c",
-                                    "history failed c",  "revoked c"};
+  std::vector<std::string> expected{"elected a",
+                                    "history acquired a",
+                                    "history completed a",
+                                    "revoked a",
+                                    "elected b",
+                                    "history acquired b",
+                                    "skipped b contention",
+                                    "elected c",
+                                    "history acquired c",
+                                    "history failed c",
+                                    "revoked c"};
   EXPECT_EQ(ev, expected);
 }
 

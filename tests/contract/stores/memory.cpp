@@ -1,7 +1,8 @@
 // The memory store runs the contract in-process; its outage is the store's test hook.
 
-#include "contract.hpp"
 #include "leader/stores/memory.hpp"
+
+#include "contract.hpp"
 
 namespace {
 

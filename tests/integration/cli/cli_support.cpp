@@ -28,11 +28,19 @@ std::vector<char*> c_strings(const std::vector<std::string>& items) {
 }
 
 // The test's environment without LEADER_* (so the host's LEADER_STORE never leaks in), plus `env`.
+// Variables of `env` that end in '=' with nothing after them are removed instead.
 std::vector<std::string> environment(const std::vector<std::string>& env) {
+  auto replaced = [&](const std::string& entry) {
+    if (entry.rfind("LEADER_", 0) == 0) return true;
+    for (const auto& e : env)
+      if (entry.rfind(e.substr(0, e.find('=') + 1), 0) == 0) return true;
+    return false;
+  };
   std::vector<std::string> out;
   for (char** e = environ; *e != nullptr; ++e)
-    if (std::string(*e).rfind("LEADER_", 0) != 0) out.emplace_back(*e);
-  out.insert(out.end(), env.begin(), env.end());
+    if (!replaced(*e)) out.emplace_back(*e);
+  for (const auto& e : env)
+    if (e.back() != '=') out.push_back(e);
   return out;
 }
 
@@ -163,10 +171,11 @@ Finished CliTest::run(const std::string& lock, const std::vector<std::string>& o
   return {code, p.out(), p.err()};
 }
 
-Finished CliTest::leader(const std::vector<std::string>& args) {
+Finished CliTest::leader(const std::vector<std::string>& args,
+                         const std::vector<std::string>& env) {
   std::vector<std::string> argv = {leader_binary()};
   argv.insert(argv.end(), args.begin(), args.end());
-  Process p(argv, dir_);
+  Process p(argv, dir_, env);
   int code = p.wait();
   return {code, p.out(), p.err()};
 }

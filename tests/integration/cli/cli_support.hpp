@@ -17,8 +17,8 @@ namespace leader::cli_test {
 /// A spawned process with stdout/stderr captured in files.
 class Process {
  public:
-  /// Starts `argv` with the test's environment plus `env` ("NAME=value"; "NAME=" with
-  /// `unset` semantics is not supported). Output goes to files in `dir`.
+  /// Starts `argv` with the test's environment (without LEADER_*) plus `env` ("NAME=value"
+  /// replaces NAME; "NAME=" removes it). Output goes to files in `dir`.
   Process(const std::vector<std::string>& argv, const std::string& dir,
           const std::vector<std::string>& env = {});
   Process(Process&& other) noexcept;
@@ -72,8 +72,8 @@ class CliTest : public ::testing::Test {
   /// The same, waited for.
   Finished run(const std::string& lock, const std::vector<std::string>& options,
                const std::vector<std::string>& command);
-  /// `leader <args...>` waited for (no --store added).
-  Finished leader(const std::vector<std::string>& args);
+  /// `leader <args...>` waited for (no --store added), with `env` as for Process.
+  Finished leader(const std::vector<std::string>& args, const std::vector<std::string>& env = {});
   /// `leader status --store <db> --lock <lock> <options...>` waited for.
   Finished status(const std::string& lock, const std::vector<std::string>& options = {});
   /// Waits until `lock` is held (leader status exits 0).

@@ -1,5 +1,7 @@
 // `leader status`: free and held locks, groups, JSON; and the example demo script.
 
+#include <unistd.h>
+
 #include <nlohmann/json.hpp>
 
 #include "cli_support.hpp"
@@ -66,6 +68,25 @@ TEST_F(Status, CronOnceDemoRunsTheJobOnOneReplicaOnly) {
        at = out.find("runs the job", at + 1))
     ++runs;
   EXPECT_EQ(runs, 1u) << out;
+}
+
+TEST_F(Status, StoreComesFromTheEnvironmentThenFromThePerUserDefault) {
+  Finished from_env = leader({"status", "--lock", "envlock", "-v"}, {"LEADER_STORE=" + store_});
+  EXPECT_EQ(from_env.code, 3) << from_env.err;
+  EXPECT_THAT(from_env.err, HasSubstr("store " + store_ + " (from $LEADER_STORE)"));
+  if (::access("/var/lib/leader", W_OK) == 0 || ::geteuid() == 0)
+    GTEST_SKIP() << "the host-wide default /var/lib/leader is writable here; not touching it";
+  Finished fallback = leader({"status", "--lock", "deflock", "-v"},
+                             {"HOME=" + dir_, "XDG_STATE_HOME=" + path("state")});
+  EXPECT_EQ(fallback.code, 3) << fallback.err;
+  EXPECT_THAT(fallback.err,
+              HasSubstr("sqlite://" + path("state") + "/leader/leader.db (from default)"));
+}
+
+TEST_F(Status, CommandMayFollowTheOptionsWithoutADoubleDash) {
+  Finished f = leader({"run", "--store", store_, "--lock", "nodash", "sh", "-c", "echo $0", "ok"});
+  EXPECT_EQ(f.code, 0) << f.err;
+  EXPECT_EQ(f.out, "ok\n");
 }
 
 }  // namespace
