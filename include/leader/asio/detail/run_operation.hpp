@@ -15,6 +15,7 @@
 #include <string>
 #include <type_traits>
 #include <utility>
+#include <variant>
 
 #include "leader/async.hpp"
 
@@ -104,7 +105,7 @@ class RunOperation
         action_ex_(::asio::prefer(ex, ::asio::execution::outstanding_work.tracked)),
         handler_ex_(::asio::prefer(::asio::get_associated_executor(handler_, ex),
                                    ::asio::execution::outstanding_work.tracked)),
-        strand_(::asio::make_strand(ex)),
+        strand_(make_strand_if_needed(ex)),
         elector_(std::move(elector)),
         lock_(std::move(lock)),
         action_(std::move(action)),
@@ -119,6 +120,14 @@ class RunOperation
   }
 
  private:
+  static auto make_strand_if_needed(const ::asio::any_io_executor& ex) {
+    if constexpr (kIsAwaitable<T>) {
+      return ::asio::make_strand(ex);
+    } else {
+      return std::monostate{};
+    }
+  }
+
   void acquire() {
     try {
       Acquisition acq = elector_.acquire(lock_, stop_.get_token());
@@ -216,7 +225,9 @@ class RunOperation
   Handler handler_;
   ::asio::any_io_executor action_ex_;  // tracked: keeps the action's context running
   HandlerExecutor handler_ex_;         // tracked: keeps the caller's context running
-  ::asio::strand<::asio::any_io_executor> strand_;
+  // Coroutine actions only: the strand they run on, where `signal_` is emitted.
+  std::conditional_t<kIsAwaitable<T>, ::asio::strand<::asio::any_io_executor>, std::monostate>
+      strand_;
   Elector elector_;
   std::string lock_;
   F action_;
