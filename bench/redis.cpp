@@ -215,6 +215,7 @@ void BM_HeldLeasesAutoExtend(benchmark::State& state) {
   Raw probe;
   for (auto _ : state) {
     long rss0 = resident_bytes();
+    long long server0 = probe.info_field("memory", "used_memory:");
     auto t0 = Clock::now();
     std::vector<leader::LeaseGuard> held;
     held.reserve(static_cast<std::size_t>(n));
@@ -226,6 +227,7 @@ void BM_HeldLeasesAutoExtend(benchmark::State& state) {
     }
     double acquire_s = std::chrono::duration<double>(Clock::now() - t0).count();
     long rss1 = resident_bytes();
+    long long server1 = probe.info_field("memory", "used_memory:");
     double cpu0 = cpu_seconds();
     long long cmds0 = probe.commands();
     const double hold_s = 12;
@@ -236,6 +238,7 @@ void BM_HeldLeasesAutoExtend(benchmark::State& state) {
     for (auto& g : held) alive += g.context().still_leader() ? 1 : 0;
     state.counters["acquire_per_s"] = n / acquire_s;
     state.counters["bytes_per_lease"] = static_cast<double>(rss1 - rss0) / n;
+    state.counters["server_bytes_per_lease"] = static_cast<double>(server1 - server0) / n;
     state.counters["cpu_us_per_lease_s"] = cpu * 1e6 / (n * hold_s);
     state.counters["cpu_pct_of_core"] = cpu * 100 / hold_s;
     state.counters["renewals_per_s"] = static_cast<double>(cmds) / hold_s;
