@@ -44,7 +44,7 @@ struct [[nodiscard]] Lease {
   int slot = 0;                     ///< slot index in [0, slots) for group leases; 0 otherwise
   int slots = 0;                    ///< as requested
   Duration ttl{};                   ///< the ttl last granted by the server
-  TimePoint sent_at{};  ///< local steady time when the granting acquire/renew was *sent*
+  TimePoint sent_at{};  ///< local time when the granting acquire/renew was *sent* (set by electors)
 };
 
 /// Result of `try_acquire`: a lease, or empty on contention.
@@ -92,11 +92,11 @@ class LeaseStore {
   [[nodiscard]] virtual std::string_view scheme() const = 0;
 
   /// One atomic attempt: grants the lease (a slot when `slots >= 1`) with a new fencing token, or
-  /// reports contention. `Lease::sent_at` is the local time just before the request was sent.
+  /// reports contention. Stores may leave `Lease::sent_at`: electors set it from their own clock.
   virtual Acquired try_acquire(const LeaseRequest& request, Deadline deadline) = 0;
 
   /// Extends the lease to `ttl` from now (server time) only if `lease.owner` still holds it.
-  /// On `ok` the store sets `lease.ttl` and `lease.sent_at` to the new values.
+  /// On `ok` the store sets `lease.ttl` to the granted ttl (electors set `sent_at`).
   [[nodiscard]] virtual LeaseStatus renew(Lease& lease, Duration ttl, Deadline deadline) = 0;
 
   /// Frees the lease only if still owned; with `keep_for > 0` instead shortens it to expire

@@ -106,7 +106,9 @@ TEST_P(ContractTest, StrategicFifoPicksTheEarliestCandidateAndOnlyItRuns) {
   auto listed = a.candidates();
   ASSERT_EQ(listed.size(), 2u);
   for (const auto& c : listed)
-    if (c.node_id == "a-node") EXPECT_EQ(c.successes, 1u);
+    if (c.node_id == "a-node") {
+      EXPECT_EQ(c.successes, 1u);
+    }
 }
 
 TEST_P(ContractTest, StrategicSeededRandomAgreesAcrossReplicasWithTheSameSeed) {
@@ -159,7 +161,9 @@ TEST_P(ContractTest, StrategicCandidatesExpireAfterTheirTtl) {
   auto listed = s->list_candidates(grp, Deadline::after(Ms{5000}));
   ASSERT_EQ(listed.size(), 2u);
   for (const auto& c : listed)
-    if (c.node_id == "short") EXPECT_EQ(c.metadata.at("zone"), "a");
+    if (c.node_id == "short") {
+      EXPECT_EQ(c.metadata.at("zone"), "a");
+    }
   ASSERT_TRUE(
       eventually([&] { return s->list_candidates(grp, Deadline::after(Ms{5000})).size() == 1; },
                  backend().lease_unit * 4));

@@ -61,7 +61,9 @@ TEST_P(ContractTest, MinLeaseTimeKeepsTheLockAfterAFastActionThenFreesIt) {
   EXPECT_TRUE(e.run_if_leader(name, [] {}));
   EXPECT_LT(since(t0), o.min_lease_time);  // the caller is not blocked
   LeaderElector other(backend().open(), quick(backend()));
-  if (since(t0) < o.min_lease_time - Ms{200}) EXPECT_FALSE(other.run_if_leader(name, [] {}));
+  if (since(t0) < o.min_lease_time - Ms{200}) {
+    EXPECT_FALSE(other.run_if_leader(name, [] {}));
+  }
   LeaderElector waiter(backend().open(), quick(backend(), backend().lease_unit * 3));
   EXPECT_TRUE(waiter.run_if_leader(name, [] {}));
   EXPECT_GE(since(t0), o.min_lease_time - Ms{50});
