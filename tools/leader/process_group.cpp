@@ -1,5 +1,6 @@
 #include "process_group.hpp"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <sys/prctl.h>
@@ -9,6 +10,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <system_error>
 
@@ -25,9 +27,27 @@ void send_report(int fd, int kind, int value) noexcept {
   } while (n < 0 && errno == EINTR);
 }
 
-[[noreturn]] void exec_command(const char* path, char* const* argv, char* const* envp,
-                               int report) noexcept {
+// Highest descriptor number considered when close_range is unavailable.
+constexpr int kMaxFd = 65536;
+
+// Marks every descriptor >= 3 close-on-exec except the sorted `keep` ones.
+void close_on_exec_except(const int* keep, std::size_t count) noexcept {
+  unsigned int from = 3;
+  for (std::size_t i = 0; i <= count; ++i) {
+    unsigned int to = i < count ? static_cast<unsigned int>(keep[i]) : ~0U;
+    if (to > from && ::close_range(from, to - 1, CLOSE_RANGE_CLOEXEC) != 0) {
+      unsigned int last = std::min(to - 1, static_cast<unsigned int>(kMaxFd));
+      for (unsigned int fd = from; fd <= last; ++fd)
+        ::fcntl(static_cast<int>(fd), F_SETFD, FD_CLOEXEC);
+    }
+    if (i < count) from = std::max(from, to + 1);
+  }
+}
+
+[[noreturn]] void exec_command(const CommandSpec& spec, const char* path, char* const* argv,
+                               char* const* envp, int report) noexcept {
   ::setpgid(0, 0);
+  close_on_exec_except(spec.inherited_fds.data(), spec.inherited_fds.size());
   ::prctl(PR_SET_CHILD_SUBREAPER, 0);
   struct sigaction dfl {};
   dfl.sa_handler = SIG_DFL;
@@ -66,7 +86,7 @@ void send_report(int fd, int kind, int value) noexcept {
   }
 }
 
-[[noreturn]] void run_keeper(pid_t leader_pid, const char* path, char* const* argv,
+[[noreturn]] void run_keeper(pid_t leader_pid, const CommandSpec& spec, char* const* argv,
                              char* const* envp, int report) noexcept {
   ::prctl(PR_SET_PDEATHSIG, SIGTERM);
   if (::getppid() != leader_pid) ::_exit(1);  // leader died before the prctl took effect
@@ -76,7 +96,7 @@ void send_report(int fd, int kind, int value) noexcept {
     send_report(report, KeeperReport::fork_failed, errno);
     ::_exit(1);
   }
-  if (cmd == 0) exec_command(path, argv, envp, report);
+  if (cmd == 0) exec_command(spec, spec.path.c_str(), argv, envp, report);
   ::setpgid(cmd, cmd);  // the child does it too; whichever runs first creates the group
   send_report(report, KeeperReport::started, cmd);
   watch_group(leader_pid, cmd, report);
@@ -138,6 +158,19 @@ std::vector<int> SignalChannel::drain() {
   return out;
 }
 
+std::vector<int> open_descriptors() {
+  std::vector<int> out;
+  DIR* dir = ::opendir("/proc/self/fd");
+  if (dir == nullptr) return out;
+  while (const dirent* entry = ::readdir(dir)) {
+    int fd = std::atoi(entry->d_name);
+    if (fd >= 3 && fd != ::dirfd(dir)) out.push_back(fd);
+  }
+  ::closedir(dir);
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
 std::optional<std::string> resolve_executable(const std::string& name, int& error) {
   error = 0;
   if (name.empty()) {
@@ -179,7 +212,7 @@ CommandGroup CommandGroup::start(const CommandSpec& spec) {
   }
   if (keeper == 0) {
     ::close(fds[0]);
-    run_keeper(leader_pid, spec.path.c_str(), argv.data(), envp.data(), fds[1]);
+    run_keeper(leader_pid, spec, argv.data(), envp.data(), fds[1]);
   }
   ::close(fds[1]);
   KeeperReport first{};

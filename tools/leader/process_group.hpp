@@ -43,7 +43,13 @@ struct CommandSpec {
   std::string path;
   std::vector<std::string> argv;
   std::vector<std::string> env;  ///< "NAME=value"
+  /// Descriptors COMMAND inherits (sorted): those leader itself inherited. Every other
+  /// descriptor (store connections, ...) is closed at exec.
+  std::vector<int> inherited_fds;
 };
+
+/// The open file descriptors >= 3 of this process; call it before opening anything.
+std::vector<int> open_descriptors();
 
 /// Resolves `name` like execvp (PATH search unless it contains '/'). Returns nullopt and sets
 /// `error` (an errno) when no executable is found.

@@ -223,6 +223,7 @@ Duration safety_margin_for(Duration ttl, Duration grace) {
 }
 
 int run(const RunOptions& o) {
+  std::vector<int> inherited = open_descriptors();  // before leader opens anything itself
   SignalChannel signals;  // first: every thread started later inherits the blocked mask
   Log log(o.verbosity);
   validate(o);
@@ -253,7 +254,7 @@ int run(const RunOptions& o) {
                "; not running " + o.command.front());
     return o.skip_exit_code;
   }
-  CommandSpec spec{*path, o.command, {}};
+  CommandSpec spec{*path, o.command, {}, std::move(inherited)};
   return run_held(*outcome.acquisition.guard, spec, signals, election, o, log);
 }
 
