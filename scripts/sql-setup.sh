@@ -1,13 +1,17 @@
 #!/usr/bin/env bash
 # Server-side setup for the PostgreSQL and MariaDB stores' tests, run after
 # `scripts/test-servers.sh start postgres mariadb`. Idempotent.
-#   scripts/sql-setup.sh [postgres] [mariadb]      (both by default)
+#   scripts/sql-setup.sh [start] [postgres] [mariadb]   (both by default; `stop` does nothing)
 # Creates the database `leader_test` on each server (postgres 127.0.0.1:15432 user postgres,
 # trust auth; MariaDB 127.0.0.1:13306 user root, no password). The stores create their tables
 # themselves on first use (see docs/sql-schema.md).
 set -euo pipefail
 PG_PORT=${LE_PG_PORT:-15432}
 MY_PORT=${LE_MARIADB_PORT:-13306}
+case ${1:-} in
+stop) exit 0 ;;   # nothing to undo: the databases live in the test servers' data directories
+start) shift ;;
+esac
 for s in ${*:-postgres mariadb}; do case $s in
 postgres)
   exists=$(psql -h 127.0.0.1 -p "$PG_PORT" -U postgres -d postgres -Atc \
