@@ -194,7 +194,8 @@ TEST_P(CancellationTest, CancelDuringPlainActionFiresItsStopToken) {
 TEST_P(CancellationTest, LosingTheLeaseCancelsTheRunningCoroutine) {
   const std::string lock = unique_lock("lost");
   // No auto_extend: the lease's local deadline passes while the action still runs.
-  asio::AsyncElector async(LeaderElector(store_, no_wait(400ms)), io_.get_executor());
+  asio::AsyncElector async(LeaderElector(store_, no_wait(GetParam().short_lease)),
+                           io_.get_executor());
   bool action_aborted = false;
   bool stop_fired = false;
   std::optional<RunResult<int>> result;

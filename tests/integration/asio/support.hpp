@@ -25,6 +25,8 @@ namespace leader::asio_test {
 struct StoreCase {
   std::string name;
   std::function<std::shared_ptr<LeaseStore>()> open;
+  /// A lease short enough to lose within a test; coarse stores (ZooKeeper sessions) raise it.
+  Duration short_lease = std::chrono::milliseconds(400);
 };
 
 inline std::string env_or(const char* name, std::string fallback) {
@@ -43,7 +45,13 @@ inline std::string sqlite_path() {
   return path;
 }
 
-/// The stores built into this binary (network stores from their test-server endpoints).
+/// A StoreCase opening `uri` (read from `env` when set), as the contract suite does.
+inline StoreCase network_case(std::string name, const char* env, std::string fallback) {
+  std::string uri = env_or(env, std::move(fallback));
+  return {std::move(name), [uri] { return open(uri); }};
+}
+
+/// The stores built into this binary (network stores at the scripts/test-servers.sh endpoints).
 inline std::vector<StoreCase> store_cases() {
   std::vector<StoreCase> cases;
   cases.push_back({"memory", [] { return make_memory_store(); }});
@@ -51,29 +59,24 @@ inline std::vector<StoreCase> store_cases() {
   cases.push_back({"sqlite", [] { return open("sqlite://" + sqlite_path()); }});
 #endif
 #ifdef LEADER_TEST_HAS_REDIS
-  cases.push_back(
-      {"redis", [] { return open(env_or("LEADER_TEST_REDIS_URI", "redis://127.0.0.1:16379")); }});
+  cases.push_back(network_case("redis", "LEADER_TEST_REDIS_URI", "redis://127.0.0.1:16379"));
 #endif
 #ifdef LEADER_TEST_HAS_POSTGRES
-  cases.push_back({"postgres", [] {
-                     return open(env_or("LEADER_TEST_POSTGRES_URI",
-                                        "postgresql://postgres@127.0.0.1:15432/postgres"));
-                   }});
+  cases.push_back(network_case("postgres", "LEADER_TEST_POSTGRES_URI",
+                               "postgresql://postgres@127.0.0.1:15432/leader_test"));
 #endif
 #ifdef LEADER_TEST_HAS_MYSQL
-  cases.push_back({"mysql", [] {
-                     return open(
-                         env_or("LEADER_TEST_MYSQL_URI", "mysql://root@127.0.0.1:13306/leader"));
-                   }});
+  cases.push_back(
+      network_case("mysql", "LEADER_TEST_MYSQL_URI", "mysql://root@127.0.0.1:13306/leader_test"));
 #endif
 #ifdef LEADER_TEST_HAS_ETCD
   cases.push_back(
-      {"etcd", [] { return open(env_or("LEADER_TEST_ETCD_URI", "etcd://127.0.0.1:12379")); }});
+      network_case("etcd", "LEADER_TEST_ETCD_URI", "etcd://127.0.0.1:12379?prefix=/leader-asio"));
 #endif
 #ifdef LEADER_TEST_HAS_ZOOKEEPER
-  cases.push_back(
-      {"zookeeper",
-       [] { return open(env_or("LEADER_TEST_ZOOKEEPER_URI", "zookeeper://127.0.0.1:12181")); }});
+  cases.push_back(network_case("zookeeper", "LEADER_TEST_ZOOKEEPER_URI",
+                               "zk://127.0.0.1:12181?session_timeout=2s&root=/leader-asio"));
+  cases.back().short_lease = std::chrono::seconds(3);
 #endif
   return cases;
 }
