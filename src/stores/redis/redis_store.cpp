@@ -1,5 +1,6 @@
 #include "redis_store.hpp"
 
+#include <algorithm>
 #include <charconv>
 
 #include "leader/errors.hpp"
@@ -18,6 +19,9 @@ std::string scheme_of(const Config& c) {
       return "redis";
   }
 }
+
+// inspect() reads at most this many group slots.
+constexpr int kMaxInspectedSlots = 100000;
 
 std::string ms(Duration d) { return std::to_string(d.count()); }
 
@@ -174,7 +178,18 @@ LeaseStatus RedisStore::release(const Lease& lease, Duration keep_for, Deadline 
 
 LockState RedisStore::inspect(std::string_view lock, Deadline deadline) {
   validate_lock_name(lock);
-  Reply reply = eval(inspect_script(), {slot_key(lock, 0), slots_key(lock)}, {}, deadline);
+  // Every key a script touches is declared, so first read how many slots the lock has used.
+  int slots = 1;
+  Reply count = command({"GET", slots_key(lock)}, deadline);
+  if (count->type == REDIS_REPLY_STRING) {
+    auto text = str(count.get());
+    std::from_chars(text.data(), text.data() + text.size(), slots);
+    slots = std::clamp(slots, 1, kMaxInspectedSlots);
+  }
+  std::vector<std::string> keys;
+  keys.reserve(static_cast<std::size_t>(slots));
+  for (int i = 0; i < slots; ++i) keys.push_back(slot_key(lock, i));
+  Reply reply = eval(inspect_script(), keys, {}, deadline);
   if (reply->type != REDIS_REPLY_ARRAY || reply->elements % 2 != 0) unexpected("inspect");
   LockState state{std::string(lock), {}};
   for (std::size_t i = 0; i + 1 < reply->elements; i += 2) {

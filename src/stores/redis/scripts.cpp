@@ -70,15 +70,11 @@ end
 return 0
 )lua";
 
-// Slot keys 1.. are '{<slot-0 key>}:slot:<i>': same hash slot as KEYS[1] on a cluster.
 constexpr const char* kInspect = R"lua(
-local n = tonumber(redis.call('GET', KEYS[2]) or '1')
 local out = {}
-for i = 0, n - 1 do
-  local key = KEYS[1]
-  if i > 0 then key = '{' .. KEYS[1] .. '}:slot:' .. i end
-  out[#out + 1] = redis.call('GET', key)
-  out[#out + 1] = redis.call('PTTL', key)
+for i = 1, #KEYS do
+  out[#out + 1] = redis.call('GET', KEYS[i])
+  out[#out + 1] = redis.call('PTTL', KEYS[i])
 end
 return out
 )lua";

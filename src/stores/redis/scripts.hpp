@@ -21,7 +21,7 @@ const Script& acquire_script();
 const Script& renew_script();
 /// Release: KEYS = lease key; ARGV = owner, keep_ms. Returns 1 if owned, else 0.
 const Script& release_script();
-/// Inspect: KEYS = slot-0 key, slot-count key. Returns {value|nil, pttl} per slot.
+/// Inspect: KEYS = slot keys 0..n-1. Returns {value|nil, pttl} per slot (read only).
 const Script& inspect_script();
 /// Put candidate: KEYS = registry; ARGV = node_id, ttl_ms, payload. Returns registered_at (us).
 const Script& put_candidate_script();

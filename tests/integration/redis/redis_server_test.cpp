@@ -42,6 +42,21 @@ TEST(RedisServerFaults, RestartWhileHoldingLosesTheLeaseWithoutDuplicate) {
   EXPECT_EQ(holder->renew(lease, 5s, soon()), LeaseStatus::lost);
 }
 
+TEST(RedisServerFaults, UnixSocketWithDatabaseWorks) {
+  PrivateRedis server(private_port());
+  auto store = leader::open("unix://" + server.socket_path() + "?db=5");
+  EXPECT_EQ(store->scheme(), "unix");
+  auto lock = unique_lock("unix");
+  auto got = store->try_acquire(request(lock), soon());
+  ASSERT_TRUE(got);
+  auto db = admin("127.0.0.1", server.port());
+  ASSERT_TRUE(db);
+  run(db.get(), "SELECT 5");
+  EXPECT_EQ(run(db.get(), "EXISTS leader:%s", lock.c_str())->integer, 1);
+  EXPECT_EQ(store->release(*got.lease, 0ms, soon()), LeaseStatus::ok);
+  EXPECT_EQ(run(db.get(), "EXISTS leader:%s", lock.c_str())->integer, 0);
+}
+
 TEST(RedisServerFaults, PausedServerHitsTheDeadlineThenRecovers) {
   PrivateRedis server(private_port());
   auto store = leader::open(server.uri());

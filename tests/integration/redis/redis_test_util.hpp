@@ -71,8 +71,10 @@ class PrivateRedis {
     pid_ = ::fork();
     if (pid_ == 0) {
       std::string port = std::to_string(port_);
+      std::string sock = socket_path();
       ::execlp("redis-server", "redis-server", "--port", port.c_str(), "--bind", "127.0.0.1",
-               "--save", "", "--appendonly", "no", "--logfile", "/dev/null", nullptr);
+               "--unixsocket", sock.c_str(), "--unixsocketperm", "700", "--save", "",
+               "--appendonly", "no", "--logfile", "/dev/null", nullptr);
       ::_exit(127);
     }
     for (int i = 0; i < 200; ++i) {
@@ -97,6 +99,10 @@ class PrivateRedis {
   void pause() { ::kill(pid_, SIGSTOP); }
   void resume() { ::kill(pid_, SIGCONT); }
   [[nodiscard]] int port() const { return port_; }
+  /// The unix socket the server also listens on.
+  [[nodiscard]] std::string socket_path() const {
+    return "/tmp/leader-it-redis-" + std::to_string(port_) + ".sock";
+  }
   [[nodiscard]] std::string uri(const std::string& query = "") const {
     return "redis://127.0.0.1:" + std::to_string(port_) + query;
   }
