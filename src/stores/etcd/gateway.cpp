@@ -233,7 +233,9 @@ void Gateway::fail(const Reply& reply, std::string_view what) const {
   const std::string& m = reply.message;
   switch (reply.code) {
     case kInvalidArgument:
-      code = ErrorCode::invalid_argument;
+      // "user name is empty": auth is enabled and the URI names no user.
+      code = m.find("user name") != std::string::npos ? ErrorCode::failed_precondition
+                                                      : ErrorCode::invalid_argument;
       break;
     case kDeadlineExceeded:
       code = ErrorCode::deadline_exceeded;
