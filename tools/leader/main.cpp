@@ -70,7 +70,8 @@ std::string version_text() {
 
 // Options as text, converted after parsing so that errors name the flag.
 struct RunText {
-  std::string ttl = "30s", wait = "0s", min_hold = "0s", grace = "5s";
+  std::string ttl = "30s", wait = "0s", min_hold = "0s", grace;
+  CLI::Option* grace_option = nullptr;
   bool verbose = false, quiet = false;
 };
 
@@ -78,21 +79,33 @@ void add_run(CLI::App& app, RunOptions& o, RunText& t) {
   auto* run = app.add_subcommand("run", "Run COMMAND if this replica gets the lock");
   run->footer(kRunFooter);
   run->positionals_at_end();
-  run->add_option("--store", o.store, "Store URI (default: $LEADER_STORE, else SQLite file)");
-  run->add_option("--lock", o.lock, "Lock name, e.g. nightly-report")->required();
-  run->add_option("--ttl", t.ttl, "Lease time, renewed while COMMAND runs")->capture_default_str();
-  run->add_option("--wait", t.wait, "How long to wait for the lock")->capture_default_str();
+  run->add_option("--store", o.store, "Store URI (default: $LEADER_STORE, else SQLite file)")
+      ->type_name("URI");
+  run->add_option("--lock", o.lock, "Lock name, e.g. nightly-report")
+      ->type_name("NAME")
+      ->required();
+  run->add_option("--ttl", t.ttl, "Lease time, renewed while COMMAND runs")
+      ->type_name("DURATION")
+      ->capture_default_str();
+  run->add_option("--wait", t.wait, "How long to wait for the lock")
+      ->type_name("DURATION")
+      ->capture_default_str();
   run->add_option("--min-hold", t.min_hold, "Keep the lock at least this long after start")
+      ->type_name("DURATION")
       ->capture_default_str();
   run->add_option("--slots", o.slots, "Allow N concurrent holders; sets LEADER_SLOT")
       ->check(CLI::Range(1, 1000));
-  run->add_option("--grace", t.grace, "SIGTERM-to-SIGKILL delay when the lease is lost")
-      ->capture_default_str();
+  t.grace_option =
+      run->add_option("--grace", t.grace,
+                      "SIGTERM-to-SIGKILL delay when the lease is lost (default: 5s, shortened "
+                      "to --ttl/2 - 1s for short leases)")
+          ->type_name("DURATION");
   run->add_option("--skip-exit-code", o.skip_exit_code,
                   "Exit code when another replica holds the lock")
       ->check(CLI::Range(0, 255))
       ->capture_default_str();
-  run->add_option("--node-id", o.node_id, "This replica's id (default: <host>:<pid>)");
+  run->add_option("--node-id", o.node_id, "This replica's id (default: <host>:<pid>)")
+      ->type_name("ID");
   auto* verbose = run->add_flag("-v,--verbose", t.verbose, "Say what happens");
   run->add_flag("-q,--quiet", t.quiet, "Do not say that another replica holds the lock")
       ->excludes(verbose);
@@ -102,8 +115,9 @@ void add_run(CLI::App& app, RunOptions& o, RunText& t) {
 void add_status(CLI::App& app, StatusOptions& o, bool& verbose) {
   auto* status = app.add_subcommand("status", "Show who holds a lock");
   status->footer(kStatusFooter);
-  status->add_option("--store", o.store, "Store URI (default: $LEADER_STORE, else SQLite file)");
-  status->add_option("--lock", o.lock, "Lock name")->required();
+  status->add_option("--store", o.store, "Store URI (default: $LEADER_STORE, else SQLite file)")
+      ->type_name("URI");
+  status->add_option("--lock", o.lock, "Lock name")->type_name("NAME")->required();
   status->add_option("--slots", o.slots, "Slots of a group lock (shows available slots)")
       ->check(CLI::Range(1, 1000));
   status->add_flag("--json", o.json, "Print JSON");
@@ -147,7 +161,8 @@ int main(int argc, char** argv) {
     run_options.ttl = duration_arg(run_text.ttl, "--ttl");
     run_options.wait = duration_arg(run_text.wait, "--wait");
     run_options.min_hold = duration_arg(run_text.min_hold, "--min-hold");
-    run_options.grace = duration_arg(run_text.grace, "--grace");
+    run_options.grace = run_text.grace_option->count() > 0 ? duration_arg(run_text.grace, "--grace")
+                                                           : default_grace_for(run_options.ttl);
     run_options.verbosity = run_text.verbose ? 1 : (run_text.quiet ? -1 : 0);
     return run(run_options);
   } catch (const UsageError& e) {

@@ -4,6 +4,7 @@
 #include <sys/eventfd.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cerrno>
 #include <cstring>
@@ -210,8 +211,17 @@ int run_held(LeaseGuard& guard, const CommandSpec& base, SignalChannel& signals,
 
 }  // namespace
 
+Duration default_grace_for(Duration ttl) {
+  return std::clamp(ttl / 2 - kKillSlack, Duration{0}, Duration{std::chrono::seconds(5)});
+}
+
 Duration safety_margin_for(Duration ttl, Duration grace) {
   if (grace < Duration{0}) throw UsageError("--grace must not be negative");
+  if (ttl < 2 * kKillSlack)
+    throw UsageError("--ttl " + format_duration(ttl) +
+                     " is too short: the command group must be killed at least 1s before the "
+                     "lease can expire on the store, within a margin of at most --ttl / 2; use "
+                     "--ttl 2s or more");
   Duration margin = std::max(ttl / 5, grace + kKillSlack);
   if (margin > ttl / 2)
     throw UsageError("--grace " + format_duration(grace) + " does not fit in --ttl " +

@@ -31,6 +31,9 @@ struct RunOptions {
 /// The slack kept between the SIGKILL and the earliest server-side expiry.
 inline constexpr Duration kKillSlack = std::chrono::seconds(1);
 
+/// The --grace used when none is given: 5s, shortened to fit the lease (ttl / 2 - 1s, >= 0).
+Duration default_grace_for(Duration ttl);
+
 /// The lease's safety margin: max(ttl / 5, grace + kKillSlack). Throws UsageError when it exceeds
 /// ttl / 2, i.e. when --grace cannot fit before the lease may expire on the store.
 Duration safety_margin_for(Duration ttl, Duration grace);

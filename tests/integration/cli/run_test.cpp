@@ -107,6 +107,7 @@ TEST_F(Run, UsageErrorsExit64WithTheUsageLine) {
       {"run", "--store", store_, "--lock", "x", "--bogus", "--", "true"},  // unknown option
       {"run", "--store", store_, "--lock", "x", "--ttl", "5 parsecs", "--", "true"},
       {"run", "--store", store_, "--lock", "x", "--ttl", "4s", "--grace", "3s", "--", "true"},
+      {"run", "--store", store_, "--lock", "x", "--ttl", "1500ms", "--", "true"},
       {"run", "--store", store_, "--lock", "bad/name", "--", "true"},
       {"run", "--store", store_, "--lock", "x", "--min-hold", "1m", "--", "true"},
       {"run", "--store", store_, "--lock", "x", "--slots", "0", "--", "true"},
@@ -123,6 +124,12 @@ TEST_F(Run, UsageErrorsExit64WithTheUsageLine) {
                       "true"})
                   .err,
               HasSubstr("--grace 3s does not fit in --ttl 4s"));
+}
+
+TEST_F(Run, ShortTtlWithoutGraceShortensTheDefaultGrace) {
+  EXPECT_EQ(run("short", {"--ttl", "2s"}, {"true"}).code, 0);
+  EXPECT_EQ(run("short", {"--ttl", "6s"}, {"true"}).code, 0);
+  EXPECT_EQ(run("short", {"--ttl", "6s", "--grace", "5s"}, {"true"}).code, 64);
 }
 
 TEST_F(Run, UnusableStoreExits69WithAOneLineReason) {
