@@ -1,5 +1,6 @@
 #include "my_connection.hpp"
 
+#include <fcntl.h>
 #include <poll.h>
 
 #include <algorithm>
@@ -98,6 +99,10 @@ std::unique_ptr<Connection> Connection::open(const ConnectOptions& o, Deadline d
   conn->drive(status, deadline, "connect",
               [&](int ready) { return mysql_real_connect_cont(&ret, m, ready); });
   if (ret == nullptr) conn->fail("cannot connect", mysql_errno(m), mysql_error(m));
+  // libmariadb does not mark its socket close-on-exec (libpq does): child processes must not
+  // inherit store connections.
+  if (int fd = mysql_get_socket(m); fd >= 0)
+    ::fcntl(fd, F_SETFD, ::fcntl(fd, F_GETFD) | FD_CLOEXEC);
   return conn;
 }
 
