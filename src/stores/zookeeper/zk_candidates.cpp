@@ -85,8 +85,9 @@ std::vector<Candidate> ZooKeeperStore::list_candidates(std::string_view group, D
   const std::int64_t server_now = clock.stat.mtime;
   Reply kids = session().children(dir, deadline);
   std::vector<Pending> pending;
-  for (const auto& c : kids.children)
-    pending.push_back(session().get_async(dir + "/" + c, deadline));
+  pending.reserve(kids.children.size());
+  const std::string parent = dir + "/";
+  for (const auto& c : kids.children) pending.push_back(session().get_async(parent + c, deadline));
   std::vector<Candidate> out;
   for (std::size_t i = 0; i < pending.size(); ++i) {
     Reply r = pending[i].wait(deadline, "get " + dir + "/" + kids.children[i]);

@@ -76,7 +76,7 @@ class Core {
 
  private:
   void timer_loop();  // zk_timer.cpp
-  void delete_due(std::vector<Held> due);
+  void delete_due(const std::vector<Held>& due);
   void sweep(std::vector<Orphan> orphans);
 
   StoreConfig config_;

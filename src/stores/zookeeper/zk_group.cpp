@@ -22,7 +22,8 @@ Acquired ZooKeeperStore::acquire_slot(const LeaseRequest& request, Deadline dead
   for (int slot = 0; slot < request.slots; ++slot) {
     const std::string name = "slot-" + std::to_string(slot);
     if (taken.count(name) != 0) continue;
-    const std::string path = dir + "/" + name;
+    std::string path = dir;
+    path.append("/").append(name);
     const TimePoint sent_at = std::chrono::steady_clock::now();
     Reply created;
     try {

@@ -165,8 +165,10 @@ LeaseStatus ZooKeeperStore::release_untracked(const Lease& lease, Duration keep_
     path = dir + "/slot-" + std::to_string(lease.slot);
   } else {
     Reply kids = session().children(dir, deadline);
+    const std::string prefix = lease.owner + "__lock__";
     for (const auto& c : kids.children)
-      if (c.starts_with(lease.owner + "__lock__")) path = dir + "/" + c;
+      if (c.starts_with(prefix))
+        path = dir + "/" + c;  // NOLINT(performance-inefficient-string-concatenation)
     if (path.empty()) return LeaseStatus::lost;
   }
   Reply r = session().get(path, deadline);
@@ -199,8 +201,10 @@ void ZooKeeperStore::holders_of(const std::string& dir, const std::vector<std::s
         std::all_of(c.begin() + 5, c.end(), [](char ch) { return ch >= '0' && ch <= '9'; }))
       nodes.emplace_back(c, std::stoi(c.substr(5)));
   std::vector<Pending> pending;
+  pending.reserve(nodes.size());
+  const std::string parent = dir + "/";
   for (const auto& [name, slot] : nodes)
-    pending.push_back(session().get_async(dir + "/" + name, deadline));
+    pending.push_back(session().get_async(parent + name, deadline));
   for (std::size_t i = 0; i < nodes.size(); ++i) {
     Reply r = pending[i].wait(deadline, "get " + dir + "/" + nodes[i].first);
     if (r.rc != ZOK) continue;  // released meanwhile

@@ -41,7 +41,7 @@ void Core::timer_loop() {
     }
     if (!due.empty() || !orphans.empty()) {
       lock.unlock();
-      delete_due(std::move(due));
+      delete_due(due);
       sweep(std::move(orphans));
       lock.lock();
       cv_.notify_all();
@@ -57,8 +57,8 @@ void Core::timer_loop() {
   me.reset();
 }
 
-void Core::delete_due(std::vector<Held> due) {
-  for (auto& h : due) {
+void Core::delete_due(const std::vector<Held>& due) {
+  for (const auto& h : due) {
     if (h.generation != session_.generation()) continue;  // gone with its session
     try {
       session_.remove(h.path, -1,
