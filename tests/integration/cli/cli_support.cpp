@@ -87,14 +87,7 @@ Process::~Process() {
 int Process::wait(std::chrono::seconds limit) {
   if (pid_ <= 0) return -1;
   if (status_ < 0) {
-    bool done = eventually(
-        [&] {
-          int st = 0;
-          if (::waitpid(pid_, &st, WNOHANG) != pid_) return false;
-          status_ = st;
-          return true;
-        },
-        limit);
+    bool done = eventually([&] { return exited(); }, limit);
     if (!done) {
       ADD_FAILURE() << "process " << pid_ << " did not exit within " << limit.count() << "s";
       ::kill(pid_, SIGKILL);
@@ -103,6 +96,14 @@ int Process::wait(std::chrono::seconds limit) {
   }
   if (WIFEXITED(status_)) return WEXITSTATUS(status_);
   return 128 + WTERMSIG(status_);
+}
+
+bool Process::exited() {
+  if (pid_ <= 0 || status_ >= 0) return true;
+  int st = 0;
+  if (::waitpid(pid_, &st, WNOHANG) != pid_) return false;
+  status_ = st;
+  return true;
 }
 
 void Process::signal(int sig) const { ::kill(pid_, sig); }

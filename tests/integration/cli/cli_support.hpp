@@ -27,6 +27,8 @@ class Process {
 
   /// Waits up to `limit` (then SIGKILLs and fails); returns the exit code, 128+N for signal N.
   int wait(std::chrono::seconds limit = std::chrono::seconds(60));
+  /// True once the process has exited (reaps it; wait() then returns at once).
+  bool exited();
   /// Sends a signal to the process.
   void signal(int sig) const;
   [[nodiscard]] pid_t pid() const { return pid_; }

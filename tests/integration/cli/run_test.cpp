@@ -2,6 +2,7 @@
 // environment, slots and min-hold.
 
 #include <algorithm>
+#include <fstream>
 #include <set>
 
 #include "cli_support.hpp"
@@ -12,13 +13,29 @@ namespace {
 using ::testing::HasSubstr;
 using ::testing::Not;
 
-class Run : public CliTest {};
+// Each started command holds its lease until the test creates the `release` file, after every
+// replica that did not get a lease has exited: no timing assumption.
+class Run : public CliTest {
+ protected:
+  std::string held_until_released(const std::string& record) {
+    return "echo " + record + " >> " + path("ran") + "; while [ ! -e " + path("release") +
+           " ]; do sleep 0.02; done";
+  }
+  void release_when_skipped_exited(std::vector<Process>& replicas, std::size_t skipped) {
+    ASSERT_TRUE(eventually([&] {
+      return std::count_if(replicas.begin(), replicas.end(),
+                           [](Process& p) { return p.exited(); }) == static_cast<long>(skipped);
+    }));
+    std::ofstream(path("release")) << "go\n";
+  }
+};
 
 TEST_F(Run, ConcurrentReplicasRunTheCommandExactlyOnce) {
   std::vector<Process> replicas;
   for (int i = 0; i < 6; ++i)
     replicas.push_back(start_run("once", {"--node-id", "replica-" + std::to_string(i)},
-                                 sh("echo $LEADER_NODE_ID >> " + path("ran") + "; sleep 2")));
+                                 sh(held_until_released("$LEADER_NODE_ID"))));
+  release_when_skipped_exited(replicas, 5);
   int skipped = 0;
   for (auto& r : replicas) {
     EXPECT_EQ(r.wait(), 0) << r.err();
@@ -83,10 +100,11 @@ TEST_F(Run, CommandSeesLockNodeAndStrictlyIncreasingFencingTokens) {
 TEST_F(Run, SlotsRunAtMostNAtOnceEachInItsOwnSlot) {
   std::vector<Process> replicas;
   for (int i = 0; i < 6; ++i)
-    replicas.push_back(start_run("pool", {"--slots", "3", "--quiet"},
-                                 sh("echo $LEADER_SLOT >> " + path("slots") + "; sleep 2")));
+    replicas.push_back(
+        start_run("pool", {"--slots", "3", "--quiet"}, sh(held_until_released("$LEADER_SLOT"))));
+  release_when_skipped_exited(replicas, 3);
   for (auto& r : replicas) EXPECT_EQ(r.wait(), 0) << r.err();
-  auto slots = read_lines(path("slots"));
+  auto slots = read_lines(path("ran"));
   EXPECT_EQ(slots.size(), 3u);
   std::set<std::string> distinct(slots.begin(), slots.end());
   EXPECT_EQ(distinct, (std::set<std::string>{"0", "1", "2"}));
