@@ -42,6 +42,23 @@ TEST(RedisServerFaults, RestartWhileHoldingLosesTheLeaseWithoutDuplicate) {
   EXPECT_EQ(holder->renew(lease, 5s, soon()), LeaseStatus::lost);
 }
 
+TEST(RedisServerFaults, RestartWithPersistenceKeepsTheLeaseWithTheSameOwner) {
+  PrivateRedis server(private_port(), /*persistent=*/true);
+  auto holder = leader::open(server.uri());
+  auto lock = unique_lock("restart-aof");
+  auto got = holder->try_acquire(request(lock, 30s), soon());
+  ASSERT_TRUE(got);
+  Lease lease = *got.lease;
+  server.restart();  // kill -9; the append-only file (fsync always) has the lease
+  auto contender = leader::open(server.uri());
+  EXPECT_FALSE(contender->try_acquire(request(lock), soon()));  // kept: still exclusive
+  EXPECT_EQ(holder->renew(lease, 30s, soon()), LeaseStatus::ok);
+  EXPECT_EQ(holder->release(lease, 0ms, soon()), LeaseStatus::ok);
+  auto next = contender->try_acquire(request(lock), soon());
+  ASSERT_TRUE(next);
+  EXPECT_GT(next.lease->fencing_token, lease.fencing_token);
+}
+
 TEST(RedisServerFaults, UnixSocketWithDatabaseWorks) {
   PrivateRedis server(private_port());
   auto store = leader::open("unix://" + server.socket_path() + "?db=5");

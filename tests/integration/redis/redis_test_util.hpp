@@ -65,16 +65,29 @@ inline Deadline soon() { return Deadline::after(std::chrono::seconds(5)); }
 /// A redis-server owned by one test: started on `port`, restartable, stoppable, killable.
 class PrivateRedis {
  public:
-  explicit PrivateRedis(int port) : port_(port) { start(); }
-  ~PrivateRedis() { kill_now(); }
+  /// `persistent`: append-only file with fsync on every write, in a fresh directory.
+  explicit PrivateRedis(int port, bool persistent = false) : port_(port), persistent_(persistent) {
+    if (persistent_) {
+      std::string cmd = "rm -rf " + data_dir() + " && mkdir -p " + data_dir();
+      if (std::system(cmd.c_str()) != 0) ADD_FAILURE() << "cannot create " << data_dir();
+    }
+    start();
+  }
+  ~PrivateRedis() {
+    kill_now();
+    if (persistent_) (void)!std::system(("rm -rf " + data_dir()).c_str());
+  }
   void start() {
     pid_ = ::fork();
     if (pid_ == 0) {
       std::string port = std::to_string(port_);
       std::string sock = socket_path();
+      std::string dir = persistent_ ? data_dir() : "/tmp";
+      const char* aof = persistent_ ? "yes" : "no";
       ::execlp("redis-server", "redis-server", "--port", port.c_str(), "--bind", "127.0.0.1",
                "--unixsocket", sock.c_str(), "--unixsocketperm", "700", "--save", "",
-               "--appendonly", "no", "--logfile", "/dev/null", nullptr);
+               "--appendonly", aof, "--appendfsync", "always", "--dir", dir.c_str(),
+               "--appendfilename", "leader-it.aof", "--logfile", "/dev/null", nullptr);
       ::_exit(127);
     }
     for (int i = 0; i < 200; ++i) {
@@ -99,6 +112,10 @@ class PrivateRedis {
   void pause() { ::kill(pid_, SIGSTOP); }
   void resume() { ::kill(pid_, SIGCONT); }
   [[nodiscard]] int port() const { return port_; }
+  /// Where a persistent server keeps its append-only file.
+  [[nodiscard]] std::string data_dir() const {
+    return "/tmp/leader-it-redis-" + std::to_string(port_) + ".d";
+  }
   /// The unix socket the server also listens on.
   [[nodiscard]] std::string socket_path() const {
     return "/tmp/leader-it-redis-" + std::to_string(port_) + ".sock";
@@ -109,6 +126,7 @@ class PrivateRedis {
 
  private:
   int port_;
+  bool persistent_ = false;
   pid_t pid_ = -1;
 };
 
