@@ -30,7 +30,7 @@ std::string escape(std::string_view s) {
 std::string unescape(std::string_view s) {
   std::string out;
   for (std::size_t i = 0; i < s.size(); ++i) {
-    if (s[i] == '%' && i + 2 < s.size() + 0 && i + 2 <= s.size() - 1) {
+    if (s[i] == '%' && i + 2 < s.size()) {
       int v = 0;
       std::from_chars(s.data() + i + 1, s.data() + i + 3, v, 16);
       out += static_cast<char>(v);
