@@ -1,0 +1,248 @@
+// fault_worker: one contender of the fault suite (tests/faults/README in docs/faults.md).
+//
+//   fault_worker --uri U --lock L --dir D --id N [--lease-ms 1500] [--step-ms 50]
+//                [--max-steps 40] [--seconds 30] [--wait-ms 200] [--clock-file F]
+//
+// Until --seconds have passed, the worker calls run_if_leader with auto_extend. While it holds the
+// lease it works in steps of --step-ms; before each step's write it checks stop_token() and
+// still_leader(), then "writes" to a fenced resource: D/ledger appended under flock(D/fence),
+// accepted only when the token is not lower than the highest token accepted so far (what a
+// fencing resource does). Every timestamp is the real CLOCK_MONOTONIC read by a raw syscall, so
+// that a worker whose clocks are faked by libfaketime still logs true times. Ledger lines:
+//   A token pid id attempt_ns start_ns deadline_ns   the action started (lease granted)
+//   W token pid check_ns write_ns accepted           a write reached the resource
+//   E token pid end_ns stop_ns why                   the action returned (why: done|stop|lost)
+// --clock-file F steps the library's steady clock by the milliseconds written in F (SteppedClock).
+// D/w<N>.state holds "HOLD token pid" while the action runs and "IDLE 0 pid" otherwise.
+
+#include <fcntl.h>
+#include <sys/file.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <cstdio>
+#include <cstdlib>
+#include <ctime>
+#include <iostream>
+#include <map>
+#include <mutex>
+#include <random>
+#include <stop_token>
+#include <string>
+#include <thread>
+
+#include "leader/leader.hpp"
+
+namespace {
+
+/// CLOCK_MONOTONIC through the raw syscall: libfaketime intercepts clock_gettime, not syscall.
+std::int64_t true_ns() {
+  timespec ts{};
+  syscall(SYS_clock_gettime, CLOCK_MONOTONIC, &ts);
+  return static_cast<std::int64_t>(ts.tv_sec) * 1'000'000'000 + ts.tv_nsec;
+}
+
+/// The library's steady clock stepped by a number of milliseconds read from a file (polled every
+/// 20 ms): a CLOCK_MONOTONIC step as the library sees it, timed waits included (libfaketime's
+/// faked CLOCK_MONOTONIC does not reach pthread_cond_clockwait, so waits on it never end).
+class SteppedClock final : public leader::Clock {
+ public:
+  explicit SteppedClock(std::string path) : path_(std::move(path)) {
+    poller_ = std::jthread([this](const std::stop_token& st) {
+      while (!st.stop_requested()) {
+        if (FILE* f = std::fopen(path_.c_str(), "r")) {
+          long ms = 0;
+          if (std::fscanf(f, "%ld", &ms) == 1) offset_ms_ = ms;
+          std::fclose(f);
+        }
+        std::this_thread::sleep_for(std::chrono::milliseconds(20));
+      }
+    });
+  }
+  [[nodiscard]] leader::TimePoint now() const override {
+    return std::chrono::steady_clock::now() + std::chrono::milliseconds(offset_ms_.load());
+  }
+  void wait_until(std::unique_lock<std::mutex>& lock, std::condition_variable& cv,
+                  leader::TimePoint until) const override {
+    auto real = until - std::chrono::milliseconds(offset_ms_.load());
+    cv.wait_until(lock,
+                  std::min(real, std::chrono::steady_clock::now() + std::chrono::milliseconds(50)));
+  }
+
+ private:
+  std::string path_;
+  std::atomic<long> offset_ms_{0};
+  std::jthread poller_;
+};
+
+/// A time point of `clock` expressed on the true clock.
+std::int64_t to_true_ns(const leader::Clock& clock, leader::TimePoint t) {
+  auto left = std::chrono::duration_cast<std::chrono::nanoseconds>(t - clock.now());
+  return true_ns() + left.count();
+}
+
+struct Config {
+  std::string uri, lock, dir, clock_file;
+  int id = 0;
+  long lease_ms = 1500, step_ms = 50, max_steps = 40, seconds = 30, wait_ms = 200;
+};
+
+/// The fenced resource: an append-only ledger guarded by flock on the fence file.
+class FencedResource {
+ public:
+  explicit FencedResource(const std::string& dir)
+      : ledger_(::open((dir + "/ledger").c_str(), O_WRONLY | O_APPEND | O_CREAT, 0644)),
+        fence_(::open((dir + "/fence").c_str(), O_RDWR | O_CREAT, 0644)) {
+    if (ledger_ < 0 || fence_ < 0) throw std::runtime_error("cannot open ledger in " + dir);
+  }
+  FencedResource(const FencedResource&) = delete;
+  FencedResource& operator=(const FencedResource&) = delete;
+  ~FencedResource() {
+    ::close(ledger_);
+    ::close(fence_);
+  }
+
+  /// Appends a write of `token`; accepted unless a higher token was accepted before.
+  bool write(std::uint64_t token, std::int64_t check_ns) {
+    ::flock(fence_, LOCK_EX);
+    char buf[32] = {0};
+    auto n = ::pread(fence_, buf, sizeof buf - 1, 0);
+    std::uint64_t highest = n > 0 ? std::strtoull(buf, nullptr, 10) : 0;
+    bool accepted = token >= highest;
+    append("W " + std::to_string(token) + " " + std::to_string(getpid()) + " " +
+           std::to_string(check_ns) + " " + std::to_string(true_ns()) + " " +
+           (accepted ? "1" : "0") + "\n");
+    if (accepted && token > highest) {
+      auto s = std::to_string(token) + "\n";
+      (void)::ftruncate(fence_, 0);
+      (void)::pwrite(fence_, s.data(), s.size(), 0);
+    }
+    ::flock(fence_, LOCK_UN);
+    return accepted;
+  }
+
+  /// Appends a lease record (A or E line) under the same lock, so lines never interleave.
+  void record(const std::string& line) {
+    ::flock(fence_, LOCK_EX);
+    append(line);
+    ::flock(fence_, LOCK_UN);
+  }
+
+ private:
+  void append(const std::string& line) { (void)::write(ledger_, line.data(), line.size()); }
+  int ledger_;
+  int fence_;
+};
+
+void write_state(const Config& c, const std::string& text) {
+  auto path = c.dir + "/w" + std::to_string(c.id) + ".state";
+  auto tmp = path + ".tmp";
+  if (FILE* f = std::fopen(tmp.c_str(), "w")) {
+    std::fprintf(f, "%s %d\n", text.c_str(), static_cast<int>(getpid()));
+    std::fclose(f);
+    std::rename(tmp.c_str(), path.c_str());
+  }
+}
+
+/// One held lease: work in steps until done, stopped or no longer leader.
+void work(const Config& c, const leader::Clock& clock, leader::LeaderContext& ctx,
+          FencedResource& res, std::int64_t attempt, long steps) {
+  const auto start = true_ns();
+  const auto token = ctx.fencing_token();
+  const auto tok = std::to_string(token);
+  const auto pid = std::to_string(getpid());
+  std::atomic<std::int64_t> stop_ns{0};
+  std::stop_callback on_stop(ctx.stop_token(), [&] { stop_ns = true_ns(); });
+  res.record("A " + tok + " " + pid + " " + std::to_string(c.id) + " " + std::to_string(attempt) +
+             " " + std::to_string(start) + " " + std::to_string(to_true_ns(clock, ctx.deadline())) +
+             "\n");
+  write_state(c, "HOLD " + tok);
+  const char* why = "done";
+  for (long i = 0; i < steps; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(c.step_ms));
+    const auto check = true_ns();  // taken before the check: the check happened at or after it
+    if (ctx.stop_token().stop_requested()) {
+      why = "stop";
+      break;
+    }
+    if (!ctx.still_leader()) {
+      why = "lost";
+      break;
+    }
+    res.write(token, check);
+  }
+  write_state(c, "IDLE 0");
+  res.record("E " + tok + " " + pid + " " + std::to_string(true_ns()) + " " +
+             std::to_string(stop_ns.load()) + " " + why + "\n");
+}
+
+Config parse(int argc, char** argv) {
+  std::map<std::string, std::string> a;
+  for (int i = 1; i + 1 < argc; i += 2) a[argv[i]] = argv[i + 1];
+  auto num = [&](const char* k, long d) { return a.count(k) ? std::stol(a[k]) : d; };
+  Config c;
+  c.uri = a.at("--uri");
+  c.lock = a.at("--lock");
+  c.dir = a.at("--dir");
+  if (a.count("--clock-file")) c.clock_file = a["--clock-file"];
+  c.id = static_cast<int>(num("--id", 0));
+  c.lease_ms = num("--lease-ms", c.lease_ms);
+  c.step_ms = num("--step-ms", c.step_ms);
+  c.max_steps = num("--max-steps", c.max_steps);
+  c.seconds = num("--seconds", c.seconds);
+  c.wait_ms = num("--wait-ms", c.wait_ms);
+  return c;
+}
+
+int run(const Config& c) {
+  auto store = leader::open(c.uri);
+  leader::ElectionOptions o;
+  o.lease_time = std::chrono::milliseconds(c.lease_ms);
+  o.wait_time = std::chrono::milliseconds(c.wait_ms);
+  o.auto_extend = true;
+  o.on_backend_error = leader::OnBackendError::skip;
+  o.node_id = "fault-" + std::to_string(c.id) + "-" + std::to_string(getpid());
+  leader::ElectorHooks hooks;
+  hooks.clock =
+      c.clock_file.empty() ? leader::Clock::system() : std::make_shared<SteppedClock>(c.clock_file);
+  leader::LeaderElector elector(store, o, hooks);
+  FencedResource res(c.dir);
+  std::mt19937 rng(static_cast<unsigned>(getpid()) * 7919u + static_cast<unsigned>(true_ns()));
+  std::uniform_int_distribution<long> steps(1, c.max_steps);
+  std::uniform_int_distribution<int> pause(1, 30);
+  const auto until = true_ns() + c.seconds * 1'000'000'000LL;
+  long runs = 0, errors = 0;
+  write_state(c, "IDLE 0");
+  while (true_ns() < until) {
+    const auto attempt = true_ns();
+    const long n = steps(rng);
+    try {
+      if (elector.run_if_leader(c.lock, [&](leader::LeaderContext& ctx) {
+            work(c, *hooks.clock, ctx, res, attempt, n);
+          })) {
+        ++runs;
+      }
+    } catch (const std::exception& e) {
+      ++errors;
+      std::cerr << "fault_worker " << c.id << ": " << e.what() << "\n";
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(pause(rng)));
+  }
+  std::cout << "RUNS " << runs << " ERRORS " << errors << std::endl;
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  try {
+    return run(parse(argc, argv));
+  } catch (const std::exception& e) {
+    std::cerr << "fault_worker: " << e.what() << "\n";
+    return 70;
+  }
+}
