@@ -1,0 +1,181 @@
+// The etcd store's benchmarks (see bench/README.md, section etcd), all against the same server:
+//  - uncontended run_if_leader with a no-op action through LeaderElector (lease grant + Txn,
+//    then lease revoke: three round trips);
+//  - the same acquire + release through the bare LeaseStore, and a contended try_acquire;
+//  - the raw operation measured in the same run: one compare-and-set Txn over the same gateway
+//    client (the store's HTTP connection pool, no lease);
+//  - etcdctl doing the same work: `etcdctl lock <key> -- true` per iteration (a process each:
+//    session lease, Mutex Txn, command, unlock, revoke), next to `etcdctl put` (the process and
+//    gRPC connection cost alone) and `leader run -- true` (our CLI, when built next to us).
+// ops/s and p50/p99 per operation.
+//
+//   LEADER_BENCH_ETCD_ENDPOINT=127.0.0.1:12379 build-etcd/bench/bench_etcd
+
+#include <benchmark/benchmark.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdlib>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "etcd/etcd_store.hpp"
+#include "etcd/ops.hpp"
+#include "leader/leader.hpp"
+
+extern char** environ;
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+using namespace std::chrono_literals;
+
+const std::string kPrefix = "/leader-bench";
+
+std::string endpoint() {
+  const char* e = std::getenv("LEADER_BENCH_ETCD_ENDPOINT");
+  return e != nullptr ? e : "127.0.0.1:12379";
+}
+std::string uri() { return "etcd://" + endpoint() + "?prefix=" + kPrefix; }
+
+void report(benchmark::State& state, std::vector<double>& us) {
+  if (us.empty()) return;
+  std::sort(us.begin(), us.end());
+  state.counters["p50_us"] = us[us.size() / 2];
+  state.counters["p99_us"] = us[std::min(us.size() - 1, us.size() * 99 / 100)];
+  state.SetItemsProcessed(static_cast<int64_t>(us.size()));
+}
+
+double micros(Clock::time_point t0) {
+  return std::chrono::duration<double, std::micro>(Clock::now() - t0).count();
+}
+
+void BM_RunIfLeaderUncontended(benchmark::State& state) {
+  leader::LeaderElector e(leader::open(uri()),
+                          {.wait_time = 0ms, .lease_time = 10s, .node_id = "bench"});
+  std::vector<double> us;
+  for (auto _ : state) {
+    auto t0 = Clock::now();
+    if (!e.run_if_leader("bench-elector", [] {})) state.SkipWithError("contended");
+    us.push_back(micros(t0));
+  }
+  report(state, us);
+}
+BENCHMARK(BM_RunIfLeaderUncontended)->UseRealTime();
+
+void BM_StoreAcquireRelease(benchmark::State& state) {
+  auto s = leader::open(uri());
+  std::vector<double> us;
+  for (auto _ : state) {
+    auto t0 = Clock::now();
+    auto got = s->try_acquire({"bench-store", leader::new_owner_token(), "bench", 10s, 0},
+                              leader::Deadline::after(5s));
+    if (!got) {
+      state.SkipWithError("contended");
+      break;
+    }
+    (void)s->release(*got.lease, 0ms, leader::Deadline::after(5s));
+    us.push_back(micros(t0));
+  }
+  report(state, us);
+}
+BENCHMARK(BM_StoreAcquireRelease)->UseRealTime();
+
+void BM_StoreContendedSkip(benchmark::State& state) {
+  auto s = leader::open(uri());
+  auto held = s->try_acquire({"bench-contended", leader::new_owner_token(), "holder", 60s, 0},
+                             leader::Deadline::after(5s));
+  std::vector<double> us;
+  for (auto _ : state) {
+    auto t0 = Clock::now();
+    if (s->try_acquire({"bench-contended", leader::new_owner_token(), "bench", 10s, 0},
+                       leader::Deadline::after(5s)))
+      state.SkipWithError("not contended");
+    us.push_back(micros(t0));
+  }
+  if (held) (void)s->release(*held.lease, 0ms, leader::Deadline::after(5s));
+  report(state, us);
+}
+BENCHMARK(BM_StoreContendedSkip)->UseRealTime();
+
+// The raw operation: one compare-and-set Txn (If mod_revision == last Then Put) on one key.
+void BM_RawTxn(benchmark::State& state) {
+  leader::etcd::EtcdStore s(leader::etcd::Config::from_uri(leader::Uri::parse(uri())));
+  namespace ops = leader::etcd::ops;
+  const std::string key = kPrefix + "-raw/txn";
+  auto r = s.gateway().call("/v3/kv/put", ops::put(key, "0", 0), leader::Deadline::after(5s));
+  std::int64_t rev = leader::etcd::int_field(r["header"], "revision");
+  std::vector<double> us;
+  for (auto _ : state) {
+    auto t0 = Clock::now();
+    auto reply = s.gateway().call(
+        "/v3/kv/txn",
+        ops::txn(nlohmann::json::array({ops::mod_revision_is(key, rev)}),
+                 nlohmann::json::array({{{"request_put", ops::put(key, "x", 0)}}})),
+        leader::Deadline::after(5s));
+    if (!reply.value("succeeded", false)) state.SkipWithError("compare failed");
+    rev = leader::etcd::int_field(reply["header"], "revision");
+    us.push_back(micros(t0));
+  }
+  report(state, us);
+}
+BENCHMARK(BM_RawTxn)->UseRealTime();
+
+int spawn_wait(const std::vector<std::string>& argv) {
+  std::vector<char*> args;
+  for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
+  args.push_back(nullptr);
+  pid_t pid = 0;
+  if (posix_spawnp(&pid, args[0], nullptr, nullptr, args.data(), environ) != 0) return -1;
+  int st = 0;
+  waitpid(pid, &st, 0);
+  return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+void run_process(benchmark::State& state, const std::vector<std::string>& argv) {
+  std::vector<double> us;
+  for (auto _ : state) {
+    auto t0 = Clock::now();
+    if (spawn_wait(argv) != 0) {
+      state.SkipWithError(("failed: " + argv[0]).c_str());
+      break;
+    }
+    us.push_back(micros(t0));
+  }
+  report(state, us);
+}
+
+void BM_EtcdctlLock(benchmark::State& state) {
+  run_process(state, {"etcdctl", "--endpoints=http://" + endpoint(), "lock",
+                      kPrefix + "/bench-etcdctl", "--", "true"});
+}
+BENCHMARK(BM_EtcdctlLock)->UseRealTime()->MinTime(3);
+
+void BM_EtcdctlPut(benchmark::State& state) {
+  run_process(
+      state, {"etcdctl", "--endpoints=http://" + endpoint(), "put", kPrefix + "-raw/etcdctl", "x"});
+}
+BENCHMARK(BM_EtcdctlPut)->UseRealTime()->MinTime(3);
+
+// `leader run` from the same build tree (<build>/tools/leader/leader), when it was built.
+void BM_LeaderRunCli(benchmark::State& state) {
+  auto cli = std::filesystem::read_symlink("/proc/self/exe").parent_path().parent_path() / "tools" /
+             "leader" / "leader";
+  if (!std::filesystem::exists(cli)) {
+    state.SkipWithError("tools/leader/leader not built");
+    for (auto _ : state) {
+    }
+    return;
+  }
+  run_process(state, {cli.string(), "run", "--store", uri(), "--lock", "bench-cli", "--wait", "0s",
+                      "--skip-exit-code", "3", "--", "true"});
+}
+BENCHMARK(BM_LeaderRunCli)->UseRealTime()->MinTime(3);
+
+}  // namespace
+
+BENCHMARK_MAIN();
