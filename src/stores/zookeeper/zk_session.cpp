@@ -123,7 +123,16 @@ Reply Pending::wait(Deadline deadline, const std::string& what) {
   return state_->reply;
 }
 
-Session::Session(SessionConfig config) : config_(std::move(config)) {}
+Session::Session(SessionConfig config) : config_(std::move(config)) {
+  // The C client formats INFO messages (connects, closes) into a process-wide static buffer from
+  // several threads (a data race inside libzookeeper_mt, reported by TSan); they also go nowhere
+  // by default, so they are not produced unless LEADER_ZK_LOG is set (the level is process-wide).
+  static std::once_flag once;
+  std::call_once(once, [] {
+    zoo_set_debug_level(std::getenv("LEADER_ZK_LOG") != nullptr ? ZOO_LOG_LEVEL_INFO
+                                                                : ZOO_LOG_LEVEL_ERROR);
+  });
+}
 
 Session::~Session() {
   std::shared_ptr<Handle> h;
