@@ -33,6 +33,7 @@ bool LeaderContext::extend(Duration lease_time) {
     if (h.lost || h.finished) return false;
     copy = h.lease;
     ++h.renewals_in_flight;
+    ++h.renewals_running;
   }
   const TimePoint sent = h.clock->now();
   std::optional<LeaseStatus> status;
@@ -42,6 +43,7 @@ bool LeaderContext::extend(Duration lease_time) {
     {
       std::lock_guard lock(h.mu);
       --h.renewals_in_flight;
+      --h.renewals_running;
     }
     h.cv.notify_all();
     throw;
@@ -49,6 +51,7 @@ bool LeaderContext::extend(Duration lease_time) {
   {
     std::lock_guard lock(h.mu);
     --h.renewals_in_flight;
+    --h.renewals_running;
     if (status == LeaseStatus::ok && !h.lost) {
       copy.sent_at = sent;
       h.lease = copy;

@@ -32,7 +32,8 @@ struct HeldLease {
   Lease lease;                 // guarded by mu
   TimePoint local_deadline{};  // guarded by mu
   TimePoint next_renew{};      // guarded by mu
-  int renewals_in_flight = 0;  // guarded by mu
+  int renewals_in_flight = 0;  // guarded by mu: queued or running
+  int renewals_running = 0;    // guarded by mu: store calls under way
   bool lost = false;           // guarded by mu
   bool finished = false;       // guarded by mu
   bool released = false;       // guarded by mu: finish() ran

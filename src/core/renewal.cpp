@@ -64,7 +64,8 @@ class Scheduler final : public RenewalScheduler {
     {
       std::unique_lock hl(held.mu);
       held.finished = true;
-      held.cv.wait(hl, [&] { return held.renewals_in_flight == 0; });
+      // Renewals still queued see `finished` and do nothing; only a running one is waited for.
+      held.cv.wait(hl, [&] { return held.renewals_running == 0; });
     }
     std::lock_guard lock(mu_);
     if (held.scheduled) queue_.erase(*held.scheduled);
@@ -140,6 +141,11 @@ class Scheduler final : public RenewalScheduler {
     TimePoint local_deadline;
     {
       std::lock_guard hl(held->mu);
+      if (held->finished) {
+        --held->renewals_in_flight;
+        return;
+      }
+      ++held->renewals_running;
       copy = held->lease;
       local_deadline = held->local_deadline;
     }
@@ -157,6 +163,7 @@ class Scheduler final : public RenewalScheduler {
     {
       std::lock_guard hl(held->mu);
       --held->renewals_in_flight;
+      --held->renewals_running;
       if (status == LeaseStatus::ok) {
         if (!held->finished) {
           copy.sent_at = sent;

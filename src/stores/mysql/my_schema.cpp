@@ -1,6 +1,6 @@
 #include "my_schema.hpp"
 
-#include <regex>
+#include "leader/detail/store_support.hpp"
 
 namespace leader::detail::my {
 namespace {
@@ -60,10 +60,7 @@ std::string acquire_procedure(const Tables& t) {
 }  // namespace
 
 Tables tables_for(const std::string& prefix) {
-  static const std::regex kRule("^[A-Za-z_][A-Za-z0-9_]{0,30}$");
-  if (!std::regex_match(prefix, kRule))
-    throw InvalidArgument("table_prefix '" + prefix +
-                          "' must match ^[A-Za-z_][A-Za-z0-9_]{0,30}$ (letters, digits, _)");
+  detail::validate_table_prefix(prefix, "the mysql store URI");
   return {prefix,
           prefix + "schema",
           prefix + "leases",

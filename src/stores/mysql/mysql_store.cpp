@@ -4,6 +4,7 @@
 #include <charconv>
 #include <nlohmann/json.hpp>
 
+#include "leader/detail/store_support.hpp"
 #include "leader/names.hpp"
 #include "my_statements.hpp"
 
@@ -19,27 +20,6 @@ std::int64_t to_int(const std::optional<std::string>& v) {
 }
 
 std::int64_t micros(Duration d) { return static_cast<std::int64_t>(d.count()) * 1000; }
-
-void validate_node_id(std::string_view node_id) {
-  if (node_id.empty() || node_id.size() > 255)
-    throw InvalidArgument("node id '" + std::string(node_id) +
-                          "' must be 1..255 characters for the mysql store");
-}
-
-void validate_owner(std::string_view owner) {
-  bool ok = owner.size() == 32 && std::all_of(owner.begin(), owner.end(), [](char c) {
-              return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f');
-            });
-  if (!ok)
-    throw InvalidArgument("owner token '" + std::string(owner) +
-                          "' must be 32 lower-case hex characters");
-}
-
-void validate_lease(const Lease& lease) {
-  validate_lock_name(lease.lock);
-  validate_owner(lease.owner);
-  if (lease.slot < 0) throw InvalidArgument("slot " + std::to_string(lease.slot) + " is < 0");
-}
 
 std::map<std::string, std::string> metadata_from(const std::optional<std::string>& text) {
   std::map<std::string, std::string> out;
@@ -98,8 +78,11 @@ StoreOptions parse_options(const Uri& uri) {
 
 MysqlStore::MysqlStore(StoreOptions options)
     : options_(std::move(options)),
-      pool_(options_.connect, options_.pool_size,
-            [this](Connection& conn, Deadline deadline) { set_up(conn, deadline); }) {}
+      pool_(std::string(kScheme), options_.pool_size, [this](Deadline deadline) {
+        auto conn = Connection::open(options_.connect, deadline);
+        set_up(*conn, deadline);
+        return conn;
+      }) {}
 
 void MysqlStore::set_up(Connection& conn, Deadline deadline) {
   deadline = deadline.min(Deadline::after(options_.connect_timeout));
@@ -114,8 +97,8 @@ Rows MysqlStore::run(const char* statement, const std::vector<Param>& params, De
 
 Acquired MysqlStore::try_acquire(const LeaseRequest& request, Deadline deadline) {
   validate_lock_name(request.lock);
-  validate_owner(request.owner);
-  validate_node_id(request.node_id);
+  detail::validate_owner_token(request.owner);
+  detail::validate_node_id(request.node_id, kScheme);
   if (request.ttl.count() <= 0 || request.slots < 0 || request.slots > 100000)
     throw InvalidArgument("lease request for '" + request.lock +
                           "' needs ttl > 0 and slots in 0..100000");
@@ -139,7 +122,7 @@ Acquired MysqlStore::try_acquire(const LeaseRequest& request, Deadline deadline)
 }
 
 LeaseStatus MysqlStore::renew(Lease& lease, Duration ttl, Deadline deadline) {
-  validate_lease(lease);
+  detail::validate_lease(lease);
   if (ttl.count() <= 0) throw InvalidArgument("renew of '" + lease.lock + "' needs ttl > 0");
   auto sent_at = std::chrono::steady_clock::now();
   // CLIENT_FOUND_ROWS: affected = matched, so a renewal within the same microsecond is not lost.
@@ -151,7 +134,7 @@ LeaseStatus MysqlStore::renew(Lease& lease, Duration ttl, Deadline deadline) {
 }
 
 LeaseStatus MysqlStore::release(const Lease& lease, Duration keep_for, Deadline deadline) {
-  validate_lease(lease);
+  detail::validate_lease(lease);
   Rows r = keep_for.count() > 0
                ? run(kKeep, {micros(keep_for), lease.lock, std::int64_t{lease.slot}, lease.owner},
                      deadline)
@@ -174,7 +157,7 @@ LockState MysqlStore::inspect(std::string_view lock, Deadline deadline) {
 void MysqlStore::put_candidate(std::string_view group, const Candidate& candidate, Duration ttl,
                                Deadline deadline) {
   validate_lock_name(group);
-  validate_node_id(candidate.node_id);
+  detail::validate_node_id(candidate.node_id, kScheme);
   if (ttl.count() <= 0) throw InvalidArgument("candidate ttl must be > 0");
   Param last;
   if (candidate.last_completion)

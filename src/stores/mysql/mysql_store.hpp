@@ -4,9 +4,10 @@
 /// model, fencing source, atomicity and failure modes. Internal to leader::mysql: users open it
 /// with leader::open(uri).
 
+#include "leader/detail/connection_pool.hpp"
 #include "leader/store.hpp"
 #include "leader/uri.hpp"
-#include "my_pool.hpp"
+#include "my_connection.hpp"
 #include "my_schema.hpp"
 
 namespace leader::detail::my {
@@ -47,7 +48,7 @@ class MysqlStore final : public LeaseStore {
   void set_up(Connection& conn, Deadline deadline);
 
   StoreOptions options_;
-  Pool pool_;
+  ConnectionPool<Connection> pool_;
 };
 
 }  // namespace leader::detail::my

@@ -1,7 +1,8 @@
 #include "pg_schema.hpp"
 
 #include <cstdlib>
-#include <regex>
+
+#include "leader/detail/store_support.hpp"
 
 namespace leader::detail::pg {
 namespace {
@@ -28,10 +29,7 @@ int schema_version(Connection& conn, const Tables& t, Deadline deadline) {
 }  // namespace
 
 Tables tables_for(const std::string& prefix) {
-  static const std::regex kRule("^[A-Za-z_][A-Za-z0-9_]{0,30}$");
-  if (!std::regex_match(prefix, kRule))
-    throw InvalidArgument("table_prefix '" + prefix +
-                          "' must match ^[A-Za-z_][A-Za-z0-9_]{0,30}$ (letters, digits, _)");
+  detail::validate_table_prefix(prefix, "the postgres store URI");
   return {prefix, prefix + "schema", prefix + "leases", prefix + "fences", prefix + "candidates"};
 }
 

@@ -4,6 +4,7 @@
 #include <charconv>
 #include <nlohmann/json.hpp>
 
+#include "leader/detail/store_support.hpp"
 #include "leader/names.hpp"
 #include "pg_statements.hpp"
 
@@ -43,27 +44,6 @@ std::int64_t to_int(PGresult* r, int row, int col) {
 }
 
 std::string affected(PGresult* r) { return PQcmdTuples(r); }
-
-void validate_node_id(std::string_view node_id) {
-  if (node_id.empty() || node_id.size() > 255)
-    throw InvalidArgument("node id '" + std::string(node_id) +
-                          "' must be 1..255 characters for the postgres store");
-}
-
-void validate_owner(std::string_view owner) {
-  bool ok = owner.size() == 32 && std::all_of(owner.begin(), owner.end(), [](char c) {
-              return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f');
-            });
-  if (!ok)
-    throw InvalidArgument("owner token '" + std::string(owner) +
-                          "' must be 32 lower-case hex characters");
-}
-
-void validate_lease(const Lease& lease) {
-  validate_lock_name(lease.lock);
-  validate_owner(lease.owner);
-  if (lease.slot < 0) throw InvalidArgument("slot " + std::to_string(lease.slot) + " is < 0");
-}
 
 std::string metadata_json(const std::map<std::string, std::string>& metadata) {
   return nlohmann::json(metadata).dump();
@@ -108,8 +88,11 @@ StoreOptions parse_options(const Uri& uri) {
 
 PostgresStore::PostgresStore(StoreOptions options)
     : options_(std::move(options)),
-      pool_(options_.conninfo, options_.pool_size,
-            [this](Connection& conn, Deadline deadline) { set_up(conn, deadline); }) {}
+      pool_(std::string(kScheme), options_.pool_size, [this](Deadline deadline) {
+        auto conn = Connection::open(options_.conninfo, deadline);
+        set_up(*conn, deadline);
+        return conn;
+      }) {}
 
 void PostgresStore::set_up(Connection& conn, Deadline deadline) {
   deadline = deadline.min(Deadline::after(options_.connect_timeout));
@@ -129,8 +112,8 @@ std::vector<Result> PostgresStore::run(std::vector<Call> calls, Deadline deadlin
 
 Acquired PostgresStore::try_acquire(const LeaseRequest& request, Deadline deadline) {
   validate_lock_name(request.lock);
-  validate_owner(request.owner);
-  validate_node_id(request.node_id);
+  detail::validate_owner_token(request.owner);
+  detail::validate_node_id(request.node_id, kScheme);
   if (request.ttl.count() <= 0 || request.slots < 0 || request.slots > 100000)
     throw InvalidArgument("lease request for '" + request.lock + "' needs ttl > 0 and slots in " +
                           "0..100000");
@@ -164,7 +147,7 @@ Acquired PostgresStore::try_acquire(const LeaseRequest& request, Deadline deadli
 }
 
 LeaseStatus PostgresStore::renew(Lease& lease, Duration ttl, Deadline deadline) {
-  validate_lease(lease);
+  detail::validate_lease(lease);
   if (ttl.count() <= 0) throw InvalidArgument("renew of '" + lease.lock + "' needs ttl > 0");
   auto sent_at = std::chrono::steady_clock::now();
   auto results =
@@ -178,7 +161,7 @@ LeaseStatus PostgresStore::renew(Lease& lease, Duration ttl, Deadline deadline) 
 }
 
 LeaseStatus PostgresStore::release(const Lease& lease, Duration keep_for, Deadline deadline) {
-  validate_lease(lease);
+  detail::validate_lease(lease);
   std::vector<std::optional<std::string>> params{lease.lock, std::to_string(lease.slot),
                                                  lease.owner};
   if (keep_for.count() > 0) {
@@ -206,7 +189,7 @@ LockState PostgresStore::inspect(std::string_view lock, Deadline deadline) {
 void PostgresStore::put_candidate(std::string_view group, const Candidate& candidate, Duration ttl,
                                   Deadline deadline) {
   validate_lock_name(group);
-  validate_node_id(candidate.node_id);
+  detail::validate_node_id(candidate.node_id, kScheme);
   if (ttl.count() <= 0) throw InvalidArgument("candidate ttl must be > 0");
   std::optional<std::string> last;
   if (candidate.last_completion)

@@ -6,9 +6,10 @@
 
 #include <memory>
 
+#include "leader/detail/connection_pool.hpp"
 #include "leader/store.hpp"
 #include "leader/uri.hpp"
-#include "pg_pool.hpp"
+#include "pg_connection.hpp"
 #include "pg_schema.hpp"
 
 namespace leader::detail::pg {
@@ -49,7 +50,7 @@ class PostgresStore final : public LeaseStore {
   void set_up(Connection& conn, Deadline deadline);
 
   StoreOptions options_;
-  Pool pool_;
+  ConnectionPool<Connection> pool_;
 };
 
 }  // namespace leader::detail::pg

@@ -1,26 +1,11 @@
 #include <string>
 
+#include "leader/detail/store_support.hpp"
 #include "leader/errors.hpp"
 #include "sqlite_store.hpp"
 
 namespace leader::sqlite {
 namespace {
-
-constexpr std::size_t kMaxPrefixLength = 31;
-
-bool is_prefix_char(char c, bool first) {
-  bool letter = (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || c == '_';
-  return letter || (!first && c >= '0' && c <= '9');
-}
-
-void validate_prefix(const std::string& prefix, const Uri& uri) {
-  bool ok = !prefix.empty() && prefix.size() <= kMaxPrefixLength;
-  for (std::size_t i = 0; ok && i < prefix.size(); ++i) ok = is_prefix_char(prefix[i], i == 0);
-  if (!ok)
-    throw InvalidArgument("URI parameter 'table_prefix' of '" + uri.redacted() + "' is '" + prefix +
-                          "'; it must match ^[A-Za-z_][A-Za-z0-9_]{0,30}$ (1..31 letters, digits, "
-                          "underscores, not starting with a digit)");
-}
 
 std::string path_of(const Uri& uri) {
   const std::string shown = uri.redacted();
@@ -49,7 +34,7 @@ Options Options::from_uri(const Uri& uri) {
   o.path = path_of(uri);
   o.busy_timeout = uri.duration_param("busy_timeout", o.busy_timeout);
   o.table_prefix = uri.param("table_prefix").value_or(o.table_prefix);
-  validate_prefix(o.table_prefix, uri);
+  detail::validate_table_prefix(o.table_prefix, "store URI '" + uri.redacted() + "'");
   o.create_schema = uri.bool_param("create_schema", o.create_schema);
   return o;
 }
