@@ -17,6 +17,7 @@
 /// action runs: the action's LeaderContext::stop_token() fires; an action that then ends with an
 /// exception is reported as Skipped{cancelled}, never ActionFailed. See docs/async.md.
 
+#include <atomic>
 #include <concepts>
 #include <condition_variable>
 #include <cstddef>
@@ -237,7 +238,11 @@ class DispatchedRun
       outcome_.skipped = Skipped{SkipReason::cancelled, "cancelled before the action started"};
       return release();
     }
+    // The future must not become ready while this thread is still inside the executor's post
+    // (its caller may then destroy the executor's context): the last of the two delivers.
+    holds_.store(2);
     execute_on(ex_, [self = this->shared_from_this()] { self->run_action(); });
+    if (holds_.fetch_sub(1) == 1) deliver();
   }
 
   void run_action() {
@@ -291,12 +296,21 @@ class DispatchedRun
     outcome_.caller_cancelled = stop_.stop_requested();
     try {
       if constexpr (kResult) {
-        promise_.set_value(outcome_.result());
+        out_.emplace(outcome_.result());
       } else {
-        promise_.set_value(outcome_.plain());
+        out_.emplace(outcome_.plain());
       }
     } catch (...) {
-      promise_.set_exception(std::current_exception());
+      out_error_ = std::current_exception();
+    }
+    if (holds_.fetch_sub(1) == 1) deliver();
+  }
+
+  void deliver() {
+    if (out_error_) {
+      promise_.set_exception(out_error_);
+    } else {
+      promise_.set_value(std::move(*out_));
     }
   }
 
@@ -311,6 +325,9 @@ class DispatchedRun
   // The future an action returned, when it returns one.
   std::conditional_t<Unwrapped<T>::kIsFuture, std::optional<T>, std::monostate> pending_;
   Outcome<V> outcome_;
+  std::optional<Out> out_;
+  std::exception_ptr out_error_;
+  std::atomic<int> holds_{1};  // finish(), plus the dispatching call while it runs
 };
 
 template <bool kResult, class Executor, class Elector, class F>
