@@ -7,15 +7,16 @@
 /// and its wait_time starts when a thread picks it up.
 ///
 /// Threads: the lease is acquired and released on BlockingPool threads (renewed by the core's
-/// renewal scheduler), never on the
-/// caller's thread or the caller's executor. `run_if_leader_async` runs the action on the pool
-/// thread that acquired the lease (like std::async); `run_if_leader_on` runs it on the given
-/// executor. Completion is a std::future, made ready on a pool thread.
+/// renewal scheduler), never on the caller's thread or the caller's executor.
+/// `run_if_leader_async` runs the action on the pool thread that acquired the lease (like
+/// std::async); `run_if_leader_on` runs it on the given executor. Completion is a std::future,
+/// made ready on a pool thread.
 ///
 /// Cancellation: the std::stop_token given by the caller. Requested while waiting for the lease:
 /// nothing is acquired, the call reports "not run" (Skipped{cancelled}). Requested while the
-/// action runs: the action's LeaderContext::stop_token() fires; an action that then ends with an
-/// exception is reported as Skipped{cancelled}, never ActionFailed. See docs/async.md.
+/// action runs: the action's LeaderContext::stop_token() fires; whatever the action then throws
+/// is reported as Skipped{cancelled} by the _result variants, never ActionFailed (the plain
+/// variants rethrow it, as run_if_leader does). See docs/async.md.
 
 #include <atomic>
 #include <concepts>
