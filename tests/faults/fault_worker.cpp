@@ -1,14 +1,16 @@
-// fault_worker: one contender of the fault suite (tests/faults/README in docs/faults.md).
+// fault_worker: one contender of the fault suite (method and figures: docs/faults.md).
 //
 //   fault_worker --uri U --lock L --dir D --id N [--lease-ms 1500] [--step-ms 50]
-//                [--max-steps 40] [--seconds 30] [--wait-ms 200] [--clock-file F]
+//                [--max-steps 60] [--seconds 30] [--wait-ms 200] [--write-delay-ms 20]
+//                [--clock-file F]
 //
 // Until --seconds have passed, the worker calls run_if_leader with auto_extend. While it holds the
 // lease it works in steps of --step-ms; before each step's write it checks stop_token() and
-// still_leader(), then "writes" to a fenced resource: D/ledger appended under flock(D/fence),
-// accepted only when the token is not lower than the highest token accepted so far (what a
-// fencing resource does). Every timestamp is the real CLOCK_MONOTONIC read by a raw syscall, so
-// that a worker whose clocks are faked by libfaketime still logs true times. Ledger lines:
+// still_leader(), then, --write-delay-ms later (the write in flight), "writes" to a fenced
+// resource: D/ledger appended under flock(D/fence), accepted only when the token is not lower than
+// the highest token accepted so far (what a fencing resource does). Every timestamp is the real
+// CLOCK_MONOTONIC read by a raw syscall, so that a worker whose clocks are faked by libfaketime
+// still logs true times. Ledger lines:
 //   A token pid id attempt_ns start_ns deadline_ns   the action started (lease granted)
 //   W token pid check_ns write_ns accepted           a write reached the resource
 //   E token pid end_ns stop_ns why                   the action returned (why: done|stop|lost)
@@ -87,7 +89,8 @@ std::int64_t to_true_ns(const leader::Clock& clock, leader::TimePoint t) {
 struct Config {
   std::string uri, lock, dir, clock_file;
   int id = 0;
-  long lease_ms = 1500, step_ms = 50, max_steps = 40, seconds = 30, wait_ms = 200;
+  long lease_ms = 1500, step_ms = 50, max_steps = 60, seconds = 30, wait_ms = 200;
+  long write_delay_ms = 20;
 };
 
 /// The fenced resource: an append-only ledger guarded by flock on the fence file.
@@ -172,6 +175,8 @@ void work(const Config& c, const leader::Clock& clock, leader::LeaderContext& ct
       why = "lost";
       break;
     }
+    // In flight to the resource: a pause here is what only the fencing token can catch.
+    std::this_thread::sleep_for(std::chrono::milliseconds(c.write_delay_ms));
     res.write(token, check);
   }
   write_state(c, "IDLE 0");
@@ -194,6 +199,7 @@ Config parse(int argc, char** argv) {
   c.max_steps = num("--max-steps", c.max_steps);
   c.seconds = num("--seconds", c.seconds);
   c.wait_ms = num("--wait-ms", c.wait_ms);
+  c.write_delay_ms = num("--write-delay-ms", c.write_delay_ms);
   return c;
 }
 

@@ -124,8 +124,7 @@ class Run:
             if p is not None and p.poll() is not None and now() < self.end - 2 * 10**9:
                 self.spawn(i)
 
-    def holder(self):
-        """(index, pid) of a worker whose state file says HOLD, or of a random live worker."""
+    def holders(self):
         held = []
         for i, p in enumerate(self.procs):
             try:
@@ -135,6 +134,15 @@ class Run:
                     held.append(i)
             except (OSError, ValueError):
                 pass
+        return held
+
+    def holder(self):
+        """(index, pid) of a worker that holds the lease (waiting up to 3 s for one), or of a
+        random worker."""
+        give_up = now() + 3 * 10**9
+        while not self.holders() and now() < give_up:
+            self.sleep(0.02)
+        held = self.holders()
         i = self.rng.choice(held) if held else self.rng.randrange(len(self.procs))
         return i, self.procs[i].pid
 
@@ -186,6 +194,7 @@ class Run:
         return t0
 
     def pause_server(self):
+        self.holder()  # strike while someone holds the lease
         if self.a.store == "sqlite":  # the sqlite "server" is the file: hold its write lock
             t0 = now()
             hold_sqlite(os.path.join(self.a.out, "leader.db"), 2.0)
@@ -194,15 +203,9 @@ class Run:
         self.log("S", t0, now())
 
     def restart_server(self):
+        self.holder()
         t0 = self.server("restart", SERVERS[self.a.store])
         self.log("R", t0, now())
-
-    def holds(self, i):
-        try:
-            with open(os.path.join(self.a.out, "w%d.state" % i)) as f:
-                return f.read().startswith("HOLD")
-        except OSError:
-            return False
 
     def jump_clock(self):
         f = self.clock_files.get(0)
@@ -210,7 +213,7 @@ class Run:
             return
         if self.a.scenario == "clock-mono":  # step while it holds: that is when it matters
             give_up = now() + 4 * 10**9
-            while not self.holds(0) and now() < give_up:
+            while 0 not in self.holders() and now() < give_up:
                 self.sleep(0.05)
         if self.a.scenario != "clock-mono":
             offset = self.rng.choice(["+3600", "-3600", "+86400", "-86400", "+0"])
