@@ -1,0 +1,64 @@
+#pragma once
+// The DynamoDB JSON API client: signed (SigV4) POSTs of `DynamoDB_20120810.<Op>` requests over
+// libcurl. Thread-safe: every call borrows one easy handle (one kept-alive connection) from a
+// small pool; every call is bounded by its Deadline (CURLOPT_TIMEOUT_MS).
+
+#include <mutex>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "config.hpp"
+#include "leader/errors.hpp"
+#include "leader/time.hpp"
+
+namespace leader::dynamodb {
+
+/// DynamoDB's answer to one call.
+struct Response {
+  long http_status = 0;
+  std::string error_type;  ///< e.g. "ConditionalCheckFailedException"; empty on success
+  std::string message;     ///< DynamoDB's error text
+  nlohmann::json body;     ///< the reply object (an empty object when the reply had no body)
+  [[nodiscard]] bool ok() const { return http_status == 200 && error_type.empty(); }
+  /// True when the call's ConditionExpression did not hold (the normal "contended" outcome).
+  [[nodiscard]] bool condition_failed() const {
+    return error_type == "ConditionalCheckFailedException";
+  }
+};
+
+/// A client of one DynamoDB endpoint.
+class Client {
+ public:
+  /// Keeps `config`; connects lazily on the first call.
+  explicit Client(Config config);
+  ~Client();
+  Client(const Client&) = delete;
+  Client& operator=(const Client&) = delete;
+
+  /// Sends `request` as operation `op` (e.g. "UpdateItem") and returns DynamoDB's answer.
+  /// Transport failures throw BackendError: unavailable (no connection, connection dropped),
+  /// deadline_exceeded (no answer before `deadline`: outcome unknown), failed_precondition (TLS).
+  [[nodiscard]] Response post(std::string_view op, const nlohmann::json& request,
+                              Deadline deadline);
+  /// As post(), but any error answer throws the BackendError chosen by fail().
+  nlohmann::json call(std::string_view op, const nlohmann::json& request, Deadline deadline);
+  /// Throws the BackendError for an error answer; `what` names the operation.
+  [[noreturn]] void fail(const Response& response, std::string_view what) const;
+  /// The settings this client was made from.
+  [[nodiscard]] const Config& config() const { return config_; }
+
+ private:
+  void* take_handle();
+  void give_handle(void* curl);
+
+  Config config_;
+  std::mutex mu_;
+  std::vector<void*> idle_;  // CURL* easy handles, each with its kept-alive connection
+};
+
+/// How a DynamoDB error type maps to an ErrorCode (exposed for tests).
+[[nodiscard]] ErrorCode error_code_for(std::string_view error_type, long http_status);
+
+}  // namespace leader::dynamodb

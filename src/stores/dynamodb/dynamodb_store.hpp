@@ -1,0 +1,55 @@
+#pragma once
+// leader::dynamodb: leases in one DynamoDB table, as lease records with a record version number
+// (RVN) judged by the contender's own steady clock (see README.md).
+
+#include <cstdint>
+#include <optional>
+#include <string>
+
+#include "client.hpp"
+#include "config.hpp"
+#include "item.hpp"
+#include "leader/store.hpp"
+
+namespace leader::dynamodb {
+
+/// The DynamoDB store. Thread-safe; its only shared state is the process-wide Observations.
+class DynamoStore : public LeaseStore {
+ public:
+  /// A store over `config`'s table; checks the table (and creates it when `create_table`) within
+  /// `config.open_timeout`. Throws BackendError when DynamoDB cannot be reached or the table is
+  /// missing or has another key schema.
+  explicit DynamoStore(Config config);
+
+  [[nodiscard]] std::string_view scheme() const override { return "dynamodb"; }
+  Acquired try_acquire(const LeaseRequest& request, Deadline deadline) override;
+  [[nodiscard]] LeaseStatus renew(Lease& lease, Duration ttl, Deadline deadline) override;
+  LeaseStatus release(const Lease& lease, Duration keep_for, Deadline deadline) override;
+  [[nodiscard]] LockState inspect(std::string_view lock, Deadline deadline) override;
+  void put_candidate(std::string_view group, const Candidate& candidate, Duration ttl,
+                     Deadline deadline) override;
+  [[nodiscard]] std::vector<Candidate> list_candidates(std::string_view group,
+                                                       Deadline deadline) override;
+  void remove_candidate(std::string_view group, std::string_view node_id,
+                        Deadline deadline) override;
+
+  /// The API client (tests and benchmarks issue raw DynamoDB calls through it).
+  [[nodiscard]] Client& client() { return client_; }
+
+ private:
+  std::optional<std::uint64_t> grant(const LeaseRequest& request, int slot,
+                                     const std::string* seen_rvn, Deadline deadline);
+  LeaseStatus rewrite(const Lease& lease, Duration ttl, Deadline deadline);
+  nlohmann::json read_lease_item(std::string_view lock, Deadline deadline);
+  [[nodiscard]] std::string observation_key(std::string_view lock, int slot) const;
+  void delete_expired(const std::string& pk, const std::string& node, std::int64_t expires_ms,
+                      Deadline deadline);
+
+  Client client_;
+};
+
+/// Makes sure `client`'s table exists with this store's key schema (creating it when the config
+/// allows) and is ACTIVE; throws BackendError otherwise.
+void ensure_table(Client& client, Deadline deadline);
+
+}  // namespace leader::dynamodb
