@@ -19,6 +19,7 @@ import os
 import random
 import shutil
 import signal
+import socket
 import subprocess
 import sys
 import time
@@ -282,7 +283,7 @@ class Run:
         for f in self.clock_files.values():
             with open(f, "w") as fh:
                 fh.write("0\n" if self.a.scenario == "clock-mono" else "+0\n")
-        for p in self.procs:
+        for p in filter(None, self.procs):
             try:
                 p.wait(timeout=max(1, (self.end - now()) / 1e9 + 15))
             except subprocess.TimeoutExpired:
@@ -324,6 +325,14 @@ def main():
     os.makedirs(a.out)
     print("faults: store=%s scenario=%s seconds=%d workers=%d lease=%dms seed=%d out=%s"
           % (a.store, a.scenario, a.seconds, a.workers, a.lease_ms, a.seed, a.out), flush=True)
+    if a.store != "sqlite":
+        host, port = target(a.store).rsplit(":", 1)
+        try:
+            socket.create_connection((host, int(port)), timeout=2).close()
+        except OSError as e:
+            print("faults: %s server %s:%s unreachable (%s): start it with "
+                  "scripts/test-servers.sh start" % (a.store, host, port, e))
+            return 2
     run = Run(a)
     try:
         run.start()

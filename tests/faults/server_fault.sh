@@ -18,7 +18,7 @@ kill -0 "$pid" 2>/dev/null || { echo "$server is not running (pid $pid)" >&2; ex
 # The server's processes: postgres serves each connection from a forked backend.
 server_pids() {
   echo "$pid"
-  [ "$server" = postgres ] && pgrep -P "$pid" || true
+  if [ "$server" = postgres ]; then pgrep -P "$pid" || true; fi
 }
 
 case $cmd in
