@@ -144,9 +144,10 @@ void BM_RawLeaseCycle(benchmark::State& state) {
     auto t1 = Clock::now();
     auto reply = s.gateway().call(
         "/v3/kv/txn",
-        ops::txn(Json::array({ops::create_revision_is(prefix, 0, leader::etcd::prefix_end(prefix))}),
-                 Json::array({{{"request_put", ops::put(prefix + leader::etcd::lease_hex(id),
-                                                        "x", id)}}})),
+        ops::txn(
+            Json::array({ops::create_revision_is(prefix, 0, leader::etcd::prefix_end(prefix))}),
+            Json::array(
+                {{{"request_put", ops::put(prefix + leader::etcd::lease_hex(id), "x", id)}}})),
         leader::Deadline::after(5s));
     if (!reply.value("succeeded", false)) state.SkipWithError("contended");
     txn_us.push_back(micros(t1));
