@@ -69,7 +69,7 @@ Reply parse_reply(const std::string& text, long http_status, const std::string& 
 struct Gateway::Transfer {
   CURLcode rc = CURLE_OK;
   long http_status = 0;
-  bool connected = false;  // the request may have reached the server
+  bool sent = false;  // the request may have reached the server
   std::string body;
   std::string endpoint;
   std::string curl_error;
@@ -139,12 +139,11 @@ Gateway::Transfer Gateway::perform(void* handle, const std::string& url, const s
   curl_slist_free_all(headers);
   curl_easy_setopt(h, CURLOPT_HTTPHEADER, nullptr);
   curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &t.http_status);
-  curl_off_t connect_us = 0, tls_us = 0;
-  curl_easy_getinfo(h, CURLINFO_CONNECT_TIME_T, &connect_us);
-  curl_easy_getinfo(h, CURLINFO_APPCONNECT_TIME_T, &tls_us);
-  bool tls = url.rfind("https:", 0) == 0;
-  t.connected = connect_us > 0 && (!tls || tls_us > 0);
-  if (t.rc == CURLE_COULDNT_CONNECT || t.rc == CURLE_COULDNT_RESOLVE_HOST) t.connected = false;
+  // Header bytes written = the request may have reached etcd (also on a reused connection,
+  // whose connect time reads 0); only an unsent request may go to another endpoint.
+  long request_bytes = 0;
+  curl_easy_getinfo(h, CURLINFO_REQUEST_SIZE, &request_bytes);
+  t.sent = request_bytes > 0 && t.rc != CURLE_COULDNT_CONNECT && t.rc != CURLE_COULDNT_RESOLVE_HOST;
   t.curl_error = errbuf[0] != '\0' ? errbuf : curl_easy_strerror(t.rc);
   return t;
 }
@@ -171,7 +170,7 @@ Gateway::Transfer Gateway::send(std::string_view path, const std::string& payloa
     const std::string where = "etcd " + t.endpoint + std::string(path);
     if (is_tls_setup_error(t.rc))
       throw error(ErrorCode::failed_precondition, where + ": TLS setup failed: " + t.curl_error);
-    if (t.connected) {  // sent: the outcome is unknown, never replayed on another member
+    if (t.sent) {  // the outcome is unknown: never replayed on another member
       if (t.rc == CURLE_OPERATION_TIMEDOUT)
         throw error(ErrorCode::deadline_exceeded, where + ": no answer in time: " + t.curl_error);
       throw error(ErrorCode::unavailable, where + ": connection failed: " + t.curl_error);

@@ -1,8 +1,11 @@
 // Faults against the real test server: a pause (SIGSTOP) longer than the lease, a server restart
 // under a held lease, kill -9 of a holder process, endpoint failover, and lease moves.
 
+#include <arpa/inet.h>
 #include <gtest/gtest.h>
+#include <netinet/in.h>
 #include <signal.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 #include <thread>
@@ -152,6 +155,57 @@ TEST(EtcdFaults, DeadEndpointsAreSkippedAndAllDeadIsUnavailable) {
     EXPECT_EQ(e.code(), ErrorCode::unavailable);
     EXPECT_NE(std::string(e.what()).find("127.0.0.1:2"), std::string::npos) << e.what();
   }
+}
+
+// A member that accepts connections but never answers (a listening socket nobody accepts from):
+// a sent request is never replayed on another member (its outcome is unknown), the call fails
+// with deadline_exceeded at its deadline, and the next call starts with the next endpoint.
+TEST(EtcdFaults, AnUnresponsiveMemberCostsOneCallAndIsNotReplayed) {
+  int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  ASSERT_EQ(::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr), 0);
+  ASSERT_EQ(::listen(fd, 16), 0);
+  socklen_t len = sizeof addr;
+  ::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len);
+  const std::string silent = "127.0.0.1:" + std::to_string(ntohs(addr.sin_port));
+  auto s = open("etcd://" + silent + "," + endpoint() + "?prefix=" + kPrefix);
+  auto name = unique("silent");
+  auto t0 = std::chrono::steady_clock::now();
+  try {
+    (void)s->try_acquire(request(name, Ms{2000}), Deadline::after(Ms{400}));
+    ADD_FAILURE() << "the silent member answered";
+  } catch (const BackendError& e) {
+    EXPECT_EQ(e.code(), ErrorCode::deadline_exceeded) << e.what();
+  }
+  EXPECT_LT(std::chrono::steady_clock::now() - t0, Ms{1000});
+  auto got = s->try_acquire(request(name, Ms{2000}), soon());
+  ASSERT_TRUE(got);
+  EXPECT_EQ(s->release(*got.lease, Ms{0}, soon()), LeaseStatus::ok);
+  ::close(fd);
+}
+
+TEST(EtcdFaults, LargeGroupsFillEverySlotOnceAcrossNestedTxnChunks) {
+  auto name = unique("big-group");
+  auto s = store();
+  const int slots = 20;  // more than one nested Txn of 16 levels
+  std::vector<Lease> held;
+  for (int i = 0; i < slots; ++i) {
+    auto got = s->try_acquire(request(name, Ms{5000}, slots), soon());
+    ASSERT_TRUE(got) << i;
+    EXPECT_EQ(got.lease->slot, i);
+    held.push_back(*got.lease);
+  }
+  EXPECT_FALSE(s->try_acquire(request(name, Ms{5000}, slots), soon()));
+  EXPECT_EQ(s->inspect(name, soon()).holders.size(), static_cast<std::size_t>(slots));
+  ASSERT_EQ(s->release(held[3], Ms{0}, soon()), LeaseStatus::ok);
+  auto again = s->try_acquire(request(name, Ms{5000}, slots), soon());
+  ASSERT_TRUE(again);
+  EXPECT_EQ(again.lease->slot, 3);  // the lowest free slot; the others keep theirs
+  held[3] = *again.lease;
+  for (const Lease& l : held) EXPECT_EQ(s->release(l, Ms{0}, soon()), LeaseStatus::ok);
+  EXPECT_FALSE(s->inspect(name, soon()).held());
 }
 
 TEST(EtcdFaults, ALongerRenewMovesTheKeyToANewLeaseKeepingItsToken) {
