@@ -3,8 +3,10 @@
 // when that instance is not running.
 
 #include <gtest/gtest.h>
+#include <signal.h>
 
 #include <filesystem>
+#include <fstream>
 #include <thread>
 
 #include "etcd_test_util.hpp"
@@ -28,7 +30,12 @@ std::string tls_uri(const std::string& userinfo, bool with_ca = true, bool with_
 class EtcdTls : public ::testing::Test {
  protected:
   void SetUp() override {
-    if (!std::filesystem::exists(certs() + "/client.crt"))
+    const std::string pidfile =
+        env_or("LEADER_TEST_ETCD_TLS_PIDFILE", "/tmp/le-test/pids/etcd-tls.pid");
+    std::ifstream in(pidfile);
+    pid_t pid = 0;
+    in >> pid;
+    if (!std::filesystem::exists(certs() + "/client.crt") || pid <= 0 || ::kill(pid, 0) != 0)
       GTEST_SKIP() << "the TLS etcd is not running: scripts/etcd-tls.sh start";
   }
 };
