@@ -127,6 +127,24 @@ TEST(ZooKeeperStore, ALeaseOutlivesTheStoreObjectUntilItsTtl) {
   EXPECT_FALSE(reader->inspect(name, soon()).held());
 }
 
+TEST(ZooKeeperStore, MinLeaseTimeHoldsEvenAfterTheStoreObjectIsGone) {
+  auto name = unique("min-lease");
+  ElectionOptions o;
+  o.wait_time = Ms{0};
+  o.lease_time = Ms{4000};
+  o.min_lease_time = Ms{1500};
+  o.node_id = "min-lease-holder";
+  const auto t0 = std::chrono::steady_clock::now();
+  {
+    LeaderElector e(open(uri("")), o);  // session_timeout=auto
+    ASSERT_TRUE(e.run_if_leader(name, [] {}));
+  }  // elector and store destroyed: the kept node lingers with its session
+  auto reader = open(uri("session_timeout=2s"));
+  EXPECT_TRUE(reader->inspect(name, soon()).held());
+  EXPECT_TRUE(eventually([&] { return !reader->inspect(name, soon()).held(); }, Ms{4000}));
+  EXPECT_GE(std::chrono::steady_clock::now() - t0, Ms{1400});
+}
+
 TEST(ZooKeeperStore, AnAcquireWhoseReplyIsLostLeavesNoNodeBehind) {
   auto s = open(uri("session_timeout=4s"));
   auto name = unique("orphan");
