@@ -1,18 +1,27 @@
 #!/usr/bin/env bash
-# Builds with a sanitizer and runs the unit and contract tests (servers must be running, or are
-# started here). Usage: scripts/ci-sanitizer.sh <build-dir> <sanitizers>
+# Builds core and the stores in $LEADER_SANITIZE_STORES (default: memory sqlite) with a
+# sanitizer and runs the unit tests and their contract suites. The network stores run the same
+# contract unsanitized in scripts/test.sh; add them here to sanitize them too, e.g.
+#   LEADER_SANITIZE_STORES="memory sqlite redis postgres" scripts/ci-asan.sh
+# Usage: scripts/ci-sanitizer.sh <build-dir> <sanitizers>
 set -euo pipefail
 cd "$(dirname "$0")/.."
 dir=$1 sanitize=$2
+stores=${LEADER_SANITIZE_STORES:-memory sqlite}
 scripts/start-all-servers.sh > /dev/null
-targets="unit_tests leader_contract_child"
-for s in build/tests/contract_* "$dir"/tests/contract_*; do
-  [ -e "$s" ] && targets="$targets $(basename "$s")"
+flags=() targets="unit_tests leader_contract_child"
+for s in sqlite redis postgres mysql etcd zookeeper dynamodb; do
+  if [[ " $stores " == *" $s "* ]]; then
+    flags+=("-DLEADER_WITH_${s^^}=ON")
+  else
+    flags+=("-DLEADER_WITH_${s^^}=OFF")
+  fi
 done
-targets=$(echo "$targets" | tr ' ' '\n' | sort -u | tr '\n' ' ')
+for s in $stores; do targets="$targets contract_$s"; done
 export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=1}
 export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
 export TSAN_OPTIONS=${TSAN_OPTIONS:-halt_on_error=1:second_deadlock_stack=1}
 BUILD_DIR=$dir BUILD_TYPE=Debug BUILD_TARGETS="$targets" scripts/build.sh \
-  -DLEADER_SANITIZE="$sanitize" -DLEADER_BUILD_BENCH=OFF -DLEADER_BUILD_EXAMPLES=OFF
+  -DLEADER_SANITIZE="$sanitize" -DLEADER_BUILD_BENCH=OFF -DLEADER_BUILD_EXAMPLES=OFF \
+  -DLEADER_BUILD_TOOLS=OFF "${flags[@]}"
 ctest --test-dir "$dir" --output-on-failure --timeout 900 -j1 -L 'unit|contract'
