@@ -55,7 +55,7 @@ bool LeaderContext::extend(Duration lease_time) {
     if (status == LeaseStatus::ok && !h.lost) {
       copy.sent_at = sent;
       h.lease = copy;
-      h.local_deadline = h.deadline_after(sent, lease_time);
+      h.local_deadline = h.deadline_after(sent, detail::HeldLease::granted(lease_time, copy));
     }
   }
   h.cv.notify_all();

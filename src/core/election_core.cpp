@@ -106,7 +106,8 @@ Acquisition ElectionCore::acquire(const std::string& lock, const std::stop_token
         held->options = options_;
         held->lease = std::move(*got.lease);
         held->lease.sent_at = sent;
-        held->local_deadline = held->deadline_after(sent, options_.lease_time);
+        held->local_deadline =
+            held->deadline_after(sent, HeldLease::granted(options_.lease_time, held->lease));
         held->info = LeaseInfo{lock,
                                options_.node_id,
                                held->lease.fencing_token,

@@ -42,6 +42,11 @@ struct HeldLease {
   using ScheduleKey = std::pair<TimePoint, std::uint64_t>;
   std::optional<ScheduleKey> scheduled;
 
+  /// The ttl to judge a grant by: the requested one, or the store's shorter grant (ZooKeeper
+  /// sessions can grant less than asked for).
+  [[nodiscard]] static Duration granted(Duration requested, const Lease& lease) {
+    return lease.ttl > Duration{0} && lease.ttl < requested ? lease.ttl : requested;
+  }
   /// The local deadline after a grant of `ttl` sent at `sent`.
   [[nodiscard]] TimePoint deadline_after(TimePoint sent, Duration ttl) const;
   /// Marks the lease lost once: fires the stop_token and emits on_lost. Call without `mu` held.

@@ -77,7 +77,7 @@ class Scheduler final : public RenewalScheduler {
 
   TimePoint renew_time(TimePoint sent, const HeldLease& h) {
     // lease/3 with +-10% jitter, so many leases acquired together do not renew together.
-    auto third = h.options.lease_time / 3;
+    auto third = HeldLease::granted(h.options.lease_time, h.lease) / 3;
     std::uniform_int_distribution<std::int64_t> jitter(-third.count() / 10, third.count() / 10);
     std::lock_guard lock(rng_mu_);
     return sent + third + Duration(jitter(rng_));
@@ -169,7 +169,9 @@ class Scheduler final : public RenewalScheduler {
           copy.sent_at = sent;
           held->lease = copy;
           held->local_deadline =
-              std::max(held->local_deadline, held->deadline_after(sent, held->options.lease_time));
+              std::max(held->local_deadline,
+                       held->deadline_after(
+                           sent, HeldLease::granted(held->options.lease_time, held->lease)));
           held->next_renew = renew_time(sent, *held);
         }
       } else if (status == LeaseStatus::lost) {

@@ -190,3 +190,50 @@ TEST(Results, ExposeTheirAlternatives) {
 
 }  // namespace
 }  // namespace leader
+
+namespace leader {
+namespace {
+
+// A store that grants at most 5 s, as a ZooKeeper session with a short timeout does.
+class CappedStore : public LeaseStore {
+ public:
+  explicit CappedStore(std::shared_ptr<LeaseStore> inner) : inner_(std::move(inner)) {}
+  std::string_view scheme() const override { return "capped"; }
+  Acquired try_acquire(const LeaseRequest& r, Deadline d) override {
+    LeaseRequest capped = r;
+    capped.ttl = std::min(r.ttl, kCap);
+    return inner_->try_acquire(capped, d);
+  }
+  LeaseStatus renew(Lease& l, Duration ttl, Deadline d) override {
+    return inner_->renew(l, std::min(ttl, kCap), d);
+  }
+  LeaseStatus release(const Lease& l, Duration k, Deadline d) override {
+    return inner_->release(l, k, d);
+  }
+  LockState inspect(std::string_view lock, Deadline d) override { return inner_->inspect(lock, d); }
+  void put_candidate(std::string_view g, const Candidate& c, Duration t, Deadline d) override {
+    inner_->put_candidate(g, c, t, d);
+  }
+  std::vector<Candidate> list_candidates(std::string_view g, Deadline d) override {
+    return inner_->list_candidates(g, d);
+  }
+  void remove_candidate(std::string_view g, std::string_view n, Deadline d) override {
+    inner_->remove_candidate(g, n, d);
+  }
+  static constexpr Duration kCap = std::chrono::seconds(5);
+
+ private:
+  std::shared_ptr<LeaseStore> inner_;
+};
+
+TEST(Renewal, AShorterGrantFromTheStoreShortensTheLocalDeadline) {
+  auto clock = std::make_shared<FakeClock>();
+  auto store = std::make_shared<CappedStore>(make_memory_store({.clock = clock}));
+  LeaderElector e(store, {.wait_time = 0s, .lease_time = 30s}, {.clock = clock});
+  auto held = e.acquire("job");
+  ASSERT_TRUE(held);
+  EXPECT_EQ(held.guard->context().deadline() - held.guard->info().acquired_at, 4s);  // 5 s - 1 s
+}
+
+}  // namespace
+}  // namespace leader
