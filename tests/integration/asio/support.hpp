@@ -12,6 +12,7 @@
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <ostream>
 #include <string>
 #include <thread>
 #include <vector>
@@ -28,6 +29,9 @@ struct StoreCase {
   /// A lease short enough to lose within a test; coarse stores (ZooKeeper sessions) raise it.
   Duration short_lease = std::chrono::milliseconds(400);
 };
+
+/// Prints only the name (test names and failure messages stay readable).
+inline void PrintTo(const StoreCase& c, std::ostream* os) { *os << c.name; }
 
 inline std::string env_or(const char* name, std::string fallback) {
   const char* v = std::getenv(name);
