@@ -7,6 +7,7 @@
 
 #include <functional>
 #include <memory>
+#include <ostream>
 #include <string>
 
 #include "leader/leader.hpp"
@@ -56,6 +57,9 @@ struct Outage {
   const Backend& b_;
   bool active_ = true;
 };
+
+/// Names the backend in test output (instead of a byte dump).
+inline void PrintTo(const Backend& b, std::ostream* os) { *os << b.name; }
 
 /// Path of the leader_contract_child binary (set by CMake).
 std::string child_binary();
