@@ -127,6 +127,7 @@ Response Client::post(std::string_view op, const nlohmann::json& request, Deadli
     sr.headers.emplace_back("x-amz-security-token", config_.session_token);
   sr.payload = payload;
   sr.region = config_.region;
+  sr.amz_date = date;
   const Signature sig = sign_v4(sr, config_.access_key_id, config_.secret_access_key);
   Headers headers;
   for (const auto& [name, value] : sr.headers) headers.add(name + ": " + value);
