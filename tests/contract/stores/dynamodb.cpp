@@ -1,26 +1,18 @@
 // The contract suite against the DynamoDB API served by dynalite 4.0.0 (scripts/test-servers.sh
 // start dynalite). URI from LEADER_TEST_DYNAMODB_URI. An outage is SIGSTOP of the dynalite node
-// process (PID read from /tmp/le-test/pids/dynalite.pid, or LEADER_TEST_DYNALITE_PIDFILE):
+// process (PID from $LE_TEST_ROOT/pids/dynalite.pid, or LEADER_TEST_DYNALITE_PIDFILE):
 // connections are accepted by the kernel but never answered.
 
-#include <signal.h>
-#include <sys/types.h>
-
-#include <cstdlib>
 #include <fstream>
-#include <mutex>
-#include <sstream>
 #include <stdexcept>
 #include <string>
+#include <vector>
 
-#include "contract.hpp"
+#include "server_outage.hpp"
 
 namespace {
 
-std::string env_or(const char* name, const std::string& fallback) {
-  const char* v = std::getenv(name);
-  return v && *v ? v : fallback;
-}
+using leader::contract::env_or;
 
 std::string dynamodb_uri() {
   return env_or("LEADER_TEST_DYNAMODB_URI",
@@ -34,38 +26,16 @@ std::string comm_of(pid_t pid) {
   return name;
 }
 
-// The PID file may name a wrapper (sh, npm) instead of node itself: then use its node child, so
-// that SIGSTOP really freezes the server.
-pid_t dynalite_pid() {
-  const std::string path = env_or("LEADER_TEST_DYNALITE_PIDFILE", "/tmp/le-test/pids/dynalite.pid");
-  std::ifstream in(path);
-  pid_t pid = 0;
-  in >> pid;
-  if (pid <= 0) throw std::runtime_error("no dynalite PID in " + path);
-  if (comm_of(pid) == "node") return pid;
-  std::ifstream kids("/proc/" + std::to_string(pid) + "/task/" + std::to_string(pid) + "/children");
-  pid_t child = 0;
-  while (kids >> child)
-    if (comm_of(child) == "node") return child;
-  throw std::runtime_error("PID " + std::to_string(pid) + " from " + path + " is '" + comm_of(pid) +
-                           "', not the dynalite node process");
-}
-
-std::mutex outage_mu;
-pid_t stopped = 0;
-
-void outage_begin() {
-  std::lock_guard lock(outage_mu);
-  if (stopped != 0) return;
-  stopped = dynalite_pid();
-  ::kill(stopped, SIGSTOP);
-}
-
-void outage_end() {
-  std::lock_guard lock(outage_mu);
-  if (stopped == 0) return;
-  ::kill(stopped, SIGCONT);
-  stopped = 0;
+// The PID file may name a wrapper (sh, npm exec) instead of node itself: then stop its node
+// child, so that SIGSTOP really freezes the server.
+std::vector<pid_t> dynalite_node() {
+  const std::string file =
+      leader::contract::server_pid_file("LEADER_TEST_DYNALITE_PIDFILE", "dynalite");
+  const pid_t pid = leader::contract::read_pid_file(file);
+  for (pid_t p : leader::contract::with_children(pid))
+    if (comm_of(p) == "node") return {p};
+  throw std::runtime_error("PID " + std::to_string(pid) + " from " + file + " is '" + comm_of(pid) +
+                           "' and has no node child: not the dynalite process");
 }
 
 leader::contract::Backend make_dynamodb_backend() {
@@ -73,8 +43,7 @@ leader::contract::Backend make_dynamodb_backend() {
   b.name = "dynamodb";
   b.uri = dynamodb_uri();
   b.open = [] { return leader::open(dynamodb_uri()); };
-  b.outage_begin = outage_begin;
-  b.outage_end = outage_end;
+  leader::contract::set_sigstop_outage(b, dynalite_node);
   return b;
 }
 
