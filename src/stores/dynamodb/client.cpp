@@ -130,7 +130,8 @@ Response Client::post(std::string_view op, const nlohmann::json& request, Deadli
   sr.amz_date = date;
   const Signature sig = sign_v4(sr, config_.access_key_id, config_.secret_access_key);
   Headers headers;
-  for (const auto& [name, value] : sr.headers) headers.add(name + ": " + value);
+  for (const auto& [name, value] : sr.headers)
+    headers.add(std::string(name).append(": ").append(value));
   headers.add("Authorization: " + sig.authorization);
   headers.add("Expect:");
 

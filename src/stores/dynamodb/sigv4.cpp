@@ -79,7 +79,7 @@ Signature sign_v4(const SigningRequest& r, std::string_view access_key_id,
   Signature s;
   std::string canonical_headers;
   for (const auto& [name, value] : headers) {
-    canonical_headers += name + ":" + value + "\n";
+    canonical_headers.append(name).append(":").append(value).append("\n");
     s.signed_headers += (s.signed_headers.empty() ? "" : ";") + name;
   }
   s.canonical_request = r.method + "\n" + r.path + "\n" + r.query + "\n" + canonical_headers +
