@@ -108,12 +108,12 @@ TEST(EtcdInterop, LeaderRunSkipsWhileEtcdctlHoldsTheLock) {
 
 TEST(EtcdInterop, EtcdctlWaitsWhileLeaderRunHoldsTheLock) {
   auto name = unique("cli-ours-holds");
-  Proc ours(leader_run(name, {"sh", "-c", "echo RUNNING; sleep 2"}));
+  Proc ours(leader_run(name, {"sh", "-c", "echo RUNNING; sleep 4"}));
   ASSERT_EQ(ours.read_line().value_or(""), "RUNNING");
   Proc waiter(etcdctl_lock(name, "echo GOT"));
   EXPECT_FALSE(waiter.read_line(Ms{1000})) << "etcdctl got the lock while leader run held it";
   EXPECT_EQ(ours.wait(), 0);
-  EXPECT_EQ(waiter.read_line(Ms{5000}).value_or("(none)"), "GOT");
+  EXPECT_EQ(waiter.read_line(Ms{10000}).value_or("(none)"), "GOT");
   EXPECT_EQ(waiter.wait(), 0);
 }
 #endif
