@@ -156,6 +156,36 @@ TEST(DynamoDbStore, TakeoverNeedsTheRecordVersionUnchangedForTheWholeLeaseDurati
   EXPECT_EQ(contender->release(*taken, Ms{0}, soon()), LeaseStatus::ok);
 }
 
+TEST(DynamoDbStore, ExpiredCandidatesAreDeletedByAListAndRegisterAfresh) {
+  auto s = open_store(uri_for("leader_it"));
+  const std::string group = "it-cand-" + std::to_string(getpid());
+  const auto table = s->client().config().table;
+  auto count_items = [&] {
+    auto r =
+        s->client().call("Query",
+                         {{"TableName", table},
+                          {"KeyConditionExpression", "pk = :pk"},
+                          {"ExpressionAttributeValues", {{":pk", s_value(candidates_pk(group))}}},
+                          {"ConsistentRead", true}},
+                         soon());
+    return r["Items"].size();
+  };
+  s->put_candidate(group, Candidate{"brief", {}, 1, 0, {}, {{"k", "v"}}}, Ms{200}, soon());
+  auto first = s->list_candidates(group, soon());
+  ASSERT_EQ(first.size(), 1u);
+  EXPECT_EQ(first[0].metadata.at("k"), "v");
+  std::this_thread::sleep_for(Ms{300});
+  EXPECT_TRUE(s->list_candidates(group, soon()).empty());
+  EXPECT_EQ(count_items(), 0u);  // the list deleted the expired entry
+  s->put_candidate(group, Candidate{"brief", {}, 2, 0, {}, {}}, Ms{5000}, soon());
+  auto again = s->list_candidates(group, soon());
+  ASSERT_EQ(again.size(), 1u);
+  EXPECT_EQ(again[0].successes, 2u);
+  EXPECT_GT(again[0].registered_at, first[0].registered_at);  // registered afresh
+  s->remove_candidate(group, "brief", soon());
+  EXPECT_EQ(count_items(), 0u);
+}
+
 TEST(DynamoDbStore, AnUnreachableEndpointIsUnavailableAndTheSecretStaysOutOfTheError) {
   try {
     (void)open("dynamodb://AKID:topsecret123@127.0.0.1:1?tls=false&open_timeout=2s");
