@@ -58,6 +58,28 @@ struct Headers {
   void add(const std::string& line) { list = curl_slist_append(list, line.c_str()); }
 };
 
+// The signed header set of one call: content-type, host, x-amz-date, x-amz-target (and the
+// session token), then Authorization; "Expect:" stops curl's 100-continue round trip.
+void signed_headers(const Config& config, std::string_view op, const std::string& payload,
+                    Headers& out) {
+  const std::string date = amz_date(std::chrono::system_clock::now());
+  SigningRequest sr;
+  sr.headers = {{"content-type", "application/x-amz-json-1.0"},
+                {"host", config.authority},
+                {"x-amz-date", date},
+                {"x-amz-target", "DynamoDB_20120810." + std::string(op)}};
+  if (!config.session_token.empty())
+    sr.headers.emplace_back("x-amz-security-token", config.session_token);
+  sr.payload = payload;
+  sr.region = config.region;
+  sr.amz_date = date;
+  const Signature sig = sign_v4(sr, config.access_key_id, config.secret_access_key);
+  for (const auto& [name, value] : sr.headers)
+    out.add(std::string(name).append(": ").append(value));
+  out.add("Authorization: " + sig.authorization);
+  out.add("Expect:");
+}
+
 }  // namespace
 
 ErrorCode error_code_for(std::string_view type, long http_status) {
@@ -117,23 +139,8 @@ Response Client::post(std::string_view op, const nlohmann::json& request, Deadli
   const std::string where = "DynamoDB " + std::string(op) + " at " + config_.endpoint;
   if (deadline.expired()) throw error(ErrorCode::deadline_exceeded, where + ": deadline passed");
   const std::string payload = request.dump();
-  const std::string date = amz_date(std::chrono::system_clock::now());
-  SigningRequest sr;
-  sr.headers = {{"content-type", "application/x-amz-json-1.0"},
-                {"host", config_.authority},
-                {"x-amz-date", date},
-                {"x-amz-target", "DynamoDB_20120810." + std::string(op)}};
-  if (!config_.session_token.empty())
-    sr.headers.emplace_back("x-amz-security-token", config_.session_token);
-  sr.payload = payload;
-  sr.region = config_.region;
-  sr.amz_date = date;
-  const Signature sig = sign_v4(sr, config_.access_key_id, config_.secret_access_key);
   Headers headers;
-  for (const auto& [name, value] : sr.headers)
-    headers.add(std::string(name).append(": ").append(value));
-  headers.add("Authorization: " + sig.authorization);
-  headers.add("Expect:");
+  signed_headers(config_, op, payload, headers);
 
   long total = std::max<long>(1, static_cast<long>(deadline.remaining().count()));
   if (config_.request_timeout.count() > 0)
