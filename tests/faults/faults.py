@@ -67,7 +67,7 @@ class Run:
         self.events = open(os.path.join(a.out, "events"), "a", buffering=1)
         self.end = now() + a.seconds * 10**9
         self.network = a.store != "sqlite"
-        self.ports = [self.rng.randrange(20000, 60000) for _ in range(a.workers)]
+        self.ports = [0] * a.workers  # the proxy's listen ports, one per worker
         self.procs = [None] * a.workers
         self.clock_files = {}
         self.lock = "faults-%s-%d-%d" % (a.store, os.getpid(), int(time.time()))
@@ -82,7 +82,7 @@ class Run:
 
     # ---- workers -------------------------------------------------------------------------
     def fake_clock(self, i):
-        """Worker 0 runs under libfaketime: wall clock only, or also CLOCK_MONOTONIC."""
+        """Worker 0 runs under libfaketime, its wall clock only (DONT_FAKE_MONOTONIC)."""
         if i != 0 or not self.wall_jumps():
             return None
         f = os.path.join(self.a.out, "clock0")
@@ -114,8 +114,8 @@ class Run:
         cmd = [self.a.worker, "--uri", uri, "--lock", self.lock, "--dir", self.a.out,
                "--id", str(i), "--lease-ms", str(self.a.lease_ms), "--seconds", str(left)]
         cmd += self.stepped_clock(i)
-        err = open(os.path.join(self.a.out, "w%d.log" % i), "a")
-        p = subprocess.Popen(cmd, env=self.fake_clock(i), stdout=err, stderr=err)
+        with open(os.path.join(self.a.out, "w%d.log" % i), "a") as err:
+            p = subprocess.Popen(cmd, env=self.fake_clock(i), stdout=err, stderr=err)
         if i == 0 and self.a.scenario == "clock-mono":
             self.log("M", p.pid)
         self.procs[i] = p
@@ -251,10 +251,13 @@ class Run:
     def start(self):
         if self.network:
             cmd = [sys.executable, os.path.join(HERE, "proxy.py"), "--target",
-                   target(self.a.store), "--ports", ",".join(map(str, self.ports)),
+                   target(self.a.store), "--count", str(self.a.workers),
                    "--control", os.path.join(self.a.out, "blackhole")]
             self.proxy = subprocess.Popen(cmd, stdout=subprocess.PIPE)
-            self.proxy.stdout.readline()
+            line = self.proxy.stdout.readline().decode().split()
+            if len(line) != 2 or line[0] != "ports":
+                raise RuntimeError("proxy.py did not start")
+            self.ports = [int(p) for p in line[1].split(",")]
         for i in range(self.a.workers):
             self.spawn(i)
 

@@ -1,9 +1,10 @@
 #!/usr/bin/python3
 """TCP proxy that can partition one client from the server (tests/faults, docs/faults.md).
 
-    proxy.py --target 127.0.0.1:16379 --ports 26001,26002 --control DIR/blackhole
+    proxy.py --target 127.0.0.1:16379 --count 4 --control DIR/blackhole
 
-Each listen port forwards to the target. Ports listed (one per line) in the control file are
+Listens on --count ports chosen by the kernel (printed as "ports P1,P2,..."), each forwarding to
+the target. Ports listed (one per line) in the control file are
 partitioned: nothing is read from or written to either side while listed, so bytes stay in the
 kernel buffers and arrive after the partition heals, like TCP retransmissions; connections made
 during the partition are accepted but stay silent. The control file is polled every 20 ms.
@@ -13,6 +14,7 @@ import argparse
 import asyncio
 import os
 import signal
+import socket
 
 
 class Partition:
@@ -62,7 +64,7 @@ async def pump(reader, writer, port, part):
             pass
 
 
-async def serve(port, host, tport, part):
+async def serve(sock, port, host, tport, part):
     async def handle(creader, cwriter):
         try:
             sreader, swriter = await asyncio.open_connection(host, tport)
@@ -72,24 +74,32 @@ async def serve(port, host, tport, part):
         await asyncio.gather(pump(creader, swriter, port, part),
                              pump(sreader, cwriter, port, part))
 
-    return await asyncio.start_server(handle, "127.0.0.1", port, reuse_address=True)
+    return await asyncio.start_server(handle, sock=sock)
 
 
 async def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--target", required=True)
-    ap.add_argument("--ports", required=True)
+    ap.add_argument("--count", type=int, required=True)
     ap.add_argument("--control", required=True)
     args = ap.parse_args()
     host, tport = args.target.rsplit(":", 1)
     part = Partition(args.control)
-    servers = [await serve(int(p), host, int(tport), part) for p in args.ports.split(",")]
+    socks = []
+    for _ in range(args.count):
+        s = socket.socket()
+        s.bind(("127.0.0.1", 0))
+        socks.append(s)
+    ports = [s.getsockname()[1] for s in socks]
+    servers = []
+    for s, p in zip(socks, ports):
+        servers.append(await serve(s, p, host, int(tport), part))
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGTERM, signal.SIGINT):
         loop.add_signal_handler(sig, stop.set)
     poller = asyncio.ensure_future(part.poll())
-    print("proxy ready", flush=True)
+    print("ports " + ",".join(map(str, ports)), flush=True)
     await stop.wait()
     poller.cancel()
     for s in servers:

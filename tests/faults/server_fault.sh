@@ -4,8 +4,8 @@
 #   server_fault.sh restart <server>             graceful stop, then scripts/test-servers.sh start
 # <server>: redis postgres mariadb etcd zookeeper (PIDs from $LE_TEST_ROOT/pids, default
 # /tmp/le-test/pids). Other people use these servers: a pause is SIGCONTed on every exit path
-# (trap), a restart is detached from the caller (setsid) so that a killed test cannot leave the
-# server down, and both are kept to a few seconds.
+# (trap); a restart starts the server again from an EXIT/INT/TERM trap, detached (setsid) so that
+# it outlives its caller; both are kept to a few seconds.
 set -euo pipefail
 ROOT=${LE_TEST_ROOT:-/tmp/le-test}
 REPO=$(cd "$(dirname "$0")/../.." && pwd)
@@ -33,12 +33,14 @@ pause)
 restart)
   sig=TERM
   [ "$server" = postgres ] && sig=INT   # postgres "fast" shutdown
+  # The start runs on every exit path, even when this script is interrupted while stopping.
+  trap 'trap - EXIT INT TERM HUP; setsid -w "$REPO/scripts/test-servers.sh" start "$server" < /dev/null' \
+    EXIT INT TERM HUP
   kill -CONT "$pid" 2>/dev/null || true
   kill -"$sig" "$pid"
   for _ in $(seq 100); do kill -0 "$pid" 2>/dev/null || break; sleep 0.05; done
-  kill -0 "$pid" 2>/dev/null && kill -KILL "$pid"
+  if kill -0 "$pid" 2>/dev/null; then kill -KILL "$pid"; fi
   for _ in $(seq 40); do kill -0 "$pid" 2>/dev/null || break; sleep 0.05; done
-  setsid -w "$REPO/scripts/test-servers.sh" start "$server" < /dev/null
   ;;
 *)
   echo "usage: $0 pause|restart <server> [seconds]" >&2
