@@ -15,6 +15,7 @@ runs check.py on the ledger. Every event is logged to OUT/events with CLOCK_MONO
 """
 
 import argparse
+import glob
 import os
 import random
 import shutil
@@ -25,7 +26,8 @@ import sys
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-FAKETIME = "/usr/lib/x86_64-linux-gnu/faketime/libfaketimeMT.so.1"
+FAKETIME = (glob.glob("/usr/lib/*/faketime/libfaketimeMT.so.1") +
+            ["/usr/lib/x86_64-linux-gnu/faketime/libfaketimeMT.so.1"])[0]  # Debian: libfaketime
 SERVERS = {"redis": "redis", "postgres": "postgres", "mysql": "mariadb", "etcd": "etcd",
            "zookeeper": "zookeeper"}
 DURABLE = {"postgres", "mysql", "etcd", "zookeeper"}  # keep leases and counters across restarts
