@@ -34,9 +34,9 @@ namespace leader {
 
 /// Injected collaborators of an elector; every member is optional.
 struct ElectorHooks {
-  std::shared_ptr<Clock> clock;  ///< default: Clock::system()
-  std::shared_ptr<ElectionListener> listener;
-  std::shared_ptr<HistorySink> history;
+  std::shared_ptr<Clock> clock{};  ///< default: Clock::system()
+  std::shared_ptr<ElectionListener> listener{};
+  std::shared_ptr<HistorySink> history{};
   std::uint64_t seed = 0;  ///< backoff jitter seed; 0 = random
 };
 
@@ -78,8 +78,8 @@ class [[nodiscard]] LeaseGuard {
 
 /// The outcome of `acquire`: a guard, or why there is none.
 struct [[nodiscard]] Acquisition {
-  std::optional<LeaseGuard> guard;
-  Skipped skipped;  ///< meaningful only when `guard` is empty
+  std::optional<LeaseGuard> guard{};
+  Skipped skipped{};  ///< meaningful only when `guard` is empty
   explicit operator bool() const { return guard.has_value(); }
 };
 

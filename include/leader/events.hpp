@@ -32,7 +32,7 @@ class ElectionListener {
 struct HistoryRecord {
   enum class Kind { acquired, completed, failed };
   Kind kind = Kind::acquired;
-  LeaseInfo lease;
+  LeaseInfo lease{};
   WallTime at{};
   Duration elapsed{};  ///< for completed and failed: how long the action ran
   std::string error;   ///< for failed: the exception's what()

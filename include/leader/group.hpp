@@ -8,11 +8,11 @@ namespace leader {
 
 /// A snapshot of a group lock.
 struct GroupState {
-  std::string lock;
+  std::string lock{};
   int max_leaders = 0;
   int active = 0;
   int available = 0;
-  std::vector<Holder> holders;  ///< ordered by slot
+  std::vector<Holder> holders{};  ///< ordered by slot
 };
 
 /// N-slot election: never more than max_leaders holders; each knows its slot (ctx.slot()).

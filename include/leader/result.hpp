@@ -26,8 +26,8 @@ std::string_view to_string(SkipReason reason) noexcept;
 
 /// What was held while the action ran.
 struct LeaseInfo {
-  std::string lock;
-  std::string node_id;
+  std::string lock{};
+  std::string node_id{};
   std::uint64_t fencing_token = 0;  ///< 0 only when fail_open
   int slot = 0;
   Duration lease_time{};
@@ -39,23 +39,23 @@ struct LeaseInfo {
 template <class T>
 struct Elected {
   T value;
-  LeaseInfo lease;
+  LeaseInfo lease{};
 };
 template <>
 struct Elected<void> {
-  LeaseInfo lease;
+  LeaseInfo lease{};
 };
 
 /// The action did not run.
 struct Skipped {
   SkipReason reason = SkipReason::contention;
-  std::string detail;  ///< e.g. the backend error message, or the holder's node id
+  std::string detail{};  ///< e.g. the backend error message, or the holder's node id
 };
 
 /// The action ran and threw; the lease was released.
 struct ActionFailed {
-  std::exception_ptr error;
-  LeaseInfo lease;
+  std::exception_ptr error{};
+  LeaseInfo lease{};
 };
 
 /// The outcome of run_if_leader_result.

@@ -29,7 +29,7 @@ using WallTime = std::chrono::system_clock::time_point;
 /// What the caller asks for in one acquisition attempt.
 struct LeaseRequest {
   std::string lock;     ///< full, validated lock name (tenant prefix included)
-  std::string owner;    ///< random 128-bit owner token of this acquisition, 32 lower-case hex
+  std::string owner{};  ///< random 128-bit owner token of this acquisition, 32 lower-case hex
   std::string node_id;  ///< who asks, e.g. "host:pid"; shown by inspect()
   Duration ttl{};       ///< server-side time to live of the lease
   int slots = 0;        ///< 0: a single lease; N >= 1: a group lease, one of N slots
@@ -37,9 +37,9 @@ struct LeaseRequest {
 
 /// A held lease. Stores fill every field; electors track local validity from `sent_at`.
 struct [[nodiscard]] Lease {
-  std::string lock;
-  std::string owner;
-  std::string node_id;
+  std::string lock{};
+  std::string owner{};
+  std::string node_id{};
   std::uint64_t fencing_token = 0;  ///< strictly increasing per lock across all acquisitions
   int slot = 0;                     ///< slot index in [0, slots) for group leases; 0 otherwise
   int slots = 0;                    ///< as requested
@@ -49,7 +49,7 @@ struct [[nodiscard]] Lease {
 
 /// Result of `try_acquire`: a lease, or empty on contention.
 struct [[nodiscard]] Acquired {
-  std::optional<Lease> lease;
+  std::optional<Lease> lease{};
   [[nodiscard]] explicit operator bool() const { return lease.has_value(); }
 };
 
@@ -59,7 +59,7 @@ enum class LeaseStatus { ok, lost };
 
 /// One current holder of a lock, as seen by `inspect`.
 struct Holder {
-  std::string node_id;
+  std::string node_id{};
   std::string owner;  ///< owner token (never a secret)
   std::uint64_t fencing_token = 0;
   int slot = 0;
@@ -68,19 +68,19 @@ struct Holder {
 
 /// A best-effort snapshot of a lock.
 struct LockState {
-  std::string lock;
-  std::vector<Holder> holders;  ///< empty when free; ordered by slot
+  std::string lock{};
+  std::vector<Holder> holders{};  ///< empty when free; ordered by slot
   [[nodiscard]] bool held() const { return !holders.empty(); }
 };
 
 /// A registered candidate of a strategic election.
 struct Candidate {
-  std::string node_id;
+  std::string node_id{};
   WallTime registered_at{};  ///< set by the store on first registration and kept afterwards
   std::uint64_t successes = 0;
   std::uint64_t failures = 0;
-  std::optional<WallTime> last_completion;
-  std::map<std::string, std::string> metadata;
+  std::optional<WallTime> last_completion{};
+  std::map<std::string, std::string> metadata{};
 };
 
 /// The store interface. See the file comment for the thread-safety and error contract.

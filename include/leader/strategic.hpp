@@ -60,7 +60,7 @@ struct StrategicOptions {
   /// Options of the lock the winner takes (wait_time 0 by default: only the winner tries).
   ElectionOptions election{.wait_time = Duration{0}};
   /// Metadata stored with this replica's registration.
-  std::map<std::string, std::string> metadata;
+  std::map<std::string, std::string> metadata{};
 };
 
 /// Strategy-picked election among registered candidates.

@@ -16,19 +16,19 @@ namespace leader {
 
 /// One host of a URI.
 struct UriHost {
-  std::string host;
-  std::optional<int> port;
+  std::string host{};
+  std::optional<int> port{};
 };
 
 /// A parsed store URI. Percent-escapes in user, password, path and query are decoded.
 struct Uri {
-  std::string scheme;                        ///< lower-cased
-  std::optional<std::string> user;           ///< userinfo before ':'
-  std::optional<std::string> password;       ///< userinfo after ':'; never printed
-  std::vector<UriHost> hosts;                ///< empty for `scheme:path` and `scheme:///path`
-  std::string path;                          ///< e.g. "/0" or "/var/lib/app.db"
-  std::map<std::string, std::string> query;  ///< query parameters
-  std::string original;                      ///< the input
+  std::string scheme{};                        ///< lower-cased
+  std::optional<std::string> user{};           ///< userinfo before ':'
+  std::optional<std::string> password{};       ///< userinfo after ':'; never printed
+  std::vector<UriHost> hosts{};                ///< empty for `scheme:path` and `scheme:///path`
+  std::string path{};                          ///< e.g. "/0" or "/var/lib/app.db"
+  std::map<std::string, std::string> query{};  ///< query parameters
+  std::string original{};                      ///< the input
 
   /// Parses `text`; throws InvalidArgument on malformed input.
   static Uri parse(std::string_view text);

@@ -12,7 +12,7 @@ namespace leader {
 
 /// Options of a memory store.
 struct MemoryStoreOptions {
-  std::shared_ptr<Clock> clock;  ///< default: Clock::system()
+  std::shared_ptr<Clock> clock{};  ///< default: Clock::system()
 };
 
 /// Creates a private memory store.
