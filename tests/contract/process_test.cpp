@@ -23,12 +23,16 @@ TEST_P(ContractTest, ConcurrentThreadsElectExactlyOneRunnerPerRound) {
     std::vector<std::thread> threads;
     for (int t = 0; t < kThreads; ++t) {
       threads.emplace_back([&] {
-        LeaderElector e(backend().open(), quick(backend()));
-        e.run_if_leader(name, [&] {
-          ++runs;
-          // Hold until every other thread has tried, so a late starter cannot win this round.
-          eventually([&] { return attempts.load() >= kThreads - 1; }, Ms{10000});
-        });
+        try {
+          LeaderElector e(backend().open(), quick(backend()));
+          e.run_if_leader(name, [&] {
+            ++runs;
+            // Hold until every other thread has tried, so a late starter cannot win this round.
+            eventually([&] { return attempts.load() >= kThreads - 1; }, Ms{10000});
+          });
+        } catch (const std::exception& ex) {
+          ADD_FAILURE() << "thread failed: " << ex.what();
+        }
         ++attempts;
       });
     }

@@ -81,7 +81,10 @@ TEST_P(ContractTest, AutoExtendKeepsTheLockForAnActionLongerThanLeaseTime) {
     LeaderElector c(backend().open(), quick(backend()));
     std::this_thread::sleep_for(Ms{50});
     while (running) {
-      if (c.run_if_leader(name, [] {})) ++contender_wins;
+      try {
+        if (c.run_if_leader(name, [] {})) ++contender_wins;
+      } catch (const BackendError&) {  // a slow store is not a second holder
+      }
       std::this_thread::sleep_for(backend().lease_unit / 5);
     }
   });
