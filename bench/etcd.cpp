@@ -26,13 +26,14 @@
 
 #include "etcd/etcd_store.hpp"
 #include "etcd/ops.hpp"
+#include "latency.hpp"
 #include "leader/leader.hpp"
 
 extern char** environ;
 
 namespace {
 
-using Clock = std::chrono::steady_clock;
+using Clock = leader::bench::Clock;
 using namespace std::chrono_literals;
 
 const std::string kPrefix = "/leader-bench";
@@ -43,17 +44,8 @@ std::string endpoint() {
 }
 std::string uri() { return "etcd://" + endpoint() + "?prefix=" + kPrefix; }
 
-void report(benchmark::State& state, std::vector<double>& us) {
-  if (us.empty()) return;
-  std::sort(us.begin(), us.end());
-  state.counters["p50_us"] = us[us.size() / 2];
-  state.counters["p99_us"] = us[std::min(us.size() - 1, us.size() * 99 / 100)];
-  state.SetItemsProcessed(static_cast<int64_t>(us.size()));
-}
-
-double micros(Clock::time_point t0) {
-  return std::chrono::duration<double, std::micro>(Clock::now() - t0).count();
-}
+using leader::bench::micros_since;
+using leader::bench::report;
 
 void BM_RunIfLeaderUncontended(benchmark::State& state) {
   leader::LeaderElector e(leader::open(uri()),
@@ -62,7 +54,7 @@ void BM_RunIfLeaderUncontended(benchmark::State& state) {
   for (auto _ : state) {
     auto t0 = Clock::now();
     if (!e.run_if_leader("bench-elector", [] {})) state.SkipWithError("contended");
-    us.push_back(micros(t0));
+    us.push_back(micros_since(t0));
   }
   report(state, us);
 }
@@ -80,7 +72,7 @@ void BM_StoreAcquireRelease(benchmark::State& state) {
       break;
     }
     (void)s->release(*got.lease, 0ms, leader::Deadline::after(5s));
-    us.push_back(micros(t0));
+    us.push_back(micros_since(t0));
   }
   report(state, us);
 }
@@ -96,7 +88,7 @@ void BM_StoreContendedSkip(benchmark::State& state) {
     if (s->try_acquire({"bench-contended", leader::new_owner_token(), "bench", 10s, 0},
                        leader::Deadline::after(5s)))
       state.SkipWithError("not contended");
-    us.push_back(micros(t0));
+    us.push_back(micros_since(t0));
   }
   if (held) (void)s->release(*held.lease, 0ms, leader::Deadline::after(5s));
   report(state, us);
@@ -120,7 +112,7 @@ void BM_RawTxn(benchmark::State& state) {
         leader::Deadline::after(5s));
     if (!reply.value("succeeded", false)) state.SkipWithError("compare failed");
     rev = leader::etcd::int_field(reply["header"], "revision");
-    us.push_back(micros(t0));
+    us.push_back(micros_since(t0));
   }
   report(state, us);
 }
@@ -140,7 +132,7 @@ void BM_RawLeaseCycle(benchmark::State& state) {
     ++id;
     (void)s.gateway().call("/v3/lease/grant", {{"TTL", "10"}, {"ID", std::to_string(id)}},
                            leader::Deadline::after(5s));
-    grant_us.push_back(micros(t0));
+    grant_us.push_back(micros_since(t0));
     auto t1 = Clock::now();
     auto reply = s.gateway().call(
         "/v3/kv/txn",
@@ -150,12 +142,12 @@ void BM_RawLeaseCycle(benchmark::State& state) {
                 {{{"request_put", ops::put(prefix + leader::etcd::lease_hex(id), "x", id)}}})),
         leader::Deadline::after(5s));
     if (!reply.value("succeeded", false)) state.SkipWithError("contended");
-    txn_us.push_back(micros(t1));
+    txn_us.push_back(micros_since(t1));
     auto t2 = Clock::now();
     (void)s.gateway().call("/v3/lease/revoke", {{"ID", std::to_string(id)}},
                            leader::Deadline::after(5s));
-    revoke_us.push_back(micros(t2));
-    us.push_back(micros(t0));
+    revoke_us.push_back(micros_since(t2));
+    us.push_back(micros_since(t0));
   }
   for (auto* v : {&grant_us, &txn_us, &revoke_us}) std::sort(v->begin(), v->end());
   if (!us.empty()) {
@@ -191,7 +183,7 @@ void run_process(benchmark::State& state, const std::vector<std::string>& argv) 
       state.SkipWithError(("failed: " + argv[0]).c_str());
       break;
     }
-    us.push_back(micros(t0));
+    us.push_back(micros_since(t0));
   }
   report(state, us);
 }

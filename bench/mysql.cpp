@@ -21,11 +21,12 @@
 #include <vector>
 
 #include "../src/stores/mysql/my_statements.hpp"
+#include "latency.hpp"
 #include "leader/leader.hpp"
 
 namespace {
 
-using Clock = std::chrono::steady_clock;
+using Clock = leader::bench::Clock;
 using namespace std::chrono_literals;
 
 std::string store_uri() {
@@ -33,17 +34,8 @@ std::string store_uri() {
   return v && *v ? v : "mysql://root@127.0.0.1:13306/leader_test?table_prefix=bench_";
 }
 
-void report(benchmark::State& state, std::vector<double>& us) {
-  if (us.empty()) return;
-  std::sort(us.begin(), us.end());
-  state.counters["p50_us"] = us[us.size() / 2];
-  state.counters["p99_us"] = us[std::min(us.size() - 1, us.size() * 99 / 100)];
-  state.SetItemsProcessed(static_cast<std::int64_t>(us.size()));
-}
-
-double micros_since(Clock::time_point t0) {
-  return std::chrono::duration<double, std::micro>(Clock::now() - t0).count();
-}
+using leader::bench::micros_since;
+using leader::bench::report;
 
 void BM_RunIfLeader(benchmark::State& state) {
   leader::LeaderElector elector(leader::open(store_uri()),

@@ -28,11 +28,12 @@
 #include <vector>
 
 #include "../src/stores/redis/scripts.hpp"
+#include "latency.hpp"
 #include "leader/leader.hpp"
 
 namespace {
 
-using Clock = std::chrono::steady_clock;
+using Clock = leader::bench::Clock;
 using namespace std::chrono_literals;
 
 int port() {
@@ -73,17 +74,8 @@ struct Raw {
   }
 };
 
-void report(benchmark::State& state, std::vector<double>& us) {
-  if (us.empty()) return;
-  std::sort(us.begin(), us.end());
-  state.counters["p50_us"] = us[us.size() / 2];
-  state.counters["p99_us"] = us[std::min(us.size() - 1, us.size() * 99 / 100)];
-  state.SetItemsProcessed(static_cast<std::int64_t>(us.size()));
-}
-
-double micros_since(Clock::time_point t0) {
-  return std::chrono::duration<double, std::micro>(Clock::now() - t0).count();
-}
+using leader::bench::micros_since;
+using leader::bench::report;
 
 // Script calls (round trips) per operation.
 void round_trips(benchmark::State& state, Raw& probe, long long before) {

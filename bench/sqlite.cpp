@@ -16,11 +16,12 @@
 #include <vector>
 
 #include "../src/stores/sqlite/schema.hpp"
+#include "latency.hpp"
 #include "leader/leader.hpp"
 
 namespace {
 
-using Clock = std::chrono::steady_clock;
+using Clock = leader::bench::Clock;
 
 std::string bench_db(const std::string& dir, const std::string& tag) {
   std::string path = dir + "/leader-bench-" + tag + "-" + std::to_string(getpid()) + ".db";
@@ -33,17 +34,8 @@ void remove_db(const std::string& path) {
 }
 
 // Sets p50/p99 (microseconds) from per-iteration latencies.
-void report(benchmark::State& state, std::vector<double>& us) {
-  if (us.empty()) return;
-  std::sort(us.begin(), us.end());
-  state.counters["p50_us"] = us[us.size() / 2];
-  state.counters["p99_us"] = us[std::min(us.size() - 1, us.size() * 99 / 100)];
-  state.SetItemsProcessed(static_cast<std::int64_t>(us.size()));
-}
-
-double micros_since(Clock::time_point t0) {
-  return std::chrono::duration<double, std::micro>(Clock::now() - t0).count();
-}
+using leader::bench::micros_since;
+using leader::bench::report;
 
 void BM_StoreAcquireRelease(benchmark::State& state, const char* dir) {
   const std::string path = bench_db(dir, "store");

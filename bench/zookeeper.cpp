@@ -24,11 +24,12 @@
 #include <thread>
 #include <vector>
 
+#include "latency.hpp"
 #include "leader/leader.hpp"
 
 namespace {
 
-using Clock = std::chrono::steady_clock;
+using Clock = leader::bench::Clock;
 using namespace std::chrono_literals;
 
 std::string hosts() {
@@ -37,17 +38,8 @@ std::string hosts() {
 }
 std::string uri() { return "zk://" + hosts() + "?session_timeout=10s&root=/leader-bench"; }
 
-void report(benchmark::State& state, std::vector<double>& us) {
-  if (us.empty()) return;
-  std::sort(us.begin(), us.end());
-  state.counters["p50_us"] = us[us.size() / 2];
-  state.counters["p99_us"] = us[std::min(us.size() - 1, us.size() * 99 / 100)];
-  state.SetItemsProcessed(static_cast<int64_t>(us.size()));
-}
-
-double micros(Clock::time_point t0) {
-  return std::chrono::duration<double, std::micro>(Clock::now() - t0).count();
-}
+using leader::bench::micros_since;
+using leader::bench::report;
 
 void BM_RunIfLeaderUncontended(benchmark::State& state) {
   leader::LeaderElector e(leader::open(uri()),
@@ -56,7 +48,7 @@ void BM_RunIfLeaderUncontended(benchmark::State& state) {
   for (auto _ : state) {
     auto t0 = Clock::now();
     if (!e.run_if_leader("bench-elector", [] {})) state.SkipWithError("contended");
-    us.push_back(micros(t0));
+    us.push_back(micros_since(t0));
   }
   report(state, us);
 }
@@ -71,7 +63,7 @@ void BM_StoreAcquireRelease(benchmark::State& state) {
                               leader::Deadline::after(5s));
     if (!got) state.SkipWithError("contended");
     (void)s->release(*got.lease, 0ms, leader::Deadline::after(5s));
-    us.push_back(micros(t0));
+    us.push_back(micros_since(t0));
   }
   report(state, us);
 }
@@ -93,7 +85,7 @@ void BM_RawCreateDelete(benchmark::State& state) {
                         ZOO_EPHEMERAL_SEQUENTIAL, path, sizeof path);
     if (rc == ZOK) rc = zoo_delete(zh, path, -1);
     if (rc != ZOK) state.SkipWithError(zerror(rc));
-    us.push_back(micros(t0));
+    us.push_back(micros_since(t0));
   }
   zookeeper_close(zh);
   report(state, us);
