@@ -56,7 +56,7 @@ stop) stop_all; exit 0 ;;
 start) ;;
 *) echo "usage: $0 start [redis postgres mariadb etcd zookeeper dynalite] | stop" >&2; exit 64 ;;
 esac
-SERVERS=${*:-${LE_SERVERS:-"redis postgres mariadb etcd zookeeper"}}
+SERVERS=${*:-${LE_SERVERS:-"redis postgres mariadb etcd zookeeper dynalite"}}
 mkdir -p "$ROOT/pids" "$ROOT/logs"
 chmod 755 "$ROOT"
 running() { local f="$ROOT/pids/$1.pid"; [ -f "$f" ] && kill -0 "$(cat "$f")" 2>/dev/null; }
