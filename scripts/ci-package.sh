@@ -14,6 +14,6 @@ cmake --build "$work/cmake" > /dev/null
 "$work/cmake/consumer" "$work/a.db"
 # shellcheck disable=SC2046
 g++ -o "$work/pc-consumer" tests/package/main.cpp \
-  $(PKG_CONFIG_PATH="$prefix/lib/pkgconfig" pkg-config --cflags --libs --static leader)
+  $(PKG_CONFIG_PATH="$prefix/lib/pkgconfig" pkg-config --cflags --libs leader)
 "$work/pc-consumer" "$work/b.db"
 echo "package consumer: find_package and pkg-config builds work"
