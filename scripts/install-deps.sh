@@ -8,8 +8,11 @@ PACKAGES=(
   libsqlite3-dev sqlite3 libhiredis-dev libssl-dev openssl libpq-dev libmariadb-dev
   libzookeeper-mt-dev libcurl4-openssl-dev nlohmann-json3-dev libasio-dev libcli11-dev
   redis-server redis-tools postgresql-15 mariadb-server mariadb-client etcd-server etcd-client
-  zookeeper python3-kazoo python3-redis faketime libfaketime iproute2 procps psmisc nodejs npm
+  zookeeper python3-kazoo python3-redis faketime libfaketime iproute2 procps psmisc
 )
+# dynalite (the DynamoDB API test server) comes from npm: use the machine's Node.js and npm when
+# present (this machine kind ships Node 20 with npm 11, which conflicts with Debian's npm package).
+command -v npm > /dev/null 2>&1 || PACKAGES+=(nodejs npm)
 missing=()
 for p in "${PACKAGES[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
