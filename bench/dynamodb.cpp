@@ -137,8 +137,8 @@ void BM_RawAcquireReleasePair(benchmark::State& state) {
   auto s = open_raw();
   const nlohmann::json key = ddb::item_key("bench-raw-pair", "lease");
   const std::string table = s.client().config().table;
-  const nlohmann::json names = {{"#f", "fence"}, {"#t", "t0"}, {"#o", "o0"},
-                                {"#h", "h0"},    {"#v", "v0"}, {"#d", "d0"}};
+  const nlohmann::json names = {{"#f", "fence"}, {"#t", "t0"}, {"#o", "o0"},   {"#h", "h0"},
+                                {"#v", "v0"},    {"#d", "d0"}, {"#sv", "sv0"}, {"#s", "s0"}};
   nlohmann::json release_names = names;
   release_names.erase("#f");
   std::vector<double> us;
@@ -151,7 +151,7 @@ void BM_RawAcquireReleasePair(benchmark::State& state) {
          {"Key", key},
          {"UpdateExpression",
           "SET #f = if_not_exists(#f, :zero) + :one, #t = if_not_exists(#f, :zero) + :one, "
-          "#o = :o, #h = :h, #v = :v, #d = :d"},
+          "#o = :o, #h = :h, #v = :v, #d = :d REMOVE #sv, #s"},
          {"ConditionExpression", "attribute_not_exists(#o)"},
          {"ExpressionAttributeNames", names},
          {"ExpressionAttributeValues",
@@ -166,7 +166,7 @@ void BM_RawAcquireReleasePair(benchmark::State& state) {
     auto r = s.client().post("UpdateItem",
                              {{"TableName", table},
                               {"Key", key},
-                              {"UpdateExpression", "REMOVE #o, #h, #v, #d, #t"},
+                              {"UpdateExpression", "REMOVE #o, #h, #v, #d, #t, #sv, #s"},
                               {"ConditionExpression", "#o = :me"},
                               {"ExpressionAttributeNames", release_names},
                               {"ExpressionAttributeValues", {{":me", ddb::s_value(owner)}}}},

@@ -1,10 +1,12 @@
 #include "client.hpp"
 
 #include <curl/curl.h>
+#include <strings.h>
 
 #include <algorithm>
 #include <array>
 #include <chrono>
+#include <ctime>
 
 #include "sigv4.hpp"
 
@@ -15,6 +17,18 @@ constexpr std::size_t kMaxIdleHandles = 8;
 
 std::size_t append_body(char* data, std::size_t size, std::size_t n, void* out) {
   static_cast<std::string*>(out)->append(data, size * n);
+  return size * n;
+}
+
+// Keeps the value of the `Date` response header.
+std::size_t keep_date(char* data, std::size_t size, std::size_t n, void* out) {
+  std::string_view line(data, size * n);
+  if (line.size() > 5 && strncasecmp(line.data(), "date:", 5) == 0) {
+    line.remove_prefix(5);
+    while (!line.empty() && (line.front() == ' ' || line.front() == '\t')) line.remove_prefix(1);
+    while (!line.empty() && (line.back() == '\r' || line.back() == '\n')) line.remove_suffix(1);
+    *static_cast<std::string*>(out) = std::string(line);
+  }
   return size * n;
 }
 
@@ -82,6 +96,16 @@ void signed_headers(const Config& config, std::string_view op, const std::string
 
 }  // namespace
 
+std::optional<std::int64_t> parse_http_date(std::string_view value) {
+  std::tm tm{};
+  const std::string text(value);
+  const char* end = strptime(text.c_str(), "%a, %d %b %Y %H:%M:%S GMT", &tm);
+  if (end == nullptr || *end != '\0') return std::nullopt;
+  const std::time_t secs = timegm(&tm);
+  if (secs == static_cast<std::time_t>(-1)) return std::nullopt;
+  return static_cast<std::int64_t>(secs) * 1000;
+}
+
 ErrorCode error_code_for(std::string_view type, long http_status) {
   static constexpr std::array<std::string_view, 8> kTransient = {
       "ProvisionedThroughputExceededException",
@@ -146,7 +170,7 @@ Response Client::post(std::string_view op, const nlohmann::json& request, Deadli
   if (config_.request_timeout.count() > 0)
     total = std::min(total, static_cast<long>(config_.request_timeout.count()));
   const long connect = std::min(total, static_cast<long>(config_.connect_timeout.count()));
-  std::string body;
+  std::string body, date;
   char errbuf[CURL_ERROR_SIZE] = {0};
   CURL* h = static_cast<CURL*>(take_handle());
   curl_easy_setopt(h, CURLOPT_URL, (config_.endpoint + "/").c_str());
@@ -156,6 +180,8 @@ Response Client::post(std::string_view op, const nlohmann::json& request, Deadli
   curl_easy_setopt(h, CURLOPT_HTTPHEADER, headers.list);
   curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, append_body);
   curl_easy_setopt(h, CURLOPT_WRITEDATA, &body);
+  curl_easy_setopt(h, CURLOPT_HEADERFUNCTION, keep_date);
+  curl_easy_setopt(h, CURLOPT_HEADERDATA, &date);
   curl_easy_setopt(h, CURLOPT_ERRORBUFFER, errbuf);
   curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
   curl_easy_setopt(h, CURLOPT_TCP_NODELAY, 1L);
@@ -177,7 +203,9 @@ Response Client::post(std::string_view op, const nlohmann::json& request, Deadli
       throw error(ErrorCode::deadline_exceeded, where + ": no answer in time: " + text);
     throw error(ErrorCode::unavailable, where + ": " + text);
   }
-  return parse_response(body, status);
+  Response r = parse_response(body, status);
+  r.server_time_ms = parse_http_date(date);
+  return r;
 }
 
 nlohmann::json Client::call(std::string_view op, const nlohmann::json& request, Deadline deadline) {

@@ -3,8 +3,10 @@
 // libcurl. Thread-safe: every call borrows one easy handle (one kept-alive connection) from a
 // small pool; every call is bounded by its Deadline (CURLOPT_TIMEOUT_MS).
 
+#include <cstdint>
 #include <mutex>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -21,6 +23,9 @@ struct Response {
   std::string error_type;  ///< e.g. "ConditionalCheckFailedException"; empty on success
   std::string message;     ///< DynamoDB's error text
   nlohmann::json body;     ///< the reply object (an empty object when the reply had no body)
+  /// The server's clock from the HTTP `Date` header (whole seconds, so the true time at the
+  /// answer is in [server_time_ms, server_time_ms + 1000)); nullopt when absent or unparsable.
+  std::optional<std::int64_t> server_time_ms;
   [[nodiscard]] bool ok() const { return http_status == 200 && error_type.empty(); }
   /// True when the call's ConditionExpression did not hold (the normal "contended" outcome).
   [[nodiscard]] bool condition_failed() const {
@@ -57,6 +62,10 @@ class Client {
   std::mutex mu_;
   std::vector<void*> idle_;  // CURL* easy handles, each with its kept-alive connection
 };
+
+/// Parses an HTTP `Date` value (RFC 7231 IMF-fixdate, e.g. "Sun, 06 Nov 1994 08:49:37 GMT") to
+/// epoch milliseconds.
+[[nodiscard]] std::optional<std::int64_t> parse_http_date(std::string_view value);
 
 /// How a DynamoDB error type maps to an ErrorCode (exposed for tests).
 [[nodiscard]] ErrorCode error_code_for(std::string_view error_type, long http_status);

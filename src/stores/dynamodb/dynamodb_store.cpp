@@ -12,6 +12,8 @@ namespace {
 // A lost race for a slot (another contender wrote it between our read and our write) is retried
 // from a fresh read at most this many times before the attempt reports contention.
 constexpr int kMaxRounds = 3;
+// A contended attempt leaves server-time stamps on at most this many slots (one write each).
+constexpr int kMaxStampsPerAttempt = 2;
 
 TimePoint steady_now() { return std::chrono::steady_clock::now(); }
 
@@ -31,6 +33,16 @@ void validate_request(const LeaseRequest& r) {
     throw InvalidArgument("dynamodb: ttl = " + std::to_string(r.ttl.count()) + "ms must be > 0");
 }
 
+// What is left of a slot's lease by the stronger of the two judges: this process's steady clock
+// (the record version unchanged for `unchanged`), and the server's clock (a stamp saying the
+// version existed by server time `stamp_ms`, against the server time of the read).
+Duration time_left(const SlotRecord& rec, Duration unchanged, std::optional<std::int64_t> now_ms) {
+  Duration left = rec.ttl - unchanged;
+  if (rec.stamped() && now_ms)
+    left = std::min(left, Duration{rec.stamp_ms + rec.ttl.count() - *now_ms});
+  return left;
+}
+
 }  // namespace
 
 DynamoStore::DynamoStore(Config config) : client_(std::move(config)) {
@@ -42,13 +54,32 @@ std::string DynamoStore::observation_key(std::string_view lock, int slot) const 
          std::to_string(slot);
 }
 
-nlohmann::json DynamoStore::read_lease_item(std::string_view lock, Deadline deadline) {
+DynamoStore::ReadItem DynamoStore::read_lease_item(std::string_view lock, Deadline deadline) {
   nlohmann::json req = {{"TableName", client_.config().table},
                         {"Key", item_key(lease_pk(lock), kLeaseSortKey)},
                         {"ConsistentRead", true}};
-  nlohmann::json reply = client_.call("GetItem", req, deadline);
-  auto it = reply.find("Item");
-  return it != reply.end() && it->is_object() ? *it : nlohmann::json::object();
+  Response r = client_.post("GetItem", req, deadline);
+  if (!r.ok()) client_.fail(r, "GetItem");
+  ReadItem out{nlohmann::json::object(), r.server_time_ms, steady_now()};
+  auto it = r.body.find("Item");
+  if (it != r.body.end() && it->is_object()) out.item = std::move(*it);
+  return out;
+}
+
+void DynamoStore::stamp(std::string_view lock, const SlotRecord& rec, std::int64_t server_ms,
+                        Deadline deadline) {
+  const SlotNames n(rec.slot);
+  // The read answered by server time server_ms + 1 s (Date has whole seconds), so the version it
+  // returned existed by then: an upper bound of its write time.
+  nlohmann::json req = {
+      {"TableName", client_.config().table},
+      {"Key", item_key(lease_pk(lock), kLeaseSortKey)},
+      {"UpdateExpression", "SET #sv = :r, #s = :u"},
+      {"ConditionExpression", "#v = :r AND (attribute_not_exists(#sv) OR #sv <> :r)"},
+      {"ExpressionAttributeNames", {{"#v", n.rvn}, {"#sv", n.stamp_rvn}, {"#s", n.stamp}}},
+      {"ExpressionAttributeValues", {{":r", s_value(rec.rvn)}, {":u", n_value(server_ms + 1000)}}}};
+  Response resp = client_.post("UpdateItem", req, deadline);
+  if (!resp.ok() && !resp.condition_failed()) client_.fail(resp, "UpdateItem (stamp)");
 }
 
 std::optional<std::uint64_t> DynamoStore::grant(const LeaseRequest& r, int slot,
@@ -66,7 +97,7 @@ std::optional<std::uint64_t> DynamoStore::grant(const LeaseRequest& r, int slot,
       {"Key", item_key(lease_pk(r.lock), kLeaseSortKey)},
       {"UpdateExpression",
        "SET #f = if_not_exists(#f, :zero) + :one, #t = if_not_exists(#f, :zero) + :one, "
-       "#o = :o, #h = :h, #v = :v, #d = :d"},
+       "#o = :o, #h = :h, #v = :v, #d = :d REMOVE #sv, #s"},
       {"ConditionExpression", seen_rvn != nullptr ? "#v = :seen" : "attribute_not_exists(#o)"},
       {"ExpressionAttributeNames",
        {{"#f", kFence},
@@ -74,7 +105,9 @@ std::optional<std::uint64_t> DynamoStore::grant(const LeaseRequest& r, int slot,
         {"#o", n.owner},
         {"#h", n.node},
         {"#v", n.rvn},
-        {"#d", n.ttl}}},
+        {"#d", n.ttl},
+        {"#sv", n.stamp_rvn},
+        {"#s", n.stamp}}},
       {"ExpressionAttributeValues", values},
       {"ReturnValues", "UPDATED_NEW"}};
   Response resp = client_.post("UpdateItem", req, deadline);
@@ -99,15 +132,18 @@ Acquired DynamoStore::try_acquire(const LeaseRequest& r, Deadline deadline) {
   if (!seen.seen_held(observation_key(r.lock, 0)))
     if (auto token = grant(r, 0, nullptr, deadline)) return granted(0, *token);
   for (int round = 0; round < kMaxRounds; ++round) {
-    const nlohmann::json item = read_lease_item(r.lock, deadline);
-    const TimePoint seen_at = steady_now();  // when the read returned: the conservative time
+    const ReadItem read = read_lease_item(r.lock, deadline);
     std::vector<bool> held(static_cast<std::size_t>(slots), false);
     std::optional<SlotChoice> expired;
-    for (const SlotRecord& rec : held_slots(item)) {
+    std::vector<SlotRecord> unstamped;
+    for (const SlotRecord& rec : held_slots(read.item)) {
       if (rec.slot >= slots) continue;
       held[static_cast<std::size_t>(rec.slot)] = true;
-      const Duration unchanged = seen.observe(observation_key(r.lock, rec.slot), rec.rvn, seen_at);
-      if (!expired && unchanged >= rec.ttl) expired = SlotChoice{rec.slot, rec.rvn};
+      const Duration unchanged =
+          seen.observe(observation_key(r.lock, rec.slot), rec.rvn, read.seen_at);
+      if (!expired && time_left(rec, unchanged, read.server_ms) <= Duration{0})
+        expired = SlotChoice{rec.slot, rec.rvn};
+      if (!rec.stamped()) unstamped.push_back(rec);
     }
     std::optional<SlotChoice> choice;
     for (int i = 0; i < slots; ++i) {
@@ -116,7 +152,13 @@ Acquired DynamoStore::try_acquire(const LeaseRequest& r, Deadline deadline) {
       if (!choice) choice = SlotChoice{i, std::nullopt};
     }
     if (!choice) choice = expired;
-    if (!choice) return {};
+    if (!choice) {  // contention: leave server-time stamps so that any process can judge later
+      for (std::size_t i = 0; i < unstamped.size() && read.server_ms &&
+                              i < static_cast<std::size_t>(kMaxStampsPerAttempt);
+           ++i)
+        stamp(r.lock, unstamped[i], *read.server_ms, deadline);
+      return {};
+    }
     if (auto token = grant(r, choice->slot, choice->rvn ? &*choice->rvn : nullptr, deadline))
       return granted(choice->slot, *token);
   }
@@ -128,9 +170,10 @@ LeaseStatus DynamoStore::rewrite(const Lease& lease, Duration ttl, Deadline dead
   nlohmann::json req = {
       {"TableName", client_.config().table},
       {"Key", item_key(lease_pk(lease.lock), kLeaseSortKey)},
-      {"UpdateExpression", "SET #v = :v, #d = :d"},
+      {"UpdateExpression", "SET #v = :v, #d = :d REMOVE #sv, #s"},
       {"ConditionExpression", "#o = :me"},
-      {"ExpressionAttributeNames", {{"#o", n.owner}, {"#v", n.rvn}, {"#d", n.ttl}}},
+      {"ExpressionAttributeNames",
+       {{"#o", n.owner}, {"#v", n.rvn}, {"#d", n.ttl}, {"#sv", n.stamp_rvn}, {"#s", n.stamp}}},
       {"ExpressionAttributeValues",
        {{":me", s_value(lease.owner)},
         {":v", s_value(new_owner_token())},
@@ -153,14 +196,19 @@ LeaseStatus DynamoStore::renew(Lease& lease, Duration ttl, Deadline deadline) {
 LeaseStatus DynamoStore::release(const Lease& lease, Duration keep_for, Deadline deadline) {
   if (keep_for > Duration{0}) return rewrite(lease, keep_for, deadline);
   const SlotNames n(lease.slot);
-  nlohmann::json req = {
-      {"TableName", client_.config().table},
-      {"Key", item_key(lease_pk(lease.lock), kLeaseSortKey)},
-      {"UpdateExpression", "REMOVE #o, #h, #v, #d, #t"},
-      {"ConditionExpression", "#o = :me"},
-      {"ExpressionAttributeNames",
-       {{"#o", n.owner}, {"#h", n.node}, {"#v", n.rvn}, {"#d", n.ttl}, {"#t", n.token}}},
-      {"ExpressionAttributeValues", {{":me", s_value(lease.owner)}}}};
+  nlohmann::json req = {{"TableName", client_.config().table},
+                        {"Key", item_key(lease_pk(lease.lock), kLeaseSortKey)},
+                        {"UpdateExpression", "REMOVE #o, #h, #v, #d, #t, #sv, #s"},
+                        {"ConditionExpression", "#o = :me"},
+                        {"ExpressionAttributeNames",
+                         {{"#o", n.owner},
+                          {"#h", n.node},
+                          {"#v", n.rvn},
+                          {"#d", n.ttl},
+                          {"#t", n.token},
+                          {"#sv", n.stamp_rvn},
+                          {"#s", n.stamp}}},
+                        {"ExpressionAttributeValues", {{":me", s_value(lease.owner)}}}};
   Response resp = client_.post("UpdateItem", req, deadline);
   if (resp.condition_failed()) return LeaseStatus::lost;
   if (!resp.ok()) client_.fail(resp, "UpdateItem (release)");
@@ -169,14 +217,14 @@ LeaseStatus DynamoStore::release(const Lease& lease, Duration keep_for, Deadline
 
 LockState DynamoStore::inspect(std::string_view lock, Deadline deadline) {
   validate_lock_name(lock);
-  const nlohmann::json item = read_lease_item(lock, deadline);
-  const TimePoint seen_at = steady_now();
+  const ReadItem read = read_lease_item(lock, deadline);
   LockState out{std::string(lock), {}};
-  for (const SlotRecord& rec : held_slots(item)) {
+  for (const SlotRecord& rec : held_slots(read.item)) {
     const Duration unchanged =
-        Observations::shared().observe(observation_key(lock, rec.slot), rec.rvn, seen_at);
-    if (unchanged >= rec.ttl) continue;  // expired as this process judges it
-    out.holders.push_back(Holder{rec.node_id, rec.owner, rec.token, rec.slot, rec.ttl - unchanged});
+        Observations::shared().observe(observation_key(lock, rec.slot), rec.rvn, read.seen_at);
+    const Duration left = time_left(rec, unchanged, read.server_ms);
+    if (left <= Duration{0}) continue;  // expired as the judges see it
+    out.holders.push_back(Holder{rec.node_id, rec.owner, rec.token, rec.slot, left});
   }
   return out;
 }

@@ -37,10 +37,18 @@ class DynamoStore : public LeaseStore {
   [[nodiscard]] Client& client() { return client_; }
 
  private:
+  /// A lease item as read, with the server's clock and the local time the read returned.
+  struct ReadItem {
+    nlohmann::json item;
+    std::optional<std::int64_t> server_ms;
+    TimePoint seen_at;
+  };
   std::optional<std::uint64_t> grant(const LeaseRequest& request, int slot,
                                      const std::string* seen_rvn, Deadline deadline);
   LeaseStatus rewrite(const Lease& lease, Duration ttl, Deadline deadline);
-  nlohmann::json read_lease_item(std::string_view lock, Deadline deadline);
+  ReadItem read_lease_item(std::string_view lock, Deadline deadline);
+  void stamp(std::string_view lock, const SlotRecord& rec, std::int64_t server_ms,
+             Deadline deadline);
   [[nodiscard]] std::string observation_key(std::string_view lock, int slot) const;
   void delete_expired(const std::string& pk, const std::string& node, std::int64_t expires_ms,
                       Deadline deadline);

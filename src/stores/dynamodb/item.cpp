@@ -42,7 +42,9 @@ SlotNames::SlotNames(int slot)
       node("h" + std::to_string(slot)),
       rvn("v" + std::to_string(slot)),
       ttl("d" + std::to_string(slot)),
-      token("t" + std::to_string(slot)) {}
+      token("t" + std::to_string(slot)),
+      stamp_rvn("sv" + std::to_string(slot)),
+      stamp("s" + std::to_string(slot)) {}
 
 std::vector<SlotRecord> held_slots(const nlohmann::json& item) {
   std::vector<SlotRecord> out;
@@ -60,6 +62,8 @@ std::vector<SlotRecord> held_slots(const nlohmann::json& item) {
     r.rvn = get_s(item, n.rvn).value_or("");
     r.ttl = Duration{get_n(item, n.ttl).value_or(0)};
     r.token = static_cast<std::uint64_t>(get_n(item, n.token).value_or(0));
+    r.stamp_rvn = get_s(item, n.stamp_rvn).value_or("");
+    r.stamp_ms = get_n(item, n.stamp).value_or(0);
     if (!r.owner.empty() && !r.rvn.empty()) out.push_back(std::move(r));
   }
   std::sort(out.begin(), out.end(),

@@ -38,10 +38,11 @@ inline constexpr int kMaxSlots = 1000;
 [[nodiscard]] std::string candidates_pk(std::string_view group);
 
 /// The attribute names of one slot: owner o<i>, holder node h<i>, record version v<i>, lease
-/// duration d<i> (ms), fencing token t<i>.
+/// duration d<i> (ms), fencing token t<i>, and the server-time stamp a contender leaves: the
+/// record version sv<i> it saw no later than server time s<i> (epoch ms, from HTTP `Date`).
 struct SlotNames {
   explicit SlotNames(int slot);
-  std::string owner, node, rvn, ttl, token;
+  std::string owner, node, rvn, ttl, token, stamp_rvn, stamp;
 };
 
 /// One held slot as stored in the lease item.
@@ -52,6 +53,10 @@ struct SlotRecord {
   std::string rvn;  ///< record version: a new random value on every write of the slot
   Duration ttl{};   ///< lease duration of this record version
   std::uint64_t token = 0;
+  std::string stamp_rvn;      ///< the record version the stamp is about ("" = no stamp)
+  std::int64_t stamp_ms = 0;  ///< server time (epoch ms) by which `stamp_rvn` existed
+  /// True when a stamp about the current record version exists.
+  [[nodiscard]] bool stamped() const { return !rvn.empty() && stamp_rvn == rvn; }
 };
 
 /// The held slots of a lease item, ordered by slot.

@@ -29,6 +29,11 @@ void Observations::forget(const std::string& key) {
   seen_.erase(key);
 }
 
+void Observations::clear() {
+  std::lock_guard lock(mu_);
+  seen_.clear();
+}
+
 bool Observations::seen_held(const std::string& key) {
   std::lock_guard lock(mu_);
   return seen_.count(key) != 0;

@@ -24,6 +24,8 @@ class Observations {
   void forget(const std::string& key);
   /// True when `key` has an observation (the slot was last seen held).
   [[nodiscard]] bool seen_held(const std::string& key);
+  /// Forgets everything, as a freshly started process would (tests).
+  void clear();
 
  private:
   struct Seen {

@@ -186,6 +186,56 @@ TEST(DynamoDbStore, ExpiredCandidatesAreDeletedByAListAndRegisterAfresh) {
   EXPECT_EQ(count_items(), 0u);
 }
 
+TEST(DynamoDbStore, AFreshProcessTakesOverByTheServerClockStampAContenderLeft) {
+  const std::string lock = "it-stamp-" + std::to_string(getpid());
+  auto holder = open_store(uri_for("leader_it"));
+  auto contender = open_store(uri_for("leader_it"));
+  const Ms ttl{1000};
+  auto held = holder->try_acquire(request(lock, ttl), soon());
+  ASSERT_TRUE(held);
+  const auto sent = std::chrono::steady_clock::now();
+  // A contended attempt stamps the record version with the server's time (HTTP Date, + 1 s).
+  EXPECT_FALSE(contender->try_acquire(request(lock, ttl), soon()));
+  auto item = lease_item(*contender, lock);
+  EXPECT_EQ(get_s(item, "sv0"), get_s(item, "v0"));
+  ASSERT_TRUE(get_n(item, "s0").has_value());
+  // Every later attempt behaves as a freshly started process (no local observations): only the
+  // server-side stamp can let it in, never before ttl after the holder's acquire.
+  std::optional<Lease> taken;
+  while (!taken) {
+    Observations::shared().clear();
+    if (auto got = contender->try_acquire(request(lock, ttl), soon())) taken = *got.lease;
+    ASSERT_LT(std::chrono::steady_clock::now() - sent, ttl + Ms{4000});
+    std::this_thread::sleep_for(Ms{50});
+  }
+  EXPECT_GE(std::chrono::steady_clock::now() - sent, ttl);
+  item = lease_item(*contender, lock);
+  EXPECT_FALSE(item.contains("sv0")) << item.dump();  // a grant clears the stamp
+  EXPECT_EQ(holder->renew(*held.lease, ttl, soon()), LeaseStatus::lost);
+  EXPECT_EQ(contender->release(*taken, Ms{0}, soon()), LeaseStatus::ok);
+}
+
+TEST(DynamoDbStore, ARenewalClearsTheStampSoTheServerJudgeStartsOver) {
+  const std::string lock = "it-restamp-" + std::to_string(getpid());
+  auto holder = open_store(uri_for("leader_it"));
+  auto contender = open_store(uri_for("leader_it"));
+  auto held = holder->try_acquire(request(lock, Ms{1000}), soon());
+  ASSERT_TRUE(held);
+  Lease lease = *held.lease;
+  EXPECT_FALSE(contender->try_acquire(request(lock, Ms{1000}), soon()));
+  EXPECT_TRUE(lease_item(*holder, lock).contains("sv0"));
+  ASSERT_EQ(holder->renew(lease, Ms{1000}, soon()), LeaseStatus::ok);
+  EXPECT_FALSE(lease_item(*holder, lock).contains("sv0"));
+  EXPECT_EQ(holder->release(lease, Ms{0}, soon()), LeaseStatus::ok);
+}
+
+TEST(DynamoDbStore, HttpDatesParseToEpochMilliseconds) {
+  EXPECT_EQ(parse_http_date("Sun, 06 Nov 1994 08:49:37 GMT"), 784111777000);
+  EXPECT_EQ(parse_http_date("Sun, 30 Aug 2015 12:36:00 GMT"), 1440938160000);
+  EXPECT_FALSE(parse_http_date("yesterday").has_value());
+  EXPECT_FALSE(parse_http_date("").has_value());
+}
+
 TEST(DynamoDbStore, AnUnreachableEndpointIsUnavailableAndTheSecretStaysOutOfTheError) {
   try {
     (void)open("dynamodb://AKID:topsecret123@127.0.0.1:1?tls=false&open_timeout=2s");
