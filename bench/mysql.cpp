@@ -38,52 +38,16 @@ using leader::bench::micros_since;
 using leader::bench::report;
 
 void BM_RunIfLeader(benchmark::State& state) {
-  leader::LeaderElector elector(leader::open(store_uri()),
-                                {.wait_time = 0ms, .lease_time = 30s, .node_id = "bench"});
-  const std::string lock = "bench-run-" + std::to_string(::getpid());
-  std::vector<double> us;
-  for (auto _ : state) {
-    auto t0 = Clock::now();
-    if (!elector.run_if_leader(lock, [] {})) throw std::runtime_error("uncontended skip");
-    us.push_back(micros_since(t0));
-  }
-  report(state, us);
+  leader::bench::run_if_leader_loop(state, store_uri());
 }
 BENCHMARK(BM_RunIfLeader)->Unit(benchmark::kMicrosecond)->UseRealTime();
 
 void BM_StoreAcquireRelease(benchmark::State& state) {
-  auto store = leader::open(store_uri());
-  const std::string lock = "bench-store-" + std::to_string(::getpid());
-  std::vector<double> us;
-  for (auto _ : state) {
-    auto t0 = Clock::now();
-    auto got = store->try_acquire({lock, leader::new_owner_token(), "bench", 30s, 0},
-                                  leader::Deadline::after(5s));
-    if (!got) throw std::runtime_error("uncontended acquire failed");
-    (void)store->release(*got.lease, leader::Duration{0}, leader::Deadline::after(5s));
-    us.push_back(micros_since(t0));
-  }
-  report(state, us);
+  leader::bench::store_acquire_release_loop(state, store_uri());
 }
 BENCHMARK(BM_StoreAcquireRelease)->Unit(benchmark::kMicrosecond)->UseRealTime();
 
-void BM_StoreRenew(benchmark::State& state) {
-  auto store = leader::open(store_uri());
-  const std::string lock = "bench-renew-" + std::to_string(::getpid());
-  auto got = store->try_acquire({lock, leader::new_owner_token(), "bench", 30s, 0},
-                                leader::Deadline::after(5s));
-  if (!got) throw std::runtime_error("acquire failed");
-  leader::Lease lease = *got.lease;
-  std::vector<double> us;
-  for (auto _ : state) {
-    auto t0 = Clock::now();
-    if (store->renew(lease, 30s, leader::Deadline::after(5s)) != leader::LeaseStatus::ok)
-      throw std::runtime_error("renew lost");
-    us.push_back(micros_since(t0));
-  }
-  (void)store->release(lease, leader::Duration{0}, leader::Deadline::after(5s));
-  report(state, us);
-}
+void BM_StoreRenew(benchmark::State& state) { leader::bench::store_renew_loop(state, store_uri()); }
 BENCHMARK(BM_StoreRenew)->Unit(benchmark::kMicrosecond)->UseRealTime();
 
 // The store's statements, prepared once on one raw blocking connection; parameters as text.
