@@ -1,6 +1,6 @@
 #pragma once
 // leader::dynamodb: leases in one DynamoDB table, as lease records with a record version number
-// (RVN) judged by the contender's own steady clock (see README.md).
+// (RVN), expired by the contender's steady clock or by server-time stamps (see README.md).
 
 #include <cstdint>
 #include <optional>

@@ -1,8 +1,9 @@
 #pragma once
-// The lease-expiry judge of this store: a process-wide record of which record version (RVN) each
-// held slot showed, and since when on this process's steady clock. A contender may take a slot
-// over only after it has seen the same RVN unchanged for the record's lease duration (the AWS
-// DynamoDB Lock Client's rule); no wall clocks are compared. See README.md.
+// The local lease-expiry judge of this store: a process-wide record of which record version (RVN)
+// each held slot showed, and since when on this process's steady clock. A contender may take a
+// slot over once it has seen the same RVN unchanged for the record's lease duration (the AWS
+// DynamoDB Lock Client's rule), or once the server-time stamp says so (the other judge, in
+// dynamodb_store.cpp). No client wall clocks are compared. See README.md.
 
 #include <mutex>
 #include <string>
