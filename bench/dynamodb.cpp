@@ -20,11 +20,12 @@
 #include <vector>
 
 #include "dynamodb/dynamodb_store.hpp"
+#include "latency.hpp"
 #include "leader/leader.hpp"
 
 namespace {
 
-using Clock = std::chrono::steady_clock;
+using Clock = leader::bench::Clock;
 using namespace std::chrono_literals;
 namespace ddb = leader::dynamodb;
 
@@ -38,46 +39,16 @@ ddb::DynamoStore open_raw() {
   return ddb::DynamoStore(ddb::Config::from_uri(leader::Uri::parse(uri())));
 }
 
-void report(benchmark::State& state, std::vector<double>& us) {
-  if (us.empty()) return;
-  std::sort(us.begin(), us.end());
-  state.counters["p50_us"] = us[us.size() / 2];
-  state.counters["p99_us"] = us[std::min(us.size() - 1, us.size() * 99 / 100)];
-  state.SetItemsProcessed(static_cast<int64_t>(us.size()));
-}
-
-double micros(Clock::time_point t0) {
-  return std::chrono::duration<double, std::micro>(Clock::now() - t0).count();
-}
+using leader::bench::micros_since;
+using leader::bench::report;
 
 void BM_RunIfLeaderUncontended(benchmark::State& state) {
-  leader::LeaderElector e(leader::open(uri()),
-                          {.wait_time = 0ms, .lease_time = 10s, .node_id = "bench"});
-  std::vector<double> us;
-  for (auto _ : state) {
-    auto t0 = Clock::now();
-    if (!e.run_if_leader("bench-elector", [] {})) state.SkipWithError("contended");
-    us.push_back(micros(t0));
-  }
-  report(state, us);
+  leader::bench::run_if_leader_loop(state, uri(), 10s);
 }
 BENCHMARK(BM_RunIfLeaderUncontended)->UseRealTime();
 
 void BM_StoreAcquireRelease(benchmark::State& state) {
-  auto s = leader::open(uri());
-  std::vector<double> us;
-  for (auto _ : state) {
-    auto t0 = Clock::now();
-    auto got = s->try_acquire({"bench-store", leader::new_owner_token(), "bench", 10s, 0},
-                              leader::Deadline::after(5s));
-    if (!got) {
-      state.SkipWithError("contended");
-      break;
-    }
-    (void)s->release(*got.lease, 0ms, leader::Deadline::after(5s));
-    us.push_back(micros(t0));
-  }
-  report(state, us);
+  leader::bench::store_acquire_release_loop(state, uri(), 10s);
 }
 BENCHMARK(BM_StoreAcquireRelease)->UseRealTime();
 
@@ -91,7 +62,7 @@ void BM_StoreContendedSkip(benchmark::State& state) {
     if (s->try_acquire({"bench-contended", leader::new_owner_token(), "bench", 10s, 0},
                        leader::Deadline::after(5s)))
       state.SkipWithError("not contended");
-    us.push_back(micros(t0));
+    us.push_back(micros_since(t0));
   }
   if (held) (void)s->release(*held.lease, 0ms, leader::Deadline::after(5s));
   report(state, us);
@@ -121,7 +92,7 @@ void BM_RawConditionalUpdateItem(benchmark::State& state) {
                               {"ExpressionAttributeValues",
                                {{":new", ddb::s_value(next)}, {":old", ddb::s_value(last)}}}},
                              leader::Deadline::after(5s));
-    us.push_back(micros(t0));
+    us.push_back(micros_since(t0));
     if (!r.ok()) {
       state.SkipWithError("conditional UpdateItem failed");
       break;
@@ -171,7 +142,7 @@ void BM_RawAcquireReleasePair(benchmark::State& state) {
                               {"ExpressionAttributeNames", release_names},
                               {"ExpressionAttributeValues", {{":me", ddb::s_value(owner)}}}},
                              leader::Deadline::after(5s));
-    us.push_back(micros(t0));
+    us.push_back(micros_since(t0));
     if (!a.ok() || !r.ok()) {
       state.SkipWithError("raw acquire/release failed");
       break;

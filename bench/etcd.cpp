@@ -48,33 +48,12 @@ using leader::bench::micros_since;
 using leader::bench::report;
 
 void BM_RunIfLeaderUncontended(benchmark::State& state) {
-  leader::LeaderElector e(leader::open(uri()),
-                          {.wait_time = 0ms, .lease_time = 10s, .node_id = "bench"});
-  std::vector<double> us;
-  for (auto _ : state) {
-    auto t0 = Clock::now();
-    if (!e.run_if_leader("bench-elector", [] {})) state.SkipWithError("contended");
-    us.push_back(micros_since(t0));
-  }
-  report(state, us);
+  leader::bench::run_if_leader_loop(state, uri(), 10s);
 }
 BENCHMARK(BM_RunIfLeaderUncontended)->UseRealTime();
 
 void BM_StoreAcquireRelease(benchmark::State& state) {
-  auto s = leader::open(uri());
-  std::vector<double> us;
-  for (auto _ : state) {
-    auto t0 = Clock::now();
-    auto got = s->try_acquire({"bench-store", leader::new_owner_token(), "bench", 10s, 0},
-                              leader::Deadline::after(5s));
-    if (!got) {
-      state.SkipWithError("contended");
-      break;
-    }
-    (void)s->release(*got.lease, 0ms, leader::Deadline::after(5s));
-    us.push_back(micros_since(t0));
-  }
-  report(state, us);
+  leader::bench::store_acquire_release_loop(state, uri(), 10s);
 }
 BENCHMARK(BM_StoreAcquireRelease)->UseRealTime();
 

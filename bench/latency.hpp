@@ -33,9 +33,10 @@ inline double micros_since(Clock::time_point t0) {
 }
 
 /// Uncontended `run_if_leader` with a no-op action on `uri`, one lock per process.
-inline void run_if_leader_loop(benchmark::State& state, const std::string& uri) {
+inline void run_if_leader_loop(benchmark::State& state, const std::string& uri,
+                               Duration lease = std::chrono::seconds(30)) {
   using namespace std::chrono_literals;
-  LeaderElector elector(open(uri), {.wait_time = 0ms, .lease_time = 30s, .node_id = "bench"});
+  LeaderElector elector(open(uri), {.wait_time = 0ms, .lease_time = lease, .node_id = "bench"});
   const std::string lock = "bench-run-" + std::to_string(::getpid());
   std::vector<double> us;
   for (auto _ : state) {
@@ -47,14 +48,16 @@ inline void run_if_leader_loop(benchmark::State& state, const std::string& uri) 
 }
 
 /// Uncontended `try_acquire` + `release` on the bare store of `uri`.
-inline void store_acquire_release_loop(benchmark::State& state, const std::string& uri) {
+inline void store_acquire_release_loop(benchmark::State& state, const std::string& uri,
+                                       Duration lease = std::chrono::seconds(30)) {
   using namespace std::chrono_literals;
   auto store = open(uri);
   const std::string lock = "bench-store-" + std::to_string(::getpid());
   std::vector<double> us;
   for (auto _ : state) {
     auto t0 = Clock::now();
-    auto got = store->try_acquire({lock, new_owner_token(), "bench", 30s, 0}, Deadline::after(5s));
+    auto got =
+        store->try_acquire({lock, new_owner_token(), "bench", lease, 0}, Deadline::after(5s));
     if (!got) throw std::runtime_error("uncontended acquire failed");
     (void)store->release(*got.lease, Duration{0}, Deadline::after(5s));
     us.push_back(micros_since(t0));
