@@ -29,36 +29,25 @@ bool LeaderContext::extend(Duration lease_time) {
   if (h.fail_open) return true;
   Lease copy;
   {
-    std::lock_guard lock(h.mu);
+    std::unique_lock lock(h.mu);
+    // One renew call per lease at a time, so replies cannot be applied out of order.
+    h.cv.wait(lock, [&] { return !h.renewing || h.lost || h.finished; });
     if (h.lost || h.finished) return false;
+    h.renewing = true;
+    h.calling = true;
+    h.ttl = lease_time;  // later renewals request this ttl too
     copy = h.lease;
-    ++h.renewals_in_flight;
-    ++h.renewals_running;
   }
   const TimePoint sent = h.clock->now();
   std::optional<LeaseStatus> status;
   try {
     status = h.store->renew(copy, lease_time, Deadline::after(h.options.effective_call_timeout()));
   } catch (...) {
-    {
-      std::lock_guard lock(h.mu);
-      --h.renewals_in_flight;
-      --h.renewals_running;
-    }
-    h.cv.notify_all();
+    h.end_renewal(sent, lease_time, copy, std::nullopt);  // it may still land: bound by it
+    detail::RenewalScheduler::for_clock(h.clock).reschedule(held_);
     throw;
   }
-  {
-    std::lock_guard lock(h.mu);
-    --h.renewals_in_flight;
-    --h.renewals_running;
-    if (status == LeaseStatus::ok && !h.lost) {
-      copy.sent_at = sent;
-      h.lease = copy;
-      h.local_deadline = h.deadline_after(sent, detail::HeldLease::granted(lease_time, copy));
-    }
-  }
-  h.cv.notify_all();
+  h.end_renewal(sent, lease_time, copy, status);
   if (status != LeaseStatus::ok) {
     h.mark_lost("extend refused: the lease was taken over or expired on the server");
     return false;

@@ -50,18 +50,13 @@ void interruptible_sleep(Clock& clock, Duration d, const std::stop_token& stop) 
 
 }  // namespace
 
-TimePoint HeldLease::deadline_after(TimePoint sent, Duration ttl) const {
-  Duration margin = options.effective_safety_margin();
-  if (margin >= ttl) margin = ttl / 5;
-  return sent + ttl - margin;
-}
-
 void HeldLease::mark_lost(const std::string& reason) noexcept {
   {
     std::lock_guard lock(mu);
     if (lost) return;
     lost = true;
   }
+  cv.notify_all();
   stop.request_stop();
   notify(listener, [&](ElectionListener& l) { l.on_lost(info, reason); });
 }
@@ -104,10 +99,8 @@ Acquisition ElectionCore::acquire(const std::string& lock, const std::stop_token
         held->listener = hooks_.listener;
         held->history = hooks_.history;
         held->options = options_;
-        held->lease = std::move(*got.lease);
-        held->lease.sent_at = sent;
-        held->local_deadline =
-            held->deadline_after(sent, HeldLease::granted(options_.lease_time, held->lease));
+        held->ttl = options_.lease_time;
+        held->confirm_locked(sent, options_.lease_time, *got.lease);
         held->info = LeaseInfo{lock,
                                options_.node_id,
                                held->lease.fencing_token,

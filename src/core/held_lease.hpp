@@ -1,6 +1,12 @@
 #pragma once
 // Internal: the shared state of one held lease, seen by the guard, the context and the renewal
 // scheduler.
+//
+// The deadline rule: `local_deadline` is always a lower bound (minus the safety margin) of the
+// lease's expiry on the server, whatever order the requests sent so far for this lease arrive
+// in, including requests whose outcome is unknown (they may still land later). Store renew
+// calls of one lease are serialised (`renewing`), so only unknown-outcome requests can land out
+// of order; see confirm_locked() and unknown_outcome_locked().
 
 #include <condition_variable>
 #include <cstdint>
@@ -28,15 +34,21 @@ struct HeldLease {
   std::stop_token caller;
 
   std::mutex mu;
-  std::condition_variable cv;
-  Lease lease;                 // guarded by mu
+  std::condition_variable cv;  // notified when `renewing`, `calling` or `lost` change
+  Lease lease;                 // guarded by mu: the last confirmed grant
+  Duration ttl{};              // guarded by mu: what renewals request (lease_time, then extend's)
   TimePoint local_deadline{};  // guarded by mu
   TimePoint next_renew{};      // guarded by mu
-  int renewals_in_flight = 0;  // guarded by mu: queued or running
-  int renewals_running = 0;    // guarded by mu: store calls under way
-  bool lost = false;           // guarded by mu
-  bool finished = false;       // guarded by mu
-  bool released = false;       // guarded by mu: finish() ran
+  Duration renew_every{};      // guarded by mu: a third of the last grant
+  /// Guarded by mu: the smallest ttl a request with an unknown outcome may have set.
+  Duration unknown_min_ttl = Duration::max();
+  /// Guarded by mu: the smallest ttl the store granted when it granted less than asked.
+  Duration grant_cap = Duration::max();
+  bool renewing = false;  // guarded by mu: a renew (scheduled or extend) is queued or running
+  bool calling = false;   // guarded by mu: that renew's store call is under way
+  bool lost = false;      // guarded by mu
+  bool finished = false;  // guarded by mu
+  bool released = false;  // guarded by mu: finish() ran
 
   /// Position in the scheduler's queue; guarded by the scheduler's own mutex.
   using ScheduleKey = std::pair<TimePoint, std::uint64_t>;
@@ -47,8 +59,20 @@ struct HeldLease {
   [[nodiscard]] static Duration granted(Duration requested, const Lease& lease) {
     return lease.ttl > Duration{0} && lease.ttl < requested ? lease.ttl : requested;
   }
-  /// The local deadline after a grant of `ttl` sent at `sent`.
-  [[nodiscard]] TimePoint deadline_after(TimePoint sent, Duration ttl) const;
+  /// The safety margin for a grant of `ttl`: the explicit one, or ttl / 5 by default.
+  [[nodiscard]] Duration margin_for(Duration ttl) const;
+  /// Records a confirmed grant of a request for `asked` sent at `sent`: the deadline becomes
+  /// `sent + t - margin` with t the grant, bounded by every unknown-outcome request (one sent
+  /// earlier can still land after this one: then it sets at least `sent + its ttl`).
+  void confirm_locked(TimePoint sent, Duration asked, const Lease& granted_lease);
+  /// Records a request for `asked` sent at `sent` whose outcome is unknown (it may land later).
+  void unknown_outcome_locked(TimePoint sent, Duration asked);
+  /// When to retry after a failed renewal.
+  [[nodiscard]] Duration retry_after_failure() const;
+  /// Ends a renew call (scheduled or extend): applies its outcome (nullopt = unknown) and wakes
+  /// whoever waits for the renew slot. Call without `mu` held.
+  void end_renewal(TimePoint sent, Duration asked, const Lease& copy,
+                   std::optional<LeaseStatus> status);
   /// Marks the lease lost once: fires the stop_token and emits on_lost. Call without `mu` held.
   void mark_lost(const std::string& reason) noexcept;
 };

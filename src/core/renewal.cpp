@@ -34,7 +34,7 @@ class Scheduler final : public RenewalScheduler {
   void watch(const std::shared_ptr<HeldLease>& held) override {
     {
       std::lock_guard hl(held->mu);
-      if (held->options.auto_extend) held->next_renew = renew_time(held->lease.sent_at, *held);
+      if (held->options.auto_extend) held->next_renew += jitter(held->renew_every);
     }
     reschedule(held);
   }
@@ -45,8 +45,7 @@ class Scheduler final : public RenewalScheduler {
       std::lock_guard hl(held->mu);
       if (held->finished || held->lost) return;
       due = held->local_deadline;
-      if (held->options.auto_extend && held->renewals_in_flight == 0)
-        due = std::min(due, held->next_renew);
+      if (held->options.auto_extend && !held->renewing) due = std::min(due, held->next_renew);
     }
     bool earliest;
     {
@@ -64,8 +63,8 @@ class Scheduler final : public RenewalScheduler {
     {
       std::unique_lock hl(held.mu);
       held.finished = true;
-      // Renewals still queued see `finished` and do nothing; only a running one is waited for.
-      held.cv.wait(hl, [&] { return held.renewals_running == 0; });
+      // A renewal still queued sees `finished` and does nothing; only a running one is waited for.
+      held.cv.wait(hl, [&] { return !held.calling; });
     }
     std::lock_guard lock(mu_);
     if (held.scheduled) queue_.erase(*held.scheduled);
@@ -75,12 +74,11 @@ class Scheduler final : public RenewalScheduler {
  private:
   using Key = HeldLease::ScheduleKey;
 
-  TimePoint renew_time(TimePoint sent, const HeldLease& h) {
-    // lease/3 with +-10% jitter, so many leases acquired together do not renew together.
-    auto third = HeldLease::granted(h.options.lease_time, h.lease) / 3;
-    std::uniform_int_distribution<std::int64_t> jitter(-third.count() / 10, third.count() / 10);
+  /// +-10 % of `period`, so many leases acquired together do not renew together.
+  Duration jitter(Duration period) {
+    std::uniform_int_distribution<std::int64_t> d(-period.count() / 10, period.count() / 10);
     std::lock_guard lock(rng_mu_);
-    return sent + third + Duration(jitter(rng_));
+    return Duration(d(rng_));
   }
 
   void timer_loop() {
@@ -116,10 +114,9 @@ class Scheduler final : public RenewalScheduler {
       TimePoint now = clock_->now();
       if (now >= held->local_deadline) {
         expired = true;
-      } else if (held->options.auto_extend && held->renewals_in_flight == 0 &&
-                 now >= held->next_renew) {
+      } else if (held->options.auto_extend && !held->renewing && now >= held->next_renew) {
         renew = true;
-        ++held->renewals_in_flight;
+        held->renewing = true;  // one renew call per lease at a time: extend() waits for it
       }
     }
     if (expired) {
@@ -138,54 +135,36 @@ class Scheduler final : public RenewalScheduler {
 
   void renew_once(const std::shared_ptr<HeldLease>& held) {
     Lease copy;
+    Duration ttl;
     TimePoint local_deadline;
     {
       std::lock_guard hl(held->mu);
-      if (held->finished) {
-        --held->renewals_in_flight;
+      if (held->finished || held->lost) {
+        held->renewing = false;
+        held->cv.notify_all();
         return;
       }
-      ++held->renewals_running;
+      held->calling = true;
       copy = held->lease;
+      ttl = held->ttl;
       local_deadline = held->local_deadline;
     }
-    TimePoint sent = clock_->now();
+    const TimePoint sent = clock_->now();
     auto left = std::chrono::duration_cast<Duration>(local_deadline - sent);
     auto budget = std::clamp(left, Duration{1}, held->options.effective_call_timeout());
     std::optional<LeaseStatus> status;
-    std::string error;
     try {
-      status = held->store->renew(copy, held->options.lease_time, Deadline::after(budget));
-    } catch (const std::exception& ex) {
-      error = ex.what();
+      status = held->store->renew(copy, ttl, Deadline::after(budget));
+    } catch (...) {  // outcome unknown: the local deadline is bounded by it
     }
-    bool lost = false;
-    {
-      std::lock_guard hl(held->mu);
-      --held->renewals_in_flight;
-      --held->renewals_running;
-      if (status == LeaseStatus::ok) {
-        if (!held->finished) {
-          copy.sent_at = sent;
-          held->lease = copy;
-          held->local_deadline =
-              std::max(held->local_deadline,
-                       held->deadline_after(
-                           sent, HeldLease::granted(held->options.lease_time, held->lease)));
-          held->next_renew = renew_time(sent, *held);
-        }
-      } else if (status == LeaseStatus::lost) {
-        lost = true;
-      } else {
-        // Unknown outcome or store down: retry soon; the local deadline still stands.
-        auto retry = std::clamp(held->options.lease_time / 10, Duration{10}, Duration{1000});
-        held->next_renew = clock_->now() + retry;
-      }
-    }
-    held->cv.notify_all();
-    if (lost) {
+    held->end_renewal(sent, ttl, copy, status);
+    if (status == LeaseStatus::lost) {
       held->mark_lost("renewal refused: the lease was taken over or expired on the server");
       return;
+    }
+    if (status == LeaseStatus::ok) {
+      std::lock_guard hl(held->mu);
+      held->next_renew += jitter(held->renew_every);
     }
     reschedule(held);
   }
