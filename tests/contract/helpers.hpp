@@ -1,63 +1,44 @@
 #pragma once
-// Small helpers shared by the contract cases.
+// Small helpers shared by the contract cases; the reusable parts live in tests/support.
 
 #include <chrono>
 #include <string>
-#include <thread>
 #include <vector>
 
+#include "child_process.hpp"
 #include "contract.hpp"
+#include "timing.hpp"
 
 namespace leader::contract {
 
+using test::eventually;
+using test::since;
+using test::stays;
 using Ms = std::chrono::milliseconds;
 using SteadyClock = std::chrono::steady_clock;
 
-inline Ms since(SteadyClock::time_point t) {
-  return std::chrono::duration_cast<Ms>(SteadyClock::now() - t);
-}
-
-/// Options for a fresh elector with a short lease scaled to the backend.
+/// Options for a fresh elector with a short lease scaled to the backend and its own node id.
 inline ElectionOptions quick(const Backend& b, Ms wait = Ms{0}) {
   ElectionOptions o;
   o.wait_time = wait;
   o.lease_time = b.lease_unit;
-  o.node_id = "node-" + std::to_string(reinterpret_cast<std::uintptr_t>(&o) % 100000);
+  o.node_id = test::unique_name("node");
   return o;
 }
 
-/// Polls `pred` every 10 ms until true or `timeout`; returns the last value.
-template <class Pred>
-bool eventually(Pred pred, Ms timeout) {
-  auto end = SteadyClock::now() + timeout;
-  while (SteadyClock::now() < end) {
-    if (pred()) return true;
-    std::this_thread::sleep_for(Ms{10});
-  }
-  return pred();
-}
-
-/// A child process running leader_contract_child with `args`; killed (SIGKILL) when destroyed.
-class Child {
+/// A child process running leader_contract_child with `args` (and extra environment `env`);
+/// killed (SIGKILL) when destroyed.
+class Child : public test::ChildProcess {
  public:
-  explicit Child(const std::vector<std::string>& args);
-  ~Child();
-  Child(const Child&) = delete;
-  Child& operator=(const Child&) = delete;
-  /// Reads one line of the child's stdout (empty on EOF or after `timeout`).
-  std::string read_line(Ms timeout);
-  /// Sends `sig`.
-  void signal(int sig);
-  /// Waits for exit; returns the exit status (or 128 + signal).
-  int wait();
-  int pid() const { return pid_; }
+  explicit Child(const std::vector<std::string>& args, const std::vector<std::string>& env = {})
+      : test::ChildProcess(with_binary(args), env) {}
 
  private:
-  int pid_ = -1;
-  int out_ = -1;
-  std::string buffer_;
-  bool reaped_ = false;
-  int status_ = 0;
+  static std::vector<std::string> with_binary(const std::vector<std::string>& args) {
+    std::vector<std::string> full{child_binary()};
+    full.insert(full.end(), args.begin(), args.end());
+    return full;
+  }
 };
 
 }  // namespace leader::contract

@@ -1,37 +1,45 @@
+#include "child_process.hpp"
+
 #include <fcntl.h>
+#include <glob.h>
 #include <poll.h>
 #include <signal.h>
 #include <spawn.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <cstring>
-
-#include "helpers.hpp"
+#include <stdexcept>
 
 extern char** environ;
 
-namespace leader::contract {
+namespace leader::test {
 
-Child::Child(const std::vector<std::string>& args) {
+ChildProcess::ChildProcess(const std::vector<std::string>& argv_in,
+                           const std::vector<std::string>& env) {
   int pipefd[2];
   if (pipe2(pipefd, O_CLOEXEC) != 0) throw std::runtime_error("pipe failed");
-  std::vector<std::string> full{child_binary()};
-  full.insert(full.end(), args.begin(), args.end());
+  std::vector<std::string> args = argv_in;
   std::vector<char*> argv;
-  for (auto& a : full) argv.push_back(a.data());
+  for (auto& a : args) argv.push_back(a.data());
   argv.push_back(nullptr);
+  std::vector<std::string> vars = env;
+  std::vector<char*> envp;
+  for (char** e = environ; *e != nullptr; ++e) envp.push_back(*e);
+  for (auto& v : vars) envp.push_back(v.data());
+  envp.push_back(nullptr);
   posix_spawn_file_actions_t fa;
   posix_spawn_file_actions_init(&fa);
   posix_spawn_file_actions_adddup2(&fa, pipefd[1], 1);
-  int rc = posix_spawn(&pid_, argv[0], &fa, nullptr, argv.data(), environ);
+  int rc = posix_spawn(&pid_, argv[0], &fa, nullptr, argv.data(), envp.data());
   posix_spawn_file_actions_destroy(&fa);
   close(pipefd[1]);
   out_ = pipefd[0];
   if (rc != 0) throw std::runtime_error(std::string("posix_spawn failed: ") + std::strerror(rc));
 }
 
-Child::~Child() {
+ChildProcess::~ChildProcess() {
   if (!reaped_ && pid_ > 0) {
     kill(pid_, SIGKILL);
     wait();
@@ -39,15 +47,17 @@ Child::~Child() {
   if (out_ >= 0) close(out_);
 }
 
-std::string Child::read_line(Ms timeout) {
-  auto end = SteadyClock::now() + timeout;
+std::string ChildProcess::read_line(std::chrono::milliseconds timeout) {
+  auto end = std::chrono::steady_clock::now() + timeout;
   while (true) {
     if (auto nl = buffer_.find('\n'); nl != std::string::npos) {
       std::string line = buffer_.substr(0, nl);
       buffer_.erase(0, nl + 1);
       return line;
     }
-    auto left = std::chrono::duration_cast<Ms>(end - SteadyClock::now()).count();
+    auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+                    end - std::chrono::steady_clock::now())
+                    .count();
     if (left <= 0) return {};
     pollfd p{out_, POLLIN, 0};
     if (poll(&p, 1, static_cast<int>(left)) <= 0) continue;
@@ -58,9 +68,9 @@ std::string Child::read_line(Ms timeout) {
   }
 }
 
-void Child::signal(int sig) { kill(pid_, sig); }
+void ChildProcess::signal(int sig) { kill(pid_, sig); }
 
-int Child::wait() {
+int ChildProcess::wait() {
   if (!reaped_) {
     int st = 0;
     while (waitpid(pid_, &st, 0) < 0 && errno == EINTR) {
@@ -71,4 +81,13 @@ int Child::wait() {
   return status_;
 }
 
-}  // namespace leader::contract
+std::string faketime_library() {
+  glob_t g{};
+  std::string found;
+  if (glob("/usr/lib/*/faketime/libfaketimeMT.so.1", 0, nullptr, &g) == 0 && g.gl_pathc > 0)
+    found = g.gl_pathv[0];
+  globfree(&g);
+  return found;
+}
+
+}  // namespace leader::test

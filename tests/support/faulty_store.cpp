@@ -1,0 +1,79 @@
+#include "faulty_store.hpp"
+
+#include <thread>
+
+#include "leader/errors.hpp"
+
+namespace leader::test {
+namespace {
+
+/// The granted ttl a store reported, never more than what was really asked (0 = not reported).
+Duration at_most(Duration reported, Duration asked) {
+  return reported > Duration{0} && reported < asked ? reported : asked;
+}
+
+}  // namespace
+
+FaultyStore::FaultyStore(std::shared_ptr<LeaseStore> inner) : inner_(std::move(inner)) {}
+
+Duration FaultyStore::capped(Duration ttl) const {
+  const Duration cap = ttl_cap.load();
+  return cap > Duration{0} && cap < ttl ? cap : ttl;
+}
+
+bool FaultyStore::delayed(Duration ttl) const {
+  const Duration only = delay_only_ttl.load();
+  return only <= Duration{0} || only == ttl;
+}
+
+std::string_view FaultyStore::scheme() const { return inner_->scheme(); }
+
+Acquired FaultyStore::try_acquire(const LeaseRequest& request, Deadline deadline) {
+  LeaseRequest asked = request;
+  asked.ttl = capped(request.ttl);
+  Acquired got = inner_->try_acquire(asked, deadline);
+  if (got.lease && asked.ttl < request.ttl) got.lease->ttl = at_most(got.lease->ttl, asked.ttl);
+  return got;
+}
+
+LeaseStatus FaultyStore::renew(Lease& lease, Duration ttl, Deadline deadline) {
+  ++renew_calls_;
+  if (fail_renew.load())
+    throw BackendError(ErrorCode::unavailable, std::string(scheme()),
+                       "renew failed by the test's FaultyStore");
+  const bool delay = delayed(ttl);
+  if (delay && renew_delay.load() > Duration{0}) std::this_thread::sleep_for(renew_delay.load());
+  const Duration asked = capped(ttl);
+  LeaseStatus status = inner_->renew(lease, asked, deadline);
+  ++renew_answered_;
+  if (delay && reply_delay.load() > Duration{0}) std::this_thread::sleep_for(reply_delay.load());
+  if (status == LeaseStatus::ok) {
+    ++renew_ok_;
+    if (asked < ttl) lease.ttl = at_most(lease.ttl, asked);
+  }
+  return status;
+}
+
+LeaseStatus FaultyStore::release(const Lease& lease, Duration keep_for, Deadline deadline) {
+  return inner_->release(lease, keep_for, deadline);
+}
+
+LockState FaultyStore::inspect(std::string_view lock, Deadline deadline) {
+  return inner_->inspect(lock, deadline);
+}
+
+void FaultyStore::put_candidate(std::string_view group, const Candidate& candidate, Duration ttl,
+                                Deadline deadline) {
+  inner_->put_candidate(group, candidate, ttl, deadline);
+}
+
+std::vector<Candidate> FaultyStore::list_candidates(std::string_view group, Deadline deadline) {
+  return inner_->list_candidates(group, deadline);
+}
+
+void FaultyStore::remove_candidate(std::string_view group, std::string_view node_id,
+                                   Deadline deadline) {
+  inner_->remove_candidate(group, node_id, deadline);
+}
+
+}  // namespace leader::test
