@@ -21,6 +21,7 @@ struct Session::Handle {
   std::mutex mu;
   std::condition_variable cv;
   int state = 0;
+  int negotiated_ms = 0;  ///< zoo_recv_timeout() read when the session (re)connected; 0 before
   bool expired = false;
   bool auth_failed = false;
 
@@ -40,12 +41,16 @@ namespace {
 
 constexpr const char* kStore = "zookeeper";
 
-void on_session_event(zhandle_t* /*zh*/, int type, int state, const char* /*path*/, void* ctx) {
+void on_session_event(zhandle_t* zh, int type, int state, const char* /*path*/, void* ctx) {
   if (type != ZOO_SESSION_EVENT || ctx == nullptr) return;
   auto* h = static_cast<Session::Handle*>(ctx);
+  // The C client stores the server's answer before it queues this event; later (while not
+  // connected) zoo_recv_timeout() may return the requested timeout again, so cache it now.
+  const int negotiated = state == ZOO_CONNECTED_STATE ? zoo_recv_timeout(zh) : 0;
   {
     std::lock_guard lock(h->mu);
     h->state = state;
+    if (negotiated > 0) h->negotiated_ms = negotiated;
     if (state == ZOO_EXPIRED_SESSION_STATE) h->expired = true;
     if (state == ZOO_AUTH_FAILED_STATE) h->auth_failed = true;
   }
@@ -149,6 +154,7 @@ std::shared_ptr<Session::Handle> Session::ready_handle(Deadline deadline) {
     {
       std::lock_guard lock(mu_);
       if (!handle_ || handle_->dead()) {
+        if (handle_) last_negotiated_ = negotiated_of(*handle_).value_or(last_negotiated_);
         old = std::move(handle_);
         auto fresh = std::make_shared<Handle>();
         fresh->zh = zookeeper_init2(config_.hosts.c_str(), on_session_event,
@@ -325,11 +331,17 @@ std::int64_t Session::session_id() const {
   return id == nullptr ? 0 : id->client_id;
 }
 
+std::optional<Duration> Session::negotiated_of(Handle& h) {
+  std::lock_guard lock(h.mu);
+  if (h.negotiated_ms <= 0) return std::nullopt;
+  return Duration(h.negotiated_ms);
+}
+
 Duration Session::negotiated_timeout() const {
-  auto h = current();
-  if (!h || !connected()) return config_.session_timeout;
-  int t = zoo_recv_timeout(h->zh);
-  return t > 0 ? Duration(t) : config_.session_timeout;
+  if (auto h = current())
+    if (auto t = negotiated_of(*h)) return *t;
+  std::lock_guard lock(mu_);
+  return last_negotiated_.count() > 0 ? last_negotiated_ : config_.session_timeout;
 }
 
 bool Session::connected() const {

@@ -89,7 +89,9 @@ class Session {
   [[nodiscard]] std::uint64_t generation() const;
   /// The current session id (0 before the first connection).
   [[nodiscard]] std::int64_t session_id() const;
-  /// The session timeout the server granted (the requested one before connecting).
+  /// The session timeout the server negotiated at the last (re)connection, also while
+  /// disconnected (the C client then reports the requested one); the requested one only before
+  /// the first connection of this Session, when no lease exists yet.
   [[nodiscard]] Duration negotiated_timeout() const;
   /// True when the session is connected right now.
   [[nodiscard]] bool connected() const;
@@ -102,6 +104,7 @@ class Session {
   std::shared_ptr<Handle> ready_handle(Deadline deadline);
   std::shared_ptr<Handle> current() const;
   [[noreturn]] void fail(int rc, const std::string& what) const;
+  static std::optional<Duration> negotiated_of(Handle& h);
   Reply finish(int submit_rc, const std::shared_ptr<Pending::State>& st, Deadline deadline,
                const std::string& what);
 
@@ -109,6 +112,7 @@ class Session {
   mutable std::mutex mu_;
   std::shared_ptr<Handle> handle_;
   std::uint64_t generation_ = 0;
+  Duration last_negotiated_{0};  ///< of the handles replaced so far
 };
 
 }  // namespace leader::detail::zk
