@@ -105,6 +105,10 @@ class ElectionCore : public std::enable_shared_from_this<ElectionCore> {
 
  private:
   Acquisition on_backend_error(const std::string& lock, const BackendError& e);
+  /// Starts holding a granted lease (watched, events emitted); throws failed_precondition (after
+  /// releasing it) when the grant is too short for an explicit safety margin.
+  std::shared_ptr<HeldLease> hold(const std::string& lock, const Lease& granted, TimePoint sent,
+                                  const std::stop_token& caller);
   Duration jittered(Duration backoff);
   std::shared_ptr<LeaseStore> store_;
   ElectionOptions options_;

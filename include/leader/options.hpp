@@ -25,20 +25,22 @@ struct ElectionOptions {
   Duration lease_time = std::chrono::seconds(60);
   /// The lease stays held at least this long after acquisition (lockAtLeastFor).
   Duration min_lease_time = Duration{0};
-  /// Renew the lease at lease_time/3 while the action runs.
+  /// Renew the lease at a third of its granted ttl while the action runs.
   bool auto_extend = false;
   /// Who this replica is; shown by inspect().
   std::string node_id = default_node_id();
   /// Reaction to a backend failure while acquiring.
   OnBackendError on_backend_error = OnBackendError::rethrow;
-  /// The local deadline is `sent + lease_time - safety_margin`; 0 = lease_time / 5.
+  /// The local deadline is `sent + granted ttl - safety_margin`; 0 = a fifth of each grant. An
+  /// explicit margin is never shrunk: it must be < lease_time (<= lease_time / 2 with
+  /// auto_extend), and a shorter grant it does not fit is refused (failed_precondition).
   Duration safety_margin = Duration{0};
   /// Bound of one store call (acquire, renew, release); 0 = min(lease_time / 3, 10 s).
   Duration call_timeout = Duration{0};
 
   /// Throws InvalidArgument when a rule is broken.
   void validate() const;
-  /// safety_margin with the default applied.
+  /// safety_margin with the default applied to a grant of lease_time.
   [[nodiscard]] Duration effective_safety_margin() const;
   /// call_timeout with the default applied.
   [[nodiscard]] Duration effective_call_timeout() const;

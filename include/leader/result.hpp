@@ -33,6 +33,9 @@ struct LeaseInfo {
   Duration lease_time{};
   TimePoint acquired_at{};  ///< local steady time the acquire was sent
   bool fail_open = false;   ///< ran without the lock because the store failed (OnBackendError)
+  /// The ttl the store granted at acquisition: lease_time, or less when the store caps it
+  /// (ZooKeeper session timeouts); 0 when fail_open. Check kill/grace budgets against this.
+  Duration granted_ttl{};
 };
 
 /// The action ran and returned.

@@ -1,6 +1,7 @@
 #include "leader/context.hpp"
 
 #include "held_lease.hpp"
+#include "leader/uri.hpp"
 #include "renewal.hpp"
 
 namespace leader {
@@ -27,6 +28,9 @@ bool LeaderContext::extend(Duration lease_time) {
   if (lease_time <= Duration{0}) throw InvalidArgument("extend: lease_time must be > 0");
   auto& h = *held_;
   if (h.fail_open) return true;
+  if (auto misfit = h.margin_misfit(lease_time); !misfit.empty())
+    throw InvalidArgument("extend(" + format_duration(lease_time) + ") on lock '" + h.info.lock +
+                          "': " + misfit);
   Lease copy;
   {
     std::unique_lock lock(h.mu);
@@ -47,7 +51,11 @@ bool LeaderContext::extend(Duration lease_time) {
     detail::RenewalScheduler::for_clock(h.clock).reschedule(held_);
     throw;
   }
-  h.end_renewal(sent, lease_time, copy, status);
+  std::string misfit = h.end_renewal(sent, lease_time, copy, status);
+  if (!misfit.empty()) {
+    h.mark_lost(misfit);
+    throw BackendError(ErrorCode::failed_precondition, std::string(h.store->scheme()), misfit);
+  }
   if (status != LeaseStatus::ok) {
     h.mark_lost("extend refused: the lease was taken over or expired on the server");
     return false;

@@ -4,6 +4,7 @@
 
 #include "held_lease.hpp"
 #include "leader/elector.hpp"
+#include "leader/uri.hpp"
 #include "renewal.hpp"
 
 namespace leader::detail {
@@ -92,29 +93,7 @@ Acquisition ElectionCore::acquire(const std::string& lock, const std::stop_token
       Acquired got =
           store_->try_acquire(request, Deadline::after(options_.effective_call_timeout()));
       last_error.reset();
-      if (got) {
-        auto held = std::make_shared<HeldLease>();
-        held->store = store_;
-        held->clock = hooks_.clock;
-        held->listener = hooks_.listener;
-        held->history = hooks_.history;
-        held->options = options_;
-        held->ttl = options_.lease_time;
-        held->confirm_locked(sent, options_.lease_time, *got.lease);
-        held->info = LeaseInfo{lock,
-                               options_.node_id,
-                               held->lease.fencing_token,
-                               held->lease.slot,
-                               options_.lease_time,
-                               sent,
-                               false};
-        held->caller = caller;
-        held->caller_link.emplace(caller, [h = held.get()] { h->stop.request_stop(); });
-        notify(hooks_.listener, [&](ElectionListener& l) { l.on_elected(held->info); });
-        record(hooks_.history, {HistoryRecord::Kind::acquired, held->info, {}, {}, {}});
-        RenewalScheduler::for_clock(hooks_.clock).watch(held);
-        return {LeaseGuard(shared_from_this(), held), {}};
-      }
+      if (got) return {LeaseGuard(shared_from_this(), hold(lock, *got.lease, sent, caller)), {}};
     } catch (const BackendError& e) {
       if (!retryable(e.code())) return on_backend_error(lock, e);
       last_error = e;
@@ -130,6 +109,46 @@ Acquisition ElectionCore::acquire(const std::string& lock, const std::stop_token
   Skipped s{SkipReason::contention, "another owner holds '" + lock + "'"};
   report_skip(lock, s);
   return {std::nullopt, s};
+}
+
+std::shared_ptr<HeldLease> ElectionCore::hold(const std::string& lock, const Lease& granted,
+                                              TimePoint sent, const std::stop_token& caller) {
+  auto held = std::make_shared<HeldLease>();
+  held->store = store_;
+  held->clock = hooks_.clock;
+  held->listener = hooks_.listener;
+  held->history = hooks_.history;
+  held->options = options_;
+  held->ttl = options_.lease_time;
+  held->confirm_locked(sent, options_.lease_time, granted);
+  const Duration granted_ttl = HeldLease::granted(options_.lease_time, granted);
+  if (auto misfit = held->margin_misfit(granted_ttl); !misfit.empty()) {
+    try {  // nothing ran under it yet: free it for the others at once
+      (void)store_->release(granted, Duration{0},
+                            Deadline::after(options_.effective_call_timeout()));
+    } catch (...) {  // it then expires on the server after the granted ttl
+    }
+    throw BackendError(ErrorCode::failed_precondition, std::string(store_->scheme()),
+                       "lock '" + lock + "': the store granted a ttl of " +
+                           format_duration(granted_ttl) + " where " +
+                           format_duration(options_.lease_time) + " was asked; " + misfit +
+                           "; the lease was released (use a longer lease on the store, or a "
+                           "shorter safety_margin)");
+  }
+  held->info = LeaseInfo{.lock = lock,
+                         .node_id = options_.node_id,
+                         .fencing_token = granted.fencing_token,
+                         .slot = granted.slot,
+                         .lease_time = options_.lease_time,
+                         .acquired_at = sent,
+                         .fail_open = false,
+                         .granted_ttl = granted_ttl};
+  held->caller = caller;
+  held->caller_link.emplace(caller, [h = held.get()] { h->stop.request_stop(); });
+  notify(hooks_.listener, [&](ElectionListener& l) { l.on_elected(held->info); });
+  record(hooks_.history, {HistoryRecord::Kind::acquired, held->info, {}, {}, {}});
+  RenewalScheduler::for_clock(hooks_.clock).watch(held);
+  return held;
 }
 
 Duration ElectionCore::jittered(Duration backoff) {
@@ -157,7 +176,11 @@ Acquisition ElectionCore::on_backend_error(const std::string& lock, const Backen
       held->fail_open = true;
       const TimePoint now = hooks_.clock->now();
       held->local_deadline = TimePoint::max();
-      held->info = LeaseInfo{lock, options_.node_id, 0, 0, options_.lease_time, now, true};
+      held->info = LeaseInfo{.lock = lock,
+                             .node_id = options_.node_id,
+                             .lease_time = options_.lease_time,
+                             .acquired_at = now,
+                             .fail_open = true};
       notify(hooks_.listener, [&](ElectionListener& l) { l.on_elected(held->info); });
       return {LeaseGuard(shared_from_this(), held), {}};
     }

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "leader/uri.hpp"
+
 namespace leader::detail {
 
 Duration HeldLease::margin_for(Duration ttl) const {
@@ -25,24 +27,43 @@ void HeldLease::unknown_outcome_locked(TimePoint sent, Duration asked) {
   local_deadline = std::min(local_deadline, sent + t - margin_for(t));
 }
 
+std::string HeldLease::margin_misfit(Duration ttl) const {
+  const Duration m = options.safety_margin;
+  if (m <= Duration{0}) return {};  // the default margin is a fifth of every grant
+  if (m >= ttl)
+    return "safety_margin " + format_duration(m) + " is not shorter than the granted ttl " +
+           format_duration(ttl);
+  if (options.auto_extend && m > ttl / 2)
+    return "safety_margin " + format_duration(m) + " is more than half the granted ttl " +
+           format_duration(ttl) + ", so auto_extend's renewals (at a third of it) do not fit";
+  return {};
+}
+
 Duration HeldLease::retry_after_failure() const {
   return std::clamp(std::min(ttl, grant_cap) / 10, Duration{10}, Duration{1000});
 }
 
-void HeldLease::end_renewal(TimePoint sent, Duration asked, const Lease& copy,
-                            std::optional<LeaseStatus> status) {
+std::string HeldLease::end_renewal(TimePoint sent, Duration asked, const Lease& copy,
+                                   std::optional<LeaseStatus> status) {
+  std::string misfit;
   {
     std::lock_guard lock(mu);
     renewing = false;
     calling = false;
     if (status == LeaseStatus::ok) {
       if (!lost) confirm_locked(sent, asked, copy);
+      misfit = margin_misfit(granted(asked, copy));
+      if (!misfit.empty())
+        misfit = "lock '" + info.lock + "': the store granted a ttl of " +
+                 format_duration(granted(asked, copy)) + " where " + format_duration(asked) +
+                 " was asked; " + misfit;
     } else if (!status) {
       unknown_outcome_locked(sent, asked);
       next_renew = clock->now() + retry_after_failure();
     }
   }
   cv.notify_all();
+  return misfit;
 }
 
 }  // namespace leader::detail

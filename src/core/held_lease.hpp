@@ -67,12 +67,16 @@ struct HeldLease {
   void confirm_locked(TimePoint sent, Duration asked, const Lease& granted_lease);
   /// Records a request for `asked` sent at `sent` whose outcome is unknown (it may land later).
   void unknown_outcome_locked(TimePoint sent, Duration asked);
+  /// Why an explicit safety margin cannot protect a grant of `ttl` (empty when it can): it must be
+  /// shorter than the grant, and at most half of it with auto_extend (renewals run at a third).
+  [[nodiscard]] std::string margin_misfit(Duration ttl) const;
   /// When to retry after a failed renewal.
   [[nodiscard]] Duration retry_after_failure() const;
   /// Ends a renew call (scheduled or extend): applies its outcome (nullopt = unknown) and wakes
-  /// whoever waits for the renew slot. Call without `mu` held.
-  void end_renewal(TimePoint sent, Duration asked, const Lease& copy,
-                   std::optional<LeaseStatus> status);
+  /// whoever waits for the renew slot. Call without `mu` held. Returns why a confirmed grant is
+  /// unsafe (margin_misfit), empty otherwise.
+  std::string end_renewal(TimePoint sent, Duration asked, const Lease& copy,
+                          std::optional<LeaseStatus> status);
   /// Marks the lease lost once: fires the stop_token and emits on_lost. Call without `mu` held.
   void mark_lost(const std::string& reason) noexcept;
 };

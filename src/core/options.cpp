@@ -23,6 +23,9 @@ void validate_common(const Options& o, std::string_view type) {
     reject(type, "min_lease_time", o.min_lease_time, "0 <= min_lease_time <= lease_time");
   if (o.safety_margin < Duration{0} || o.safety_margin >= o.lease_time)
     reject(type, "safety_margin", o.safety_margin, "0 <= safety_margin < lease_time");
+  if (o.auto_extend && o.safety_margin > o.lease_time / 2)
+    reject(type, "safety_margin", o.safety_margin,
+           "safety_margin <= lease_time / 2 with auto_extend (renewals run at lease_time / 3)");
   if (o.call_timeout < Duration{0})
     reject(type, "call_timeout", o.call_timeout, "call_timeout >= 0 (0 = automatic)");
   if (o.node_id.find_first_not_of(" \t\r\n") == std::string::npos)

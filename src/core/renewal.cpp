@@ -157,7 +157,11 @@ class Scheduler final : public RenewalScheduler {
       status = held->store->renew(copy, ttl, Deadline::after(budget));
     } catch (...) {  // outcome unknown: the local deadline is bounded by it
     }
-    held->end_renewal(sent, ttl, copy, status);
+    std::string misfit = held->end_renewal(sent, ttl, copy, status);
+    if (!misfit.empty()) {      // kept until the action ends: releasing now would admit a second
+      held->mark_lost(misfit);  // leader while this one still runs
+      return;
+    }
     if (status == LeaseStatus::lost) {
       held->mark_lost("renewal refused: the lease was taken over or expired on the server");
       return;

@@ -91,6 +91,8 @@ INSTANTIATE_TEST_SUITE_P(
                       BadOption{"min_lease_time", {.min_lease_time = -1ms}},
                       BadOption{"node_id", {.node_id = "  "}},
                       BadOption{"safety_margin", {.lease_time = 1s, .safety_margin = 1s}},
+                      BadOption{"safety_margin",
+                                {.lease_time = 10s, .auto_extend = true, .safety_margin = 6s}},
                       BadOption{"call_timeout", {.call_timeout = -5ms}}));
 
 TEST(GroupOptions, RequireAtLeastOneLeader) {
