@@ -8,6 +8,13 @@
 #   etcd  127.0.0.1:12379 (peer 12380)   zookeeper 127.0.0.1:12181
 #   dynalite (DynamoDB API) 127.0.0.1:18000
 set -euo pipefail
+# Servers must not inherit descriptors of the caller: run under `flock LOCK scripts/...`, a server
+# started here would keep LOCK's descriptor open and hold the lock for its whole life (the lock
+# stays held by flock itself until this script ends; only the servers' copies are closed).
+for fd in /proc/$$/fd/*; do
+  fd=${fd##*/}
+  if [ "$fd" -gt 2 ] 2>/dev/null && [ "$fd" != 255 ]; then eval "exec $fd>&-" 2>/dev/null || true; fi
+done
 ROOT=${LE_TEST_ROOT:-/tmp/le-test}
 NPM_DIR=${LE_NPM_DIR:-$ROOT/npm}          # where dynalite gets npm-installed
 
