@@ -4,6 +4,7 @@
 #include <map>
 #include <mutex>
 
+#include "leader/detail/group_size.hpp"
 #include "leader/errors.hpp"
 #include "leader/names.hpp"
 #include "leader/open.hpp"
@@ -17,6 +18,7 @@ struct Row {
   std::string node_id;
   std::uint64_t token = 0;
   TimePoint expires{};
+  int slots = 0;  // the group size of the request that took it (0: a single leader)
 };
 
 struct CandidateRow {
@@ -43,12 +45,28 @@ class MemoryStore final : public LeaseStore {
     validate_lock_name(r.lock);
     auto lock = guard();
     const TimePoint now = clock_->now();
+    Row* own = nullptr;
+    int own_slot = 0;
+    for (auto it = state_->leases.lower_bound({r.lock, 0});
+         it != state_->leases.end() && it->first.first == r.lock; ++it) {
+      if (it->second.expires <= now) continue;
+      if (it->second.slots != r.slots)
+        throw detail::group_size_mismatch("memory", r.lock, it->second.slots, r.slots);
+      if (it->second.owner == r.owner) {
+        own = &it->second;
+        own_slot = it->first.second;
+      }
+    }
+    if (own != nullptr) {  // our own live lease (a retry after an unknown outcome)
+      own->expires = now + r.ttl;
+      return {Lease{r.lock, r.owner, own->node_id, own->token, own_slot, r.slots, r.ttl, now}};
+    }
     const int slots = std::max(1, r.slots);
     for (int slot = 0; slot < slots; ++slot) {
       auto it = state_->leases.find({r.lock, slot});
       if (it != state_->leases.end() && it->second.expires > now) continue;
       std::uint64_t token = ++state_->fences[r.lock];
-      state_->leases[{r.lock, slot}] = Row{r.owner, r.node_id, token, now + r.ttl};
+      state_->leases[{r.lock, slot}] = Row{r.owner, r.node_id, token, now + r.ttl, r.slots};
       return {Lease{r.lock, r.owner, r.node_id, token, slot, r.slots, r.ttl, now}};
     }
     return {};
