@@ -1,9 +1,11 @@
 #!/usr/bin/python3
 """Checker of the fault suite (docs/faults.md): reads DIR/ledger and DIR/events.
 
-A lease A (token, pid) ran from its action's start to its effective end: the first of its return,
-its stop signal, its kill. Its successor start is the earliest start of a lease with a larger
-token. Counted:
+The judge is the server, seen through the other workers: a lease A (token, pid, slot) ran from its
+action's start to its effective end, the first of its return, its stop signal, its kill. Its
+successor start is the earliest start of a lease with a larger token in the same slot (a single
+lease is slot 0): the first successful takeover by another worker, i.e. the instant the server had
+certainly let someone else in. Counted:
   writes / accepted / rejected   writes that reached the fenced resource; rejected = stale writes
                                  refused because a larger token had already written
   stale writes                   writes that arrived after a newer leader had started
@@ -16,10 +18,23 @@ token. Counted:
   stop misses                    writes whose still_leader()/stop_token check began after the
                                  successor had started: the library said "leader" although the
                                  server had already given the lease away
+  resource-order overlaps        writes that reach the resource (ledger order) after an accepted
+                                 write of a larger token of the same slot; "unexplained" when the
+                                 writer was not paused and its check came after the successor's start
+  max holders                    most leases live at once (start .. effective end, paused and
+                                 stepped-clock holders left out); a group of N must stay <= N
+  extends                        ctx.extend() calls (X lines) and how many returned true
+  data loss                      overlaps and stop misses whose successor started while a server
+                                 that lost data in a crash (L events: Redis RDB/AOF) was restarting
+                                 or within a lease after it: the server forgot the lease, which no
+                                 client can see before its next renewal; reported, not a verdict
   min stop margin                min over takeovers of (successor start - stop signal), leaving out
                                  paused holders and the stepped-clock worker
 Leases of a worker whose CLOCK_MONOTONIC was faked (M events) are reported apart. The strict
-verdict (exit 1) fails on token reuse/order, fence violations, unexplained overlaps, stop misses.
+verdict (exit 1) fails on token reuse/order, fence violations, unexplained overlaps, stop misses,
+more than N holders at once, and on a vacuous run: fewer than --min-terms leases, or something
+named in --require that never happened (faults: any fault injected; takeovers; extends;
+concurrent_holders: two group holders at once; a fault kind such as restart_server).
 """
 
 import argparse
@@ -29,33 +44,81 @@ import sys
 
 
 def load(d):
-    leases, writes, events = {}, [], []
+    leases, writes, events, extends = {}, [], [], []
     with open(os.path.join(d, "ledger")) as f:
         for line in f:
             p = line.split()
             if not p:
                 continue
-            if p[0] == "A" and len(p) == 7:
+            if p[0] == "A" and len(p) in (7, 8):
                 key = (int(p[1]), int(p[2]))
                 lease = leases.setdefault(key, {"count": 0})
                 lease["count"] += 1
                 lease.update(token=key[0], pid=key[1], attempt=int(p[4]), start=int(p[5]),
-                             deadline=int(p[6]))
+                             deadline=int(p[6]), slot=int(p[7]) if len(p) == 8 else 0)
             elif p[0] == "E" and len(p) == 6:
                 lease = leases.setdefault((int(p[1]), int(p[2])), {"count": 0})
                 lease.update(end=int(p[3]), stop=int(p[4]), why=p[5])
             elif p[0] == "W" and len(p) == 6:
                 writes.append({"token": int(p[1]), "pid": int(p[2]), "check": int(p[3]),
                                "write": int(p[4]), "accepted": p[5] == "1"})
+            elif p[0] == "X" and len(p) == 7:
+                extends.append({"token": int(p[1]), "ttl_ms": int(p[5]), "ok": int(p[6])})
     path = os.path.join(d, "events")
     if os.path.exists(path):
         with open(path) as f:
             events = [line.split() for line in f if line.strip()]
-    return [v for v in leases.values() if "start" in v], writes, events
+    return [v for v in leases.values() if "start" in v], writes, events, extends
 
 
-def analyse(leases, writes, events):
-    pauses, kills, mono = {}, {}, set()
+def successors(leases):
+    """(token, pid) -> earliest start of a lease with a larger token in the same slot."""
+    succ, suffix_min = {}, {}
+    for x in sorted(leases, key=lambda y: -y["token"]):
+        m = suffix_min.get(x["slot"])
+        succ[(x["token"], x["pid"])] = m
+        suffix_min[x["slot"]] = x["start"] if m is None else min(m, x["start"])
+    return succ
+
+
+def max_holders(leases, pauses, mono, lossy):
+    """Most leases live at once, counting [start, effective end) of unpaused holders; instants in
+    a data-loss window (see above) are left out."""
+    marks = []
+    for x in leases:
+        if x["pid"] in mono or any(p0 < x["eff_end"] and p1 > x["start"]
+                                   for p0, p1 in pauses.get(x["pid"], [])):
+            continue
+        marks += [(x["start"], 1), (x["eff_end"], -1)]
+    live = best = 0
+    for t, d in sorted(marks):  # an end sorts before a start at the same instant
+        live += d
+        if not any(t0 <= t <= t1 for t0, t1 in lossy):
+            best = max(best, live)
+    return best
+
+
+def resource_order(writes, lease_of, succ, pauses, lossy):
+    """Writes after an accepted write of a larger token of the same slot, in ledger order."""
+    highest, total, unexplained = {}, 0, 0
+    for w in writes:
+        x = lease_of.get((w["token"], w["pid"]))
+        slot = x["slot"] if x else 0
+        if w["token"] < highest.get(slot, 0):
+            total += 1
+            nxt = succ.get((w["token"], w["pid"]))
+            paused = any(p0 < w["write"] and p1 > (x["start"] if x else 0)
+                         for p0, p1 in pauses.get(w["pid"], []))
+            if (not paused and nxt is not None and w["check"] >= nxt
+                    and not any(t0 <= nxt <= t1 for t0, t1 in lossy)):
+                unexplained += 1
+        if w["accepted"]:
+            highest[slot] = max(highest.get(slot, 0), w["token"])
+    return total, unexplained
+
+
+def analyse(leases, writes, events, lease_ns):
+    pauses, kills, mono, lossy = {}, {}, set(), []
     for e in events:
         if e[0] == "P":
             pauses.setdefault(int(e[1]), []).append((int(e[2]), int(e[3])))
@@ -63,6 +126,8 @@ def analyse(leases, writes, events):
             kills.setdefault(int(e[1]), []).append(int(e[2]))
         elif e[0] == "M":
             mono.add(int(e[1]))
+        elif e[0] == "L":
+            lossy.append((int(e[1]), int(e[2]) + lease_ns))
     last_write = {}
     for w in writes:
         k = (w["token"], w["pid"])
@@ -75,7 +140,8 @@ def analyse(leases, writes, events):
          "token_reuse": sum(x["count"] - 1 for x in leases), "token_order": 0,
          "fence_violations": 0, "stale_writes": 0, "overlaps": 0, "overlaps_paused": 0,
          "overlaps_unexplained": 0, "stop_misses": 0, "stepped_clock_overlaps": 0,
-         "stepped_clock_stop_misses": 0, "takeovers": 0, "min_stop_margin_ms": None}
+         "stepped_clock_stop_misses": 0, "takeovers": 0, "min_stop_margin_ms": None,
+         "overlaps_data_loss": 0, "stop_misses_data_loss": 0}
     by_token = {}
     for x in leases:
         by_token.setdefault(x["token"], []).append(x)
@@ -89,11 +155,11 @@ def analyse(leases, writes, events):
             ends = [last_write.get((x["token"], x["pid"]), x["start"])]
         x["eff_end"] = min(ends)
 
-    succ = {}
-    suffix_min = None  # earliest start among leases with a larger token
-    for x in sorted(leases, key=lambda y: -y["token"]):
-        succ[(x["token"], x["pid"])] = suffix_min
-        suffix_min = x["start"] if suffix_min is None else min(suffix_min, x["start"])
+    succ = successors(leases)
+    lease_of = {(x["token"], x["pid"]): x for x in leases}
+    r["max_holders"] = max_holders(leases, pauses, mono, lossy)
+    r["resource_order_overlaps"], r["resource_order_unexplained"] = resource_order(
+        writes, lease_of, succ, pauses, lossy)
 
     for i, a in enumerate(leases):
         if "end" in a:
@@ -114,20 +180,54 @@ def analyse(leases, writes, events):
                 r["stepped_clock_overlaps"] += 1
                 continue
             r["overlaps"] += 1
-            r["overlaps_paused" if paused else "overlaps_unexplained"] += 1
+            if paused:
+                r["overlaps_paused"] += 1
+            elif any(t0 <= nxt <= t1 for t0, t1 in lossy):
+                r["overlaps_data_loss"] += 1
+            else:
+                r["overlaps_unexplained"] += 1
 
-    highest = 0
+    highest = {}
     for w in writes:  # ledger order is the resource's order
         nxt = succ.get((w["token"], w["pid"]))
         if nxt is not None and w["write"] > nxt:
             r["stale_writes"] += 1
         if nxt is not None and w["check"] >= nxt:
-            r["stepped_clock_stop_misses" if w["pid"] in mono else "stop_misses"] += 1
+            if w["pid"] in mono:
+                r["stepped_clock_stop_misses"] += 1
+            elif any(t0 <= nxt <= t1 for t0, t1 in lossy):
+                r["stop_misses_data_loss"] += 1
+            else:
+                r["stop_misses"] += 1
         if w["accepted"]:
-            if w["token"] < highest:
+            x = lease_of.get((w["token"], w["pid"]))
+            slot = x["slot"] if x else 0
+            if w["token"] < highest.get(slot, 0):
                 r["fence_violations"] += 1
-            highest = max(highest, w["token"])
+            highest[slot] = max(highest.get(slot, 0), w["token"])
     return r
+
+
+def vacuous(r, a, faults):
+    """Reasons the run proves nothing: too few terms, or a required event never happened."""
+    why = []
+    if r["terms"] < a.min_terms or r["writes"] == 0:
+        why.append("vacuous: %d terms (at least %d needed), %d writes"
+                   % (r["terms"], a.min_terms, r["writes"]))
+    for need in filter(None, a.require.split(",")):
+        if need == "faults":
+            ok = sum(faults.values()) > 0
+        elif need == "takeovers":
+            ok = r["takeovers"] > 0
+        elif need == "extends":
+            ok = r["extends_ok"] > 0
+        elif need == "concurrent_holders":
+            ok = r["max_holders"] >= 2
+        else:
+            ok = faults.get(need, 0) > 0
+        if not ok:
+            why.append("vacuous: no %s" % need)
+    return why
 
 
 def main():
@@ -136,9 +236,16 @@ def main():
     ap.add_argument("--lease-ms", type=int, default=1500)
     ap.add_argument("--label", default="")
     ap.add_argument("--report-only", action="store_true")
+    ap.add_argument("--group", type=int, default=0, help="N of a group run (0: single leader)")
+    ap.add_argument("--min-terms", type=int, default=2)
+    ap.add_argument("--require", default="faults,takeovers")
     a = ap.parse_args()
-    leases, writes, events = load(a.dir)
-    r = analyse(leases, writes, events)
+    leases, writes, events, extends = load(a.dir)
+    r = analyse(leases, writes, events, a.lease_ms * 10**6)
+    r["terms"] = r["leases"]
+    r["extends"] = len(extends)
+    r["extends_ok"] = sum(x["ok"] == 1 for x in extends)
+    r["group"] = a.group
     faults = {}
     fpath = os.path.join(a.dir, "faults")
     if os.path.exists(fpath):
@@ -150,9 +257,10 @@ def main():
         json.dump(r, f, indent=1, sort_keys=True)
     print("faults %s: %s" % (a.label, json.dumps(r, sort_keys=True)))
     bad = [k for k in ("token_reuse", "token_order", "fence_violations", "overlaps_unexplained",
-                       "stop_misses") if r[k]]
-    if r["writes"] == 0 or r["takeovers"] == 0:
-        bad.append("nothing happened (no writes or no takeovers)")
+                       "stop_misses", "resource_order_unexplained") if r[k]]
+    if r["max_holders"] > max(1, a.group):
+        bad.append("%d holders at once (allowed %d)" % (r["max_holders"], max(1, a.group)))
+    bad += vacuous(r, a, faults)
     if bad and not a.report_only:
         print("FAILED: %s" % ", ".join(bad))
         return 1

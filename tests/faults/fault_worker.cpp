@@ -2,18 +2,23 @@
 //
 //   fault_worker --uri U --lock L --dir D --id N [--lease-ms 1500] [--step-ms 50]
 //                [--max-steps 60] [--seconds 30] [--wait-ms 200] [--write-delay-ms 20]
-//                [--clock-file F]
+//                [--clock-file F] [--group N] [--extend 1]
 //
 // Until --seconds have passed, the worker calls run_if_leader with auto_extend. While it holds the
 // lease it works in steps of --step-ms; before each step's write it checks stop_token() and
 // still_leader(), then, --write-delay-ms later (the write in flight), "writes" to a fenced
 // resource: D/ledger appended under flock(D/fence), accepted only when the token is not lower than
-// the highest token accepted so far (what a fencing resource does). Every timestamp is the real
+// the highest token accepted so far for the lease's slot (what a fencing resource does: a single
+// lease is slot 0; --group N uses a LeaderGroupElector with max_leaders N, one fenced row per
+// slot). Every timestamp is the real
 // CLOCK_MONOTONIC read by a raw syscall, so that a worker whose clocks are faked by libfaketime
 // still logs true times. Ledger lines:
-//   A token pid id attempt_ns start_ns deadline_ns   the action started (lease granted)
+//   A token pid id attempt_ns start_ns deadline_ns slot   the action started (lease granted)
 //   W token pid check_ns write_ns accepted           a write reached the resource
 //   E token pid end_ns stop_ns why                   the action returned (why: done|stop|lost)
+//   X token pid t0_ns t1_ns ttl_ms ok                ctx.extend(ttl) called at t0, returned at t1
+// --extend 1 calls ctx.extend() before one step in twelve while holding, with a ttl shorter or longer than the
+// lease (auto_extend stays on, so later renewals must keep the extended ttl).
 // --clock-file F steps the library's steady clock by the milliseconds written in F (SteppedClock).
 // D/w<N>.state holds "HOLD token pid" while the action runs and "IDLE 0 pid" otherwise.
 
@@ -91,6 +96,8 @@ struct Config {
   int id = 0;
   long lease_ms = 1500, step_ms = 50, max_steps = 60, seconds = 30, wait_ms = 200;
   long write_delay_ms = 20;
+  int group = 0;        // 0: LeaderElector; N: LeaderGroupElector with max_leaders N
+  bool extend = false;  // call ctx.extend() while holding
 };
 
 /// The fenced resource: an append-only ledger guarded by flock on the fence file.
@@ -108,20 +115,22 @@ class FencedResource {
     ::close(fence_);
   }
 
-  /// Appends a write of `token`; accepted unless a higher token was accepted before.
-  bool write(std::uint64_t token, std::int64_t check_ns) {
+  /// Appends a write of `token` to row `slot`; accepted unless a higher token was accepted there.
+  bool write(std::uint64_t token, int slot, std::int64_t check_ns) {
     ::flock(fence_, LOCK_EX);
-    char buf[32] = {0};
-    auto n = ::pread(fence_, buf, sizeof buf - 1, 0);
+    const auto at = static_cast<off_t>(slot) * kRow;
+    char buf[kRow] = {0};
+    auto n = ::pread(fence_, buf, sizeof buf - 1, at);
     std::uint64_t highest = n > 0 ? std::strtoull(buf, nullptr, 10) : 0;
     bool accepted = token >= highest;
     append("W " + std::to_string(token) + " " + std::to_string(getpid()) + " " +
            std::to_string(check_ns) + " " + std::to_string(true_ns()) + " " +
            (accepted ? "1" : "0") + "\n");
     if (accepted && token > highest) {
-      auto s = std::to_string(token) + "\n";
-      (void)::ftruncate(fence_, 0);
-      (void)::pwrite(fence_, s.data(), s.size(), 0);
+      auto s = std::to_string(token);
+      s.resize(kRow - 1, ' ');
+      s += '\n';
+      (void)::pwrite(fence_, s.data(), s.size(), at);
     }
     ::flock(fence_, LOCK_UN);
     return accepted;
@@ -135,6 +144,7 @@ class FencedResource {
   }
 
  private:
+  static constexpr std::size_t kRow = 24;  // one fixed-width row of the fence file per slot
   void append(const std::string& line) { (void)::write(ledger_, line.data(), line.size()); }
   int ledger_;
   int fence_;
@@ -150,9 +160,27 @@ void write_state(const Config& c, const std::string& text) {
   }
 }
 
+/// Calls ctx.extend() with a ttl shorter or longer than the lease and logs it (X line).
+void extend(const Config& c, leader::LeaderContext& ctx, FencedResource& res, std::mt19937& rng) {
+  static constexpr double kFactors[] = {0.4, 0.7, 1.5, 2.5};
+  std::uniform_int_distribution<int> pick(0, 3);
+  const long ttl_ms = static_cast<long>(static_cast<double>(c.lease_ms) * kFactors[pick(rng)]);
+  const auto t0 = true_ns();
+  int ok = 0;
+  try {
+    ok = ctx.extend(std::chrono::milliseconds(ttl_ms)) ? 1 : 0;
+  } catch (const std::exception& e) {
+    ok = -1;
+    std::cerr << "fault_worker " << c.id << ": extend: " << e.what() << "\n";
+  }
+  res.record("X " + std::to_string(ctx.fencing_token()) + " " + std::to_string(getpid()) + " " +
+             std::to_string(t0) + " " + std::to_string(true_ns()) + " " + std::to_string(ttl_ms) +
+             " " + std::to_string(ok) + "\n");
+}
+
 /// One held lease: work in steps until done, stopped or no longer leader.
 void work(const Config& c, const leader::Clock& clock, leader::LeaderContext& ctx,
-          FencedResource& res, std::int64_t attempt, long steps) {
+          FencedResource& res, std::int64_t attempt, long steps, std::mt19937& rng) {
   const auto start = true_ns();
   const auto token = ctx.fencing_token();
   const auto tok = std::to_string(token);
@@ -161,10 +189,12 @@ void work(const Config& c, const leader::Clock& clock, leader::LeaderContext& ct
   std::stop_callback on_stop(ctx.stop_token(), [&] { stop_ns = true_ns(); });
   res.record("A " + tok + " " + pid + " " + std::to_string(c.id) + " " + std::to_string(attempt) +
              " " + std::to_string(start) + " " + std::to_string(to_true_ns(clock, ctx.deadline())) +
-             "\n");
+             " " + std::to_string(ctx.slot()) + "\n");
   write_state(c, "HOLD " + tok);
   const char* why = "done";
+  std::uniform_int_distribution<int> coin(0, 11);  // rarer than renewals (every lease/3)
   for (long i = 0; i < steps; ++i) {
+    if (c.extend && coin(rng) == 0) extend(c, ctx, res, rng);
     std::this_thread::sleep_for(std::chrono::milliseconds(c.step_ms));
     const auto check = true_ns();  // taken before the check: the check happened at or after it
     if (ctx.stop_token().stop_requested()) {
@@ -177,7 +207,7 @@ void work(const Config& c, const leader::Clock& clock, leader::LeaderContext& ct
     }
     // In flight to the resource: a pause here is what only the fencing token can catch.
     std::this_thread::sleep_for(std::chrono::milliseconds(c.write_delay_ms));
-    res.write(token, check);
+    res.write(token, ctx.slot(), check);
   }
   write_state(c, "IDLE 0");
   res.record("E " + tok + " " + pid + " " + std::to_string(true_ns()) + " " +
@@ -200,21 +230,14 @@ Config parse(int argc, char** argv) {
   c.seconds = num("--seconds", c.seconds);
   c.wait_ms = num("--wait-ms", c.wait_ms);
   c.write_delay_ms = num("--write-delay-ms", c.write_delay_ms);
+  c.group = static_cast<int>(num("--group", 0));
+  c.extend = num("--extend", 0) != 0;
   return c;
 }
 
-int run(const Config& c) {
-  auto store = leader::open(c.uri);
-  leader::ElectionOptions o;
-  o.lease_time = std::chrono::milliseconds(c.lease_ms);
-  o.wait_time = std::chrono::milliseconds(c.wait_ms);
-  o.auto_extend = true;
-  o.on_backend_error = leader::OnBackendError::skip;
-  o.node_id = "fault-" + std::to_string(c.id) + "-" + std::to_string(getpid());
-  leader::ElectorHooks hooks;
-  hooks.clock =
-      c.clock_file.empty() ? leader::Clock::system() : std::make_shared<SteppedClock>(c.clock_file);
-  leader::LeaderElector elector(store, o, hooks);
+/// The worker's loop on one elector (LeaderElector or LeaderGroupElector).
+template <class Elector>
+int loop(const Config& c, const Elector& elector, const leader::Clock& clock) {
   FencedResource res(c.dir);
   std::mt19937 rng(static_cast<unsigned>(getpid()) * 7919u + static_cast<unsigned>(true_ns()));
   std::uniform_int_distribution<long> steps(1, c.max_steps);
@@ -227,7 +250,7 @@ int run(const Config& c) {
     const long n = steps(rng);
     try {
       if (elector.run_if_leader(c.lock, [&](leader::LeaderContext& ctx) {
-            work(c, *hooks.clock, ctx, res, attempt, n);
+            work(c, clock, ctx, res, attempt, n, rng);
           })) {
         ++runs;
       }
@@ -240,6 +263,32 @@ int run(const Config& c) {
   }
   std::cout << "RUNS " << runs << " ERRORS " << errors << std::endl;
   return 0;
+}
+
+int run(const Config& c) {
+  auto store = leader::open(c.uri);
+  leader::ElectorHooks hooks;
+  hooks.clock =
+      c.clock_file.empty() ? leader::Clock::system() : std::make_shared<SteppedClock>(c.clock_file);
+  const auto& clock = *hooks.clock;
+  const auto node = "fault-" + std::to_string(c.id) + "-" + std::to_string(getpid());
+  if (c.group > 0) {
+    leader::GroupOptions o;
+    o.lease_time = std::chrono::milliseconds(c.lease_ms);
+    o.wait_time = std::chrono::milliseconds(c.wait_ms);
+    o.auto_extend = true;
+    o.on_backend_error = leader::OnBackendError::skip;
+    o.node_id = node;
+    o.max_leaders = c.group;
+    return loop(c, leader::LeaderGroupElector(store, o, hooks), clock);
+  }
+  leader::ElectionOptions o;
+  o.lease_time = std::chrono::milliseconds(c.lease_ms);
+  o.wait_time = std::chrono::milliseconds(c.wait_ms);
+  o.auto_extend = true;
+  o.on_backend_error = leader::OnBackendError::skip;
+  o.node_id = node;
+  return loop(c, leader::LeaderElector(store, o, hooks), clock);
 }
 
 }  // namespace

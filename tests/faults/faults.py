@@ -9,9 +9,16 @@ runs check.py on the ledger. Every event is logged to OUT/events with CLOCK_MONO
   N pid t0 t1      worker partitioned from the server (proxy blackhole)
   S t0 t1          server paused (all its processes SIGSTOPped)
   R t0 t1          server restarted
+  L t0 t1          ... and it lost data in the restart (own Redis with RDB or AOF everysec): the
+                   leases it held may be gone, so a takeover in t0 .. t1 + lease is explained
   C pid t offset   worker 0's clock set to offset: its wall clock (libfaketime, seconds) or, in
                    clock-mono, the library's steady clock (fault_worker --clock-file, ms)
   M pid            worker whose steady clock is stepped (reported apart, never a verdict)
+
+Partitions are made by proxy.py (bytes held in the proxy, delivered after the heal) or, with
+--partition nft, by nftables drop rules in the worker's own network namespace (netns.sh). Server
+crashes of Redis with persistence (--redis-persist rdb|aof) and of DynamoDB (dynalite --path) hit a
+private server (own_servers.py); the shared servers are only paused or gracefully restarted.
 """
 
 import argparse
@@ -25,12 +32,19 @@ import subprocess
 import sys
 import time
 
+from own_servers import OwnDynalite, OwnRedis
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 FAKETIME = (glob.glob("/usr/lib/*/faketime/libfaketimeMT.so.1") +
             ["/usr/lib/x86_64-linux-gnu/faketime/libfaketimeMT.so.1"])[0]  # Debian: libfaketime
 SERVERS = {"redis": "redis", "postgres": "postgres", "mysql": "mariadb", "etcd": "etcd",
            "zookeeper": "zookeeper"}
-DURABLE = {"postgres", "mysql", "etcd", "zookeeper"}  # keep leases and counters across restarts
+DURABLE = {"postgres", "mysql", "etcd", "zookeeper", "dynamodb"}  # keep leases and counters
+SCENARIOS = ["mixed", "clock-wall", "clock-mono", "restart", "restart-rdb", "restart-aof", "group",
+             "extend", "netns"]
+MIXED = ("mixed", "group", "extend", "netns")  # every fault kind; they differ in the workers/partition
+NETNS = "lff"  # namespaces lff-<i>, host side 10.177.<i>.1, namespace side 10.177.<i>.2
+NETNS_NET = "177"
 
 
 def now():
@@ -48,6 +62,7 @@ def store_uri(store, out, port):
         "mysql": "mysql://root@%s/leader_test?table_prefix=faults_" % hostport,
         "etcd": "etcd://%s?prefix=/leader-faults" % hostport,
         "zookeeper": "zk://%s?root=/leader-faults" % hostport,
+        "dynamodb": "dynamodb://test:test@%s?tls=false&table=leader_faults" % hostport,
     }[store]
 
 
@@ -75,6 +90,12 @@ class Run:
         self.lock = "faults-%s-%d-%d" % (a.store, os.getpid(), int(time.time()))
         self.proxy = None
         self.counts = {}
+        self.own = None  # a private server (own_servers.py) for crash-restart faults
+        if a.store == "dynamodb":
+            self.own = OwnDynalite(a.out)
+        elif a.store == "redis" and a.redis_persist != "none":
+            self.own = OwnRedis(a.out, a.redis_persist)
+        self.durable = a.store in DURABLE or self.own is not None
 
     def log(self, *fields):
         self.events.write(" ".join(str(f) for f in fields) + "\n")
@@ -108,14 +129,22 @@ class Run:
 
     def wall_jumps(self):
         """Wall-clock jumps are harmless for server stores; SQLite expires by the wall clock."""
-        return self.a.scenario == "clock-wall" or (self.a.scenario == "mixed" and self.network)
+        return self.a.scenario == "clock-wall" or (self.a.scenario in MIXED and self.network)
 
     def spawn(self, i):
         left = max(1, (self.end - now()) // 10**9)
         uri = store_uri(self.a.store, self.a.out, self.ports[i])
         cmd = [self.a.worker, "--uri", uri, "--lock", self.lock, "--dir", self.a.out,
                "--id", str(i), "--lease-ms", str(self.a.lease_ms), "--seconds", str(left)]
-        cmd += self.stepped_clock(i)
+        cmd += ["--max-steps", str(self.a.max_steps)] + self.stepped_clock(i)
+        if self.a.group:
+            cmd += ["--group", str(self.a.group)]
+        if self.a.extend:
+            cmd += ["--extend", "1"]
+        if self.a.partition == "nft":
+            uri = uri.replace("127.0.0.1", "10.%s.%d.1" % (NETNS_NET, i))
+            cmd = ["ip", "netns", "exec", "%s-%d" % (NETNS, i)] + cmd
+            cmd[cmd.index("--uri") + 1] = uri
         with open(os.path.join(self.a.out, "w%d.log" % i), "a") as err:
             p = subprocess.Popen(cmd, env=self.fake_clock(i), stdout=err, stderr=err)
         if i == 0 and self.a.scenario == "clock-mono":
@@ -176,16 +205,45 @@ class Run:
         self.procs[i].wait()
         self.spawn(i)
 
+    def extended_holder(self):
+        """(index, pid) of a holder whose last ctx.extend() asked more than the lease and whose
+        next scheduled renewal (lease/3 later) has just gone out: the moment when a renewal that
+        shortened the server's lease would leave a longer local deadline (waits up to 5 s)."""
+        lease = self.a.lease_ms * 10**6
+        give_up = now() + 5 * 10**9
+        while now() < give_up:
+            held = {self.procs[i].pid: i for i in self.holders()}
+            with open(os.path.join(self.a.out, "ledger"), "rb") as f:
+                f.seek(max(0, os.path.getsize(f.name) - 65536))
+                tail = f.read().decode(errors="replace").splitlines()
+            last = {}
+            for p in (line.split() for line in tail):
+                if len(p) == 7 and p[0] == "X" and int(p[2]) in held:
+                    last[int(p[2])] = (int(p[4]), int(p[5]), int(p[6]))
+            for pid, (t1, ttl_ms, ok) in last.items():
+                age = now() - t1
+                if ok == 1 and ttl_ms > self.a.lease_ms and lease // 3 + 10**8 < age < lease // 2:
+                    return held[pid], pid
+            self.sleep(0.02)
+        return self.holder()
+
     def partition_worker(self):
-        i, pid = self.holder()
+        i, pid = self.extended_holder() if self.a.extend else self.holder()
         control = os.path.join(self.a.out, "blackhole")
+        netns = os.path.join(HERE, "netns.sh")
         t0 = now()
-        with open(control, "w") as f:
-            f.write("%d\n" % self.ports[i])
+        if self.a.partition == "nft":  # drop every packet between its namespace and the host
+            subprocess.run([netns, "drop", NETNS, str(i), NETNS_NET], check=True)
+        else:
+            with open(control, "w") as f:
+                f.write("%d\n" % self.ports[i])
         try:
             self.sleep(self.lease_s(self.rng.uniform(1.5, 2.5)))
         finally:
-            open(control, "w").close()
+            if self.a.partition == "nft":
+                subprocess.run([netns, "heal", NETNS, str(i)], check=True)
+            else:
+                open(control, "w").close()
         self.log("N", pid, t0, now())
 
     def server(self, *args):
@@ -201,13 +259,26 @@ class Run:
         if self.a.store == "sqlite":  # the sqlite "server" is the file: hold its write lock
             t0 = now()
             hold_sqlite(os.path.join(self.a.out, "leader.db"), 2.0)
+        elif self.own:
+            t0 = now()
+            os.kill(self.own.proc.pid, signal.SIGSTOP)
+            try:
+                time.sleep(2.0)
+            finally:
+                os.kill(self.own.proc.pid, signal.SIGCONT)
         else:
             t0 = self.server("pause", SERVERS[self.a.store], "2")
         self.log("S", t0, now())
 
     def restart_server(self):
         self.holder()
-        t0 = self.server("restart", SERVERS[self.a.store])
+        if self.own:  # kill -9 of a private server with the data loss of its persistence
+            t0 = now()
+            self.own.crash_restart(self.rng, self.sleep)
+            if isinstance(self.own, OwnRedis):
+                self.log("L", t0, now())
+        else:
+            t0 = self.server("restart", SERVERS[self.a.store])
         self.log("R", t0, now())
 
     def jump_clock(self):
@@ -236,8 +307,11 @@ class Run:
         s, st = self.a.scenario, self.a.store
         if s in ("clock-mono", "clock-wall"):
             return [self.jump_clock]
-        if s == "restart":
+        if s.startswith("restart"):
             return [self.restart_server]
+        if s == "extend":  # renewals must fail for a wrong extended deadline to show
+            faults = [self.partition_worker, self.pause_worker, self.kill_worker]
+            return faults + ([self.pause_server] if self.a.server_faults else [])
         faults = [self.pause_worker, self.kill_worker]
         if self.wall_jumps():
             faults.append(self.jump_clock)
@@ -245,16 +319,26 @@ class Run:
             faults.append(self.partition_worker)
         if self.a.server_faults:
             faults.append(self.pause_server)
-            if st in DURABLE:
+            if self.durable:
                 faults.append(self.restart_server)
         return faults
 
     # ---- the run -------------------------------------------------------------------------
     def start(self):
+        if self.own:
+            self.own.start()
+        if self.a.partition == "nft":
+            netns = os.path.join(HERE, "netns.sh")
+            subprocess.run([netns, "down", NETNS, NETNS_NET, "16"], check=False)  # stale run
+            subprocess.run([netns, "up", NETNS, NETNS_NET, str(self.a.workers)], check=True)
         if self.network:
             cmd = [sys.executable, os.path.join(HERE, "proxy.py"), "--target",
-                   target(self.a.store), "--count", str(self.a.workers),
+                   self.own.address if self.own else target(self.a.store),
+                   "--count", str(self.a.workers),
                    "--control", os.path.join(self.a.out, "blackhole")]
+            if self.a.partition == "nft":
+                cmd += ["--listen", ",".join("10.%s.%d.1" % (NETNS_NET, i)
+                                             for i in range(self.a.workers))]
             self.proxy = subprocess.Popen(cmd, stdout=subprocess.PIPE)
             line = self.proxy.stdout.readline().decode().split()
             if len(line) != 2 or line[0] != "ports":
@@ -268,13 +352,15 @@ class Run:
         server_faults, deck = 0, []
         self.sleep(2.0)
         while now() < self.end - 4 * 10**9:
-            if server_faults >= self.a.max_server_faults:
+            if server_faults >= self.a.max_server_faults and not self.own:
                 faults = [f for f in faults if f not in (self.pause_server, self.restart_server)]
             if not faults:
                 self.sleep(0.5)
                 continue
             if not deck:  # every kind once per round, in a random order
                 deck = self.rng.sample(faults, len(faults))
+                if self.a.scenario in ("netns", "extend") and not self.counts:
+                    deck.sort(key=lambda f: f == self.partition_worker)  # partition first
             fault = deck.pop()
             if fault not in faults:
                 continue
@@ -297,6 +383,11 @@ class Run:
         if self.proxy:
             self.proxy.terminate()
             self.proxy.wait()
+        if self.own:
+            self.own.stop()
+        if self.a.partition == "nft":
+            subprocess.run([os.path.join(HERE, "netns.sh"), "down", NETNS, NETNS_NET,
+                            str(self.a.workers)], check=False)
         with open(os.path.join(self.a.out, "faults"), "w") as f:
             for k, v in sorted(self.counts.items()):
                 f.write("%s %d\n" % (k, v))
@@ -311,26 +402,76 @@ def hold_sqlite(path, secs):
     db.close()
 
 
-def main():
+SKIP = 77  # ctest SKIP_RETURN_CODE: the machine cannot run this scenario (no root, no nft)
+
+
+def options():
     ap = argparse.ArgumentParser()
     ap.add_argument("--store", required=True)
     ap.add_argument("--worker", required=True)
     ap.add_argument("--out", required=True)
     ap.add_argument("--seconds", type=int, default=25)
-    ap.add_argument("--scenario", default="mixed", choices=["mixed", "clock-wall", "clock-mono", "restart"])
-    ap.add_argument("--workers", type=int, default=4)
+    ap.add_argument("--scenario", default="mixed", choices=SCENARIOS)
+    ap.add_argument("--workers", type=int, default=None)
     ap.add_argument("--lease-ms", type=int, default=1500)
+    ap.add_argument("--max-steps", type=int, default=60)
     ap.add_argument("--seed", type=int, default=None)
     ap.add_argument("--max-server-faults", type=int, default=2)
     ap.add_argument("--no-server-faults", dest="server_faults", action="store_false")
+    ap.add_argument("--group", type=int, default=0, help="N-slot group elector (max_leaders N)")
+    ap.add_argument("--extend", action="store_true", help="workers call ctx.extend()")
+    ap.add_argument("--partition", choices=["proxy", "nft"], default="proxy")
+    ap.add_argument("--redis-persist", choices=["none", "rdb", "aof"], default="none")
+    ap.add_argument("--min-terms", type=int, default=2)
     a = ap.parse_args()
+    if a.scenario == "group":
+        a.group = a.group or 2
+    elif a.scenario == "extend":
+        a.extend = True
+    elif a.scenario == "netns":
+        a.partition = "nft"
+    elif a.scenario in ("restart-rdb", "restart-aof"):
+        if a.store != "redis":
+            ap.error("--scenario %s is for --store redis" % a.scenario)
+        a.redis_persist = a.scenario[len("restart-"):]
+        a.max_steps = min(a.max_steps, 10)  # many terms between the snapshot and the crash
+    if a.workers is None:
+        a.workers = a.group + 3 if a.group else 4
     if a.seed is None:
         a.seed = int(time.time())
+    return a
+
+
+def requirements(a, run):
+    """What must have happened for the verdict not to be vacuous (check.py --require)."""
+    need = ["faults", "takeovers"]
+    if a.scenario.startswith("restart"):
+        need.append("restart_server")
+    if a.partition == "nft" or a.scenario == "netns":
+        need.append("partition_worker")
+    if a.extend:
+        need.append("extends")
+    if a.group >= 2:
+        need.append("concurrent_holders")
+    return need
+
+
+def main():
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))  # run finish() on ctest's timeout
+    a = options()
     shutil.rmtree(a.out, ignore_errors=True)
     os.makedirs(a.out)
-    print("faults: store=%s scenario=%s seconds=%d workers=%d lease=%dms seed=%d out=%s"
-          % (a.store, a.scenario, a.seconds, a.workers, a.lease_ms, a.seed, a.out), flush=True)
-    if a.store != "sqlite":
+    print("faults: store=%s scenario=%s seconds=%d workers=%d lease=%dms group=%d extend=%s "
+          "partition=%s redis-persist=%s seed=%d out=%s"
+          % (a.store, a.scenario, a.seconds, a.workers, a.lease_ms, a.group, a.extend,
+             a.partition, a.redis_persist, a.seed, a.out), flush=True)
+    if a.partition == "nft":
+        r = subprocess.run([os.path.join(HERE, "netns.sh"), "check"], check=False)
+        if r.returncode != 0:
+            print("faults: SKIPPED: nft partitions need root, iproute2 and nftables")
+            return SKIP
+    run = Run(a)
+    if a.store not in ("sqlite", "memory") and run.own is None:
         host, port = target(a.store).rsplit(":", 1)
         try:
             socket.create_connection((host, int(port)), timeout=2).close()
@@ -338,16 +479,17 @@ def main():
             print("faults: %s server %s:%s unreachable (%s): start it with "
                   "scripts/test-servers.sh start" % (a.store, host, port, e))
             return 2
-    run = Run(a)
     try:
         run.start()
         run.inject()
     finally:
         run.finish()
-    strict = (a.scenario == "mixed" or (a.scenario == "restart" and a.store in DURABLE)
+    strict = (a.scenario in MIXED or (a.scenario.startswith("restart") and run.durable)
               or (a.scenario == "clock-wall" and a.store != "sqlite"))
     check = [sys.executable, os.path.join(HERE, "check.py"), "--dir", a.out,
-             "--lease-ms", str(a.lease_ms), "--label", "%s/%s" % (a.store, a.scenario)]
+             "--lease-ms", str(a.lease_ms), "--label", "%s/%s" % (a.store, a.scenario),
+             "--group", str(a.group), "--min-terms", str(a.min_terms),
+             "--require", ",".join(requirements(a, run))]
     if not strict:
         check.append("--report-only")
     return subprocess.call(check)

@@ -1,10 +1,11 @@
 #!/usr/bin/python3
 """TCP proxy that can partition one client from the server (tests/faults, docs/faults.md).
 
-    proxy.py --target 127.0.0.1:16379 --count 4 --control DIR/blackhole
+    proxy.py --target 127.0.0.1:16379 --count 4 --control DIR/blackhole [--listen H1,H2,...]
 
 Listens on --count ports chosen by the kernel (printed as "ports P1,P2,..."), each forwarding to
-the target. Ports listed (one per line) in the control file are
+the target; port i listens on 127.0.0.1, or on Hi with --listen (the host side of worker i's veth
+pair, when the partition is an nft drop in the worker's network namespace). Ports listed (one per line) in the control file are
 partitioned: nothing is read from or written to either side while listed, so bytes stay in the
 kernel buffers and arrive after the partition heals, like TCP retransmissions; connections made
 during the partition are accepted but stay silent. The control file is polled every 20 ms.
@@ -82,13 +83,15 @@ async def main():
     ap.add_argument("--target", required=True)
     ap.add_argument("--count", type=int, required=True)
     ap.add_argument("--control", required=True)
+    ap.add_argument("--listen", default="")
     args = ap.parse_args()
+    hosts = args.listen.split(",") if args.listen else ["127.0.0.1"] * args.count
     host, tport = args.target.rsplit(":", 1)
     part = Partition(args.control)
     socks = []
-    for _ in range(args.count):
+    for i in range(args.count):
         s = socket.socket()
-        s.bind(("127.0.0.1", 0))
+        s.bind((hosts[i], 0))
         socks.append(s)
     ports = [s.getsockname()[1] for s in socks]
     servers = []
