@@ -310,7 +310,8 @@ class Run:
         if s.startswith("restart"):
             return [self.restart_server]
         if s == "extend":  # renewals must fail for a wrong extended deadline to show
-            faults = [self.partition_worker, self.pause_worker, self.kill_worker]
+            faults = [self.partition_worker, self.partition_worker, self.pause_worker,
+                      self.kill_worker]
             return faults + ([self.pause_server] if self.a.server_faults else [])
         faults = [self.pause_worker, self.kill_worker]
         if self.wall_jumps():
@@ -360,7 +361,7 @@ class Run:
             if not deck:  # every kind once per round, in a random order
                 deck = self.rng.sample(faults, len(faults))
                 if self.a.scenario in ("netns", "extend") and not self.counts:
-                    deck.sort(key=lambda f: f == self.partition_worker)  # partition first
+                    deck.sort(key=lambda f: f == self.partition_worker)  # partitions first
             fault = deck.pop()
             if fault not in faults:
                 continue
@@ -428,6 +429,7 @@ def options():
         a.group = a.group or 2
     elif a.scenario == "extend":
         a.extend = True
+        a.max_steps = max(a.max_steps, 120)  # actions that outlive a partition
     elif a.scenario == "netns":
         a.partition = "nft"
     elif a.scenario in ("restart-rdb", "restart-aof"):
