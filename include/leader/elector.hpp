@@ -106,9 +106,12 @@ class ElectionCore : public std::enable_shared_from_this<ElectionCore> {
  private:
   Acquisition on_backend_error(const std::string& lock, const BackendError& e);
   /// Starts holding a granted lease (watched, events emitted); throws failed_precondition (after
-  /// releasing it) when the grant is too short for an explicit safety margin.
+  /// releasing it) when the grant is too short for an explicit safety margin. `unknown_before`:
+  /// an earlier attempt of this call had an unknown outcome.
   std::shared_ptr<HeldLease> hold(const std::string& lock, const Lease& granted, TimePoint sent,
-                                  const std::stop_token& caller);
+                                  const std::stop_token& caller, bool unknown_before);
+  /// Releases, best effort, a lease an attempt with an unknown outcome may have left.
+  void release_ghost(const LeaseRequest& request) noexcept;
   Duration jittered(Duration backoff);
   std::shared_ptr<LeaseStore> store_;
   ElectionOptions options_;

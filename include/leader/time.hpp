@@ -31,11 +31,25 @@ class Clock {
   static std::shared_ptr<Clock> system();
 };
 
+/// `t + d`, clamped to TimePoint::max() / min() instead of overflowing.
+[[nodiscard]] inline TimePoint saturating_add(TimePoint t, Duration d) {
+  using Ns = TimePoint::duration;
+  if (d > std::chrono::duration_cast<Duration>(Ns::max())) return TimePoint::max();
+  if (d < std::chrono::duration_cast<Duration>(Ns::min())) return TimePoint::min();
+  const Ns::rep step = std::chrono::duration_cast<Ns>(d).count();
+  Ns::rep out = 0;
+  if (__builtin_add_overflow(t.time_since_epoch().count(), step, &out))
+    return step > 0 ? TimePoint::max() : TimePoint::min();
+  return TimePoint(Ns(out));
+}
+
 /// A point in real steady time after which a store call must give up (deadline_exceeded).
 class Deadline {
  public:
   /// A deadline `d` from now.
-  static Deadline after(Duration d) { return Deadline(std::chrono::steady_clock::now() + d); }
+  static Deadline after(Duration d) {
+    return Deadline(saturating_add(std::chrono::steady_clock::now(), d));
+  }
   /// A deadline at the given steady time.
   explicit Deadline(TimePoint at) : at_(at) {}
   /// The absolute steady time.

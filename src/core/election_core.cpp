@@ -75,28 +75,38 @@ ElectionCore::ElectionCore(std::shared_ptr<LeaseStore> store, ElectionOptions op
 }
 
 Acquisition ElectionCore::acquire(const std::string& lock, const std::stop_token& caller) {
-  LeaseRequest request{lock, {}, options_.node_id, options_.lease_time, slots_};
+  // One owner token per call, reused by every attempt: after an unknown outcome the store
+  // recognises a lease the lost attempt got as ours, instead of contending with it.
+  const LeaseRequest request{lock, new_owner_token(), options_.node_id, options_.lease_time,
+                             slots_};
   Clock& clock = *hooks_.clock;
-  const TimePoint wait_until = clock.now() + options_.wait_time;
+  const TimePoint wait_until = saturating_add(clock.now(), options_.wait_time);
   Duration backoff = kFirstBackoff;
   std::optional<BackendError> last_error;
+  bool unknown = false;  // some attempt's outcome is unknown: it may have been granted
 
   while (true) {
     if (caller.stop_requested()) {
+      if (unknown) release_ghost(request);
       Skipped s{SkipReason::cancelled, "cancelled while waiting for the lease"};
       report_skip(lock, s);
       return {std::nullopt, s};
     }
-    request.owner = new_owner_token();
     const TimePoint sent = clock.now();
     try {
       Acquired got =
           store_->try_acquire(request, Deadline::after(options_.effective_call_timeout()));
       last_error.reset();
-      if (got) return {LeaseGuard(shared_from_this(), hold(lock, *got.lease, sent, caller)), {}};
+      if (got)
+        return {LeaseGuard(shared_from_this(), hold(lock, *got.lease, sent, caller, unknown)), {}};
     } catch (const BackendError& e) {
-      if (!retryable(e.code())) return on_backend_error(lock, e);
-      last_error = e;
+      if (retryable(e.code())) {
+        unknown = true;
+        last_error = e;
+      } else {
+        if (unknown) release_ghost(request);
+        return on_backend_error(lock, e);
+      }
     }
     const TimePoint now = clock.now();
     if (now >= wait_until) break;
@@ -105,14 +115,32 @@ Acquisition ElectionCore::acquire(const std::string& lock, const std::stop_token
     interruptible_sleep(clock, pause, caller);
     backoff = std::min(backoff * 2, kMaxBackoff);
   }
+  if (unknown) release_ghost(request);
   if (last_error) return on_backend_error(lock, *last_error);
   Skipped s{SkipReason::contention, "another owner holds '" + lock + "'"};
   report_skip(lock, s);
   return {std::nullopt, s};
 }
 
+void ElectionCore::release_ghost(const LeaseRequest& request) noexcept {
+  // Best effort, within one call timeout: find the slot and fencing token (some stores need
+  // them) of a lease our owner token holds, and release it. A lost attempt that is still on its
+  // way and lands after this leaves a lease that expires after its ttl.
+  const Deadline deadline = Deadline::after(options_.effective_call_timeout());
+  try {
+    for (const Holder& h : store_->inspect(request.lock, deadline).holders) {
+      if (h.owner != request.owner) continue;
+      Lease ghost{request.lock, request.owner, request.node_id, h.fencing_token,
+                  h.slot,       request.slots, request.ttl,     {}};
+      (void)store_->release(ghost, Duration{0}, deadline);
+    }
+  } catch (...) {
+  }
+}
+
 std::shared_ptr<HeldLease> ElectionCore::hold(const std::string& lock, const Lease& granted,
-                                              TimePoint sent, const std::stop_token& caller) {
+                                              TimePoint sent, const std::stop_token& caller,
+                                              bool unknown_before) {
   auto held = std::make_shared<HeldLease>();
   held->store = store_;
   held->clock = hooks_.clock;
@@ -120,6 +148,8 @@ std::shared_ptr<HeldLease> ElectionCore::hold(const std::string& lock, const Lea
   held->history = hooks_.history;
   held->options = options_;
   held->ttl = options_.lease_time;
+  // A lost attempt of this call may still land and reset the lease to lease_time from then.
+  if (unknown_before) held->unknown_min_ttl = options_.lease_time;
   held->confirm_locked(sent, options_.lease_time, granted);
   const Duration granted_ttl = HeldLease::granted(options_.lease_time, granted);
   if (auto misfit = held->margin_misfit(granted_ttl); !misfit.empty()) {
