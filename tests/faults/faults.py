@@ -43,8 +43,10 @@ DURABLE = {"postgres", "mysql", "etcd", "zookeeper", "dynamodb"}  # keep leases 
 SCENARIOS = ["mixed", "clock-wall", "clock-mono", "restart", "restart-rdb", "restart-aof", "group",
              "extend", "netns"]
 MIXED = ("mixed", "group", "extend", "netns")  # every fault kind; they differ in the workers/partition
-NETNS = "lff"  # namespaces lff-<i>, host side 10.177.<i>.1, namespace side 10.177.<i>.2
-NETNS_NET = "177"
+# Namespaces <NETNS>-<i>, host side 10.<NETNS_NET>.<i>.1, namespace side 10.<NETNS_NET>.<i>.2;
+# named after this process so that concurrent runs do not share them.
+NETNS = "lf%02d" % (os.getpid() % 100)
+NETNS_NET = str(100 + os.getpid() % 100)
 
 
 def now():
