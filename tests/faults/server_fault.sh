@@ -2,6 +2,7 @@
 # Server-wide faults on the shared test servers of scripts/test-servers.sh, always undone:
 #   server_fault.sh pause   <server> <seconds>   SIGSTOP the server's processes, then SIGCONT
 #   server_fault.sh restart <server>             graceful stop, then scripts/test-servers.sh start
+#                                                (the private copy of private_servers.sh if any)
 # <server>: redis postgres mariadb etcd zookeeper (PIDs from $LE_TEST_ROOT/pids, default
 # /tmp/le-test/pids). Other people use these servers: a pause is SIGCONTed on every exit path
 # (trap); a restart starts the server again from an EXIT/INT/TERM trap, detached (setsid) so that
@@ -9,6 +10,8 @@
 set -euo pipefail
 ROOT=${LE_TEST_ROOT:-/tmp/le-test}
 REPO=$(cd "$(dirname "$0")/../.." && pwd)
+SERVERS="$REPO/scripts/test-servers.sh"
+[ -x "$ROOT/test-servers.sh" ] && SERVERS="$ROOT/test-servers.sh"   # private_servers.sh's copy
 cmd=${1:?usage: $0 pause|restart <server> [seconds]}
 server=${2:?server}
 pidfile="$ROOT/pids/$server.pid"
@@ -34,7 +37,7 @@ restart)
   sig=TERM
   [ "$server" = postgres ] && sig=INT   # postgres "fast" shutdown
   # The start runs on every exit path, even when this script is interrupted while stopping.
-  trap 'trap - EXIT INT TERM HUP; setsid -w "$REPO/scripts/test-servers.sh" start "$server" < /dev/null' \
+  trap 'trap - EXIT INT TERM HUP; setsid -w "$SERVERS" start "$server" < /dev/null' \
     EXIT INT TERM HUP
   kill -CONT "$pid" 2>/dev/null || true
   kill -"$sig" "$pid"

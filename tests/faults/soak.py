@@ -10,9 +10,11 @@ For each store, runs faults.py in chunks until the chunks together hold --terms 
   group + extend   a group elector with max_leaders 2 (5 workers)
 Redis runs on a private redis-server with RDB snapshots (crash = SAVE, writes, kill -9, restart),
 DynamoDB on a private dynalite with --path (crash = kill -9, restart); both get crash-restarts in
-every chunk. PostgreSQL, MariaDB, etcd and ZooKeeper are the shared test servers: each chunk holds
-the shared-server lock (LEADER_SERVERS_LOCK, default /tmp/leader-servers.lock) and restarts them
-at most twice. The memory store is in-process only: the suite needs separate processes to pause
+every chunk. PostgreSQL, MariaDB, etcd and ZooKeeper are the shared test servers, unless the
+environment of private_servers.sh is set (LEADER_FAULTS_PRIVATE=1 and the LEADER_FAULTS_*
+addresses, the recommended way): on the shared ones each chunk holds the shared-server lock
+(LEADER_SERVERS_LOCK, default /tmp/leader-servers.lock); either way they are restarted at most
+twice per chunk. The memory store is in-process only: the suite needs separate processes to pause
 and kill, so it is not soaked (tests/contract covers it).
 
   tests/faults/run.sh --soak [--stores "sqlite redis ..."] [--terms 1000] [--chunk-seconds 150]
@@ -54,7 +56,7 @@ def run_chunk(a, store, k, out):
     if store == "redis":
         cmd += ["--redis-persist", "rdb"]
     lock = None
-    if store in SHARED:
+    if store in SHARED and os.environ.get("LEADER_FAULTS_PRIVATE") != "1":
         lock = open(os.environ.get("LEADER_SERVERS_LOCK", "/tmp/leader-servers.lock"), "a")
         fcntl.flock(lock, fcntl.LOCK_EX)
     try:
