@@ -9,19 +9,29 @@ namespace {
 
 // Shared Lua helpers. A lease value is "<owner> <fencing token> <node id>"; foreign values (a
 // redis-py Lock token, any plain SET NX value) never start with our 32-hex owner and a space.
-// The fence counter is seeded from the server clock in microseconds when it is missing (first
-// use, or after a restart without persistence or an eviction), so tokens keep increasing: one
-// Redis cannot run a million acquisitions per second.
+//
+// Fencing token = max(counter + 1, server TIME in microseconds), and the counter is set to it. It
+// strictly increases while the data survives, and it also increases across data loss (a restart
+// from an older RDB snapshot or a short append-only file, a replica promoted while behind, a lost
+// or evicted counter) as long as the clock of the server that issues the next token is ahead of
+// the clock reading behind the last token issued before the loss. Redis >= 5 replicates a
+// script's effects, so replicas and the AOF get the resulting SET, not the TIME call. Lua
+// numbers are doubles: exact below 2^53 (microseconds since 1970 stay below it until 2255), so
+// the script refuses to go past it rather than round.
 constexpr const char* kPrelude = R"lua(
 local function owns(v, owner)
   return v and string.sub(v, 1, #owner + 1) == owner .. ' '
 end
 local function next_fence(key)
-  if redis.call('EXISTS', key) == 0 then
-    local t = redis.call('TIME')
-    redis.call('SET', key, t[1] .. string.format('%06d', tonumber(t[2])))
+  local t = redis.call('TIME')
+  local now = tonumber(t[1]) * 1000000 + tonumber(t[2])
+  local token = math.max(tonumber(redis.call('GET', key) or '0') + 1, now)
+  if token >= 9007199254740992 then
+    error({err = 'ERR leader fence counter ' .. key .. ' reached 2^53'})
   end
-  return string.format('%.0f', redis.call('INCR', key))
+  local text = string.format('%.0f', token)
+  redis.call('SET', key, text)
+  return text
 end
 local function now_ms()
   local t = redis.call('TIME')

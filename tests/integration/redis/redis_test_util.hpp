@@ -3,9 +3,12 @@
 // scripts/test-servers.sh and scripts/redis-tls.sh), a raw hiredis admin connection, and a
 // private redis-server the fault cases may restart, stop and kill.
 
+#include <arpa/inet.h>
 #include <gtest/gtest.h>
 #include <hiredis/hiredis.h>
+#include <netinet/in.h>
 #include <signal.h>
+#include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -14,6 +17,7 @@
 #include <memory>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include "leader/leader.hpp"
 
@@ -62,32 +66,89 @@ AdminReply run(redisContext* c, const char* fmt, A... args) {
 
 inline Deadline soon() { return Deadline::after(std::chrono::seconds(5)); }
 
+/// How a PrivateRedis persists its data.
+enum class Persistence {
+  none,          ///< nothing: a restart starts empty
+  aof_always,    ///< append-only file, fsync on every write
+  aof_everysec,  ///< append-only file, fsync once a second (Redis' recommended setting)
+  rdb,           ///< snapshots only when the test sends SAVE (a restart reloads the last one)
+};
+
+/// A TCP port that was free a moment ago (chosen by the kernel).
+inline int free_port() {
+  int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  socklen_t len = sizeof a;
+  int port = 0;
+  if (::bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0 &&
+      ::getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len) == 0)
+    port = ntohs(a.sin_port);
+  ::close(fd);
+  return port;
+}
+
 /// A redis-server owned by one test: started on `port`, restartable, stoppable, killable.
 class PrivateRedis {
  public:
   /// `persistent`: append-only file with fsync on every write, in a fresh directory.
-  explicit PrivateRedis(int port, bool persistent = false) : port_(port), persistent_(persistent) {
-    if (persistent_) {
-      std::string cmd = "rm -rf " + data_dir() + " && mkdir -p " + data_dir();
-      if (std::system(cmd.c_str()) != 0) ADD_FAILURE() << "cannot create " << data_dir();
-    }
+  explicit PrivateRedis(int port, bool persistent = false)
+      : PrivateRedis(port, persistent ? Persistence::aof_always : Persistence::none) {}
+  /// A server persisting as `mode`, data in a fresh directory of its own.
+  PrivateRedis(int port, Persistence mode)
+      : port_(port),
+        mode_(mode),
+        dir_("/tmp/leader-it-redis-" + std::to_string(::getpid()) + "-" + std::to_string(port) +
+             ".d") {
+    std::string cmd = "rm -rf " + data_dir() + " && mkdir -p " + data_dir();
+    if (std::system(cmd.c_str()) != 0) ADD_FAILURE() << "cannot create " << data_dir();
     start();
   }
   ~PrivateRedis() {
     kill_now();
-    if (persistent_) (void)!std::system(("rm -rf " + data_dir()).c_str());
+    (void)!std::system(("rm -rf " + data_dir()).c_str());
   }
-  void start() {
+  PrivateRedis(const PrivateRedis&) = delete;
+  PrivateRedis& operator=(const PrivateRedis&) = delete;
+  /// Starts redis-server (as a replica of `primary_port` when given) and waits for PING.
+  void start(int primary_port = 0) {
     pid_ = ::fork();
     if (pid_ == 0) {
       std::string port = std::to_string(port_);
       std::string sock = socket_path();
-      std::string dir = persistent_ ? data_dir() : "/tmp";
-      const char* aof = persistent_ ? "yes" : "no";
-      ::execlp("redis-server", "redis-server", "--port", port.c_str(), "--bind", "127.0.0.1",
-               "--unixsocket", sock.c_str(), "--unixsocketperm", "700", "--save", "",
-               "--appendonly", aof, "--appendfsync", "always", "--dir", dir.c_str(),
-               "--appendfilename", "leader-it.aof", "--logfile", "/dev/null", nullptr);
+      std::string dir = data_dir();
+      const bool aof = mode_ == Persistence::aof_always || mode_ == Persistence::aof_everysec;
+      const char* fsync = mode_ == Persistence::aof_everysec ? "everysec" : "always";
+      std::vector<std::string> args = {"redis-server",
+                                       "--port",
+                                       port,
+                                       "--bind",
+                                       "127.0.0.1",
+                                       "--unixsocket",
+                                       sock,
+                                       "--unixsocketperm",
+                                       "700",
+                                       "--save",
+                                       "",
+                                       "--appendonly",
+                                       aof ? "yes" : "no",
+                                       "--appendfsync",
+                                       fsync,
+                                       "--dir",
+                                       dir,
+                                       "--appendfilename",
+                                       "leader-it.aof",
+                                       "--dbfilename",
+                                       "dump.rdb",
+                                       "--logfile",
+                                       "/dev/null"};
+      if (primary_port > 0)
+        args.insert(args.end(), {"--replicaof", "127.0.0.1", std::to_string(primary_port)});
+      std::vector<char*> argv;
+      for (auto& a : args) argv.push_back(a.data());
+      argv.push_back(nullptr);
+      ::execvp("redis-server", argv.data());
       ::_exit(127);
     }
     for (int i = 0; i < 200; ++i) {
@@ -112,10 +173,8 @@ class PrivateRedis {
   void pause() { ::kill(pid_, SIGSTOP); }
   void resume() { ::kill(pid_, SIGCONT); }
   [[nodiscard]] int port() const { return port_; }
-  /// Where a persistent server keeps its append-only file.
-  [[nodiscard]] std::string data_dir() const {
-    return "/tmp/leader-it-redis-" + std::to_string(port_) + ".d";
-  }
+  /// Where the server keeps its append-only file and snapshots (removed at destruction).
+  [[nodiscard]] const std::string& data_dir() const { return dir_; }
   /// The unix socket the server also listens on.
   [[nodiscard]] std::string socket_path() const {
     return "/tmp/leader-it-redis-" + std::to_string(port_) + ".sock";
@@ -126,10 +185,15 @@ class PrivateRedis {
 
  private:
   int port_;
-  bool persistent_ = false;
+  Persistence mode_ = Persistence::none;
+  std::string dir_;
   pid_t pid_ = -1;
 };
 
-inline int private_port() { return std::stoi(env_or("LEADER_TEST_REDIS_PRIVATE_PORT", "16391")); }
+/// The port of the private servers of the fault cases (LEADER_TEST_REDIS_PRIVATE_PORT, default:
+/// one the kernel chooses).
+inline int private_port() {
+  return std::stoi(env_or("LEADER_TEST_REDIS_PRIVATE_PORT", std::to_string(free_port())));
+}
 
 }  // namespace leader::test
