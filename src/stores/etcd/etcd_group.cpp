@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <charconv>
+#include <variant>
 
 #include "etcd_store.hpp"
 #include "leader/errors.hpp"
@@ -13,74 +14,97 @@ namespace {
 
 using Json = nlohmann::json;
 
-constexpr std::string_view kSlotPrefix = "slot-";
-
 // One level per slot: take slot i if free, else try the next level. Every level also requires
-// that no concurrency.Mutex key (hex lease ids, all sorting below "g") holds the lock.
+// that no concurrency.Mutex key (hex lease ids, all sorting below "g") holds the lock and that the
+// lock is recorded as a group of this size. The last level's failure branch reads the lock's
+// keys and its recorded size, so a refusal is judged on the same snapshot as the compares.
 Json claim_lowest_free(const std::string& prefix, int first, int last, const std::string& value,
-                       std::int64_t lease_id) {
+                       std::int64_t lease_id, const std::string& slots_key, int slots) {
   const Json no_mutex_holder = ops::create_revision_is(prefix, 0, prefix + "g");
+  const Json same_size = ops::value_is(slots_key, std::to_string(slots));
+  Json failure = Json::array({{{"request_range", ops::range_prefix(prefix)}},
+                              {{"request_range", ops::range_key(slots_key)}}});
   Json level;
   for (int i = last - 1; i >= first; --i) {
     const std::string key = prefix + slot_name(i);
-    Json failure = Json::array();
-    if (!level.is_null()) failure.push_back({{"request_txn", std::move(level)}});
-    level = ops::txn(Json::array({no_mutex_holder, ops::create_revision_is(key, 0)}),
+    if (!level.is_null()) failure = Json::array({{{"request_txn", std::move(level)}}});
+    level = ops::txn(Json::array({no_mutex_holder, same_size, ops::create_revision_is(key, 0)}),
                      Json::array({{{"request_put", ops::put(key, value, lease_id)}}}),
                      std::move(failure));
   }
-  return level;
+  if (first > 0) return level;
+  // No key at all under the prefix: nobody holds the lock, so this request's size applies.
+  return ops::txn(
+      Json::array({ops::create_revision_is(prefix, 0, prefix_end(prefix))}),
+      Json::array({{{"request_put", ops::put(slots_key, std::to_string(slots), 0)}},
+                   {{"request_put", ops::put(prefix + slot_name(0), value, lease_id)}}}),
+      Json::array({{{"request_txn", std::move(level)}}}));
 }
 
-// The slot the nested Txn claimed, or -1 when every level failed.
-int claimed_slot(const Json& reply, int first) {
+// How many levels deep the nested Txn succeeded (0: the outermost), or the innermost reply.
+std::variant<int, const Json*> claimed_level(const Json& reply) {
   const Json* node = &reply;
-  for (int slot = first;; ++slot) {
-    if (node->value("succeeded", false)) return slot;
+  for (int depth = 0;; ++depth) {
+    if (node->value("succeeded", false)) return depth;
     auto rs = node->find("responses");
-    if (rs == node->end() || !rs->is_array() || rs->empty()) return -1;
+    if (rs == node->end() || !rs->is_array() || rs->empty()) return node;
     auto inner = (*rs)[0].find("response_txn");
-    if (inner == (*rs)[0].end()) return -1;
+    if (inner == (*rs)[0].end()) return node;
     node = &*inner;
   }
 }
 
-std::optional<int> slot_of(std::string_view name) {
-  if (name.substr(0, kSlotPrefix.size()) != kSlotPrefix) return std::nullopt;
-  name.remove_prefix(kSlotPrefix.size());
-  int slot = -1;
-  auto [p, ec] = std::from_chars(name.data(), name.data() + name.size(), slot);
-  if (ec != std::errc() || p != name.data() + name.size() || slot < 0) return std::nullopt;
-  return slot;
+// The kvs of the i-th Range response of a Txn reply node.
+std::vector<KeyValue> range_kvs(const Json& node, std::size_t i) {
+  std::vector<KeyValue> out;
+  auto rs = node.find("responses");
+  if (rs == node.end() || !rs->is_array() || rs->size() <= i) return out;
+  const Json range = (*rs)[i].value("response_range", Json::object());
+  if (auto kvs = range.find("kvs"); kvs != range.end() && kvs->is_array())
+    for (const auto& kv : *kvs) out.push_back(decode_kv(kv));
+  return out;
+}
+
+// The group size recorded for the lock, from the Range of its slots key.
+std::optional<int> recorded_slots(const std::vector<KeyValue>& kvs) {
+  if (kvs.empty()) return std::nullopt;
+  const std::string& v = kvs.front().value;
+  int n = 0;
+  auto [p, ec] = std::from_chars(v.data(), v.data() + v.size(), n);
+  if (ec != std::errc() || p != v.data() + v.size() || n < 1) return std::nullopt;
+  return n;
 }
 
 }  // namespace
 
-Acquired EtcdStore::acquire_group(const LeaseRequest& request, std::int64_t lease_id,
-                                  Deadline deadline) {
-  const TimePoint sent = std::chrono::steady_clock::now();
-  grant(lease_id, ttl_seconds(request.ttl.count()), deadline);
+EtcdStore::Claim EtcdStore::claim_group(const LeaseRequest& request, std::int64_t lease_id,
+                                        TimePoint sent, Deadline deadline) {
   const std::string prefix = lock_prefix(request.lock);
   const std::string value =
       Json{{"node_id", request.node_id}, {"owner", request.owner}, {"slots", request.slots}}.dump();
-  try {
-    for (int first = 0; first < request.slots; first += kSlotsPerTxn) {
-      const int last = std::min(request.slots, first + kSlotsPerTxn);
-      Json reply = gateway_.call("/v3/kv/txn",
-                                 claim_lowest_free(prefix, first, last, value, lease_id), deadline);
-      const int slot = claimed_slot(reply, first);
-      if (slot < 0) continue;
-      Lease lease{request.lock, request.owner, request.node_id, 0,
-                  slot,         request.slots, request.ttl,     sent};
-      lease.fencing_token = static_cast<std::uint64_t>(int_field(reply["header"], "revision"));
-      return {std::move(lease)};
+  Claim claim;
+  for (int first = 0; first < request.slots; first += kSlotsPerTxn) {
+    const int last = std::min(request.slots, first + kSlotsPerTxn);
+    Json reply = gateway_.call("/v3/kv/txn",
+                               claim_lowest_free(prefix, first, last, value, lease_id,
+                                                 slots_key(request.lock), request.slots),
+                               deadline);
+    auto level = claimed_level(reply);
+    if (const int* depth = std::get_if<int>(&level)) {
+      const int slot = first == 0 ? std::max(0, *depth - 1) : first + *depth;
+      claim.lease = Lease{request.lock, request.owner, request.node_id, 0,
+                          slot,         request.slots, request.ttl,     sent};
+      claim.lease->fencing_token =
+          static_cast<std::uint64_t>(int_field(reply["header"], "revision"));
+      return claim;
     }
-  } catch (const BackendError&) {
-    revoke_quietly(lease_id, deadline);
-    throw;
+    const Json& innermost = *std::get<const Json*>(level);
+    claim.seen.keys = range_kvs(innermost, 0);
+    claim.seen.slots = recorded_slots(range_kvs(innermost, 1));
+    if (!claim.seen.keys.empty() && !slot_of(claim.seen.keys.front().key.substr(prefix.size())))
+      return claim;  // a single leader holds the lock: no slot of any chunk can be free
   }
-  revoke_quietly(lease_id, deadline);
-  return {};
+  return claim;
 }
 
 LockState EtcdStore::inspect(std::string_view lock, Deadline deadline) {

@@ -52,6 +52,26 @@ KeyValue decode_kv(const Json& kv) {
 
 std::string slot_name(int slot) { return "slot-" + std::to_string(slot); }
 
+std::optional<int> slot_of(std::string_view name) {
+  constexpr std::string_view kSlotPrefix = "slot-";
+  if (!name.starts_with(kSlotPrefix)) return std::nullopt;
+  name.remove_prefix(kSlotPrefix.size());
+  int slot = -1;
+  auto [p, ec] = std::from_chars(name.data(), name.data() + name.size(), slot);
+  if (ec != std::errc() || p != name.data() + name.size() || slot < 0) return std::nullopt;
+  return slot;
+}
+
+std::string owner_of(const KeyValue& kv) {
+  Json v = Json::parse(kv.value, nullptr, /*allow_exceptions=*/false);
+  return v.is_object() ? v.value("owner", "") : "";
+}
+
+std::string shape_name(int slots) {
+  if (slots == 0) return "a single leader";
+  return "a group of " + std::to_string(slots) + (slots == 1 ? " slot" : " slots");
+}
+
 EtcdStore::EtcdStore(Config config) : gateway_(std::move(config)), scheme_("etcd") {}
 
 std::string EtcdStore::lock_prefix(std::string_view lock) const {
@@ -66,14 +86,16 @@ std::string EtcdStore::holder_key(const Lease& lease) const {
 std::int64_t EtcdStore::grant(std::int64_t id, std::int64_t ttl_s, Deadline deadline) {
   Json req = {{"TTL", std::to_string(ttl_s)}};
   if (id != 0) req["ID"] = std::to_string(id);
-  Reply r = gateway_.post("/v3/lease/grant", req, deadline);
-  if (!r.ok() && id != 0 && r.message.find("lease already exists") != std::string::npos) {
-    // A retry with the same owner token after an unknown outcome: start from a clean lease.
-    revoke_quietly(id, deadline);
-    r = gateway_.post("/v3/lease/grant", req, deadline);
-  }
-  if (!r.ok()) gateway_.fail(r, "lease grant");
-  return int_field(r.body, "ID");
+  Json r = gateway_.call("/v3/lease/grant", req, deadline);
+  return int_field(r, "ID");
+}
+
+bool EtcdStore::grant_own(std::int64_t id, std::int64_t ttl_s, Deadline deadline) {
+  Reply r = gateway_.post("/v3/lease/grant",
+                          {{"ID", std::to_string(id)}, {"TTL", std::to_string(ttl_s)}}, deadline);
+  if (r.ok()) return true;
+  if (r.message.find("lease already exists") != std::string::npos) return false;
+  gateway_.fail(r, "lease grant");
 }
 
 void EtcdStore::revoke_quietly(std::int64_t id, Deadline deadline) noexcept {
@@ -99,38 +121,107 @@ std::vector<KeyValue> EtcdStore::list(const std::string& prefix, Deadline deadli
   return out;
 }
 
+std::string EtcdStore::slots_key(std::string_view lock) const {
+  return gateway_.config().prefix + "/" + std::string(lock);  // outside the Mutex prefix
+}
+
 Acquired EtcdStore::try_acquire(const LeaseRequest& request, Deadline deadline) {
   validate_request(request);
   const std::int64_t lease_id = lease_id_for_owner(request.owner);
-  return request.slots >= 1 ? acquire_group(request, lease_id, deadline)
-                            : acquire_single(request, lease_id, deadline);
-}
-
-Acquired EtcdStore::acquire_single(const LeaseRequest& request, std::int64_t lease_id,
-                                   Deadline deadline) {
+  const std::int64_t ttl_s = ttl_seconds(request.ttl.count());
   const TimePoint sent = steady_now();
-  grant(lease_id, ttl_seconds(request.ttl.count()), deadline);
-  const std::string prefix = lock_prefix(request.lock);
-  const std::string key = prefix + lease_hex(lease_id);
-  const Json value = {{"node_id", request.node_id}, {"owner", request.owner}};
-  // Free means no key at all under the prefix: the lowest create revision (the holder) of
-  // concurrency.Mutex exists whenever any contender key does.
-  Json txn = ops::txn(Json::array({ops::create_revision_is(prefix, 0, prefix_end(prefix))}),
-                      Json::array({{{"request_put", ops::put(key, value.dump(), lease_id)}}}));
-  Json reply;
+  if (!grant_own(lease_id, ttl_s, deadline)) {
+    // This owner's lease exists: a retry after an unknown outcome, or a repeated call.
+    if (auto mine = attached(request, lease_id, deadline)) return {std::move(mine)};
+    revoke_quietly(lease_id, deadline);  // it holds nothing of this lock: start from a clean one
+    if (!grant_own(lease_id, ttl_s, deadline))
+      throw BackendError(ErrorCode::internal, "etcd",
+                         "lease " + lease_hex(lease_id) + " still exists after its revoke");
+  }
+  Claim claim;
   try {
-    reply = gateway_.call("/v3/kv/txn", txn, deadline);
+    claim = request.slots >= 1 ? claim_group(request, lease_id, sent, deadline)
+                               : claim_single(request, lease_id, sent, deadline);
   } catch (const BackendError&) {
     revoke_quietly(lease_id, deadline);
     throw;
   }
-  if (!reply.value("succeeded", false)) {
-    revoke_quietly(lease_id, deadline);
-    return {};
+  if (claim.lease) return {std::move(claim.lease)};
+  revoke_quietly(lease_id, deadline);
+  for (const KeyValue& kv : claim.seen.keys)  // ours, moved to another lease by a longer renew
+    if (owner_of(kv) == request.owner)
+      if (auto mine = adopt(request, kv, deadline)) return {std::move(mine)};
+  refuse_other_shape(request, claim.seen);
+  return {};
+}
+
+// The key this owner's lease carries under the lock, refreshed to the requested ttl.
+std::optional<Lease> EtcdStore::attached(const LeaseRequest& request, std::int64_t lease_id,
+                                         Deadline deadline) {
+  Json r = gateway_.call("/v3/lease/timetolive", {{"ID", std::to_string(lease_id)}, {"keys", true}},
+                         deadline);
+  if (int_field(r, "TTL") <= 0) return std::nullopt;
+  const std::string prefix = lock_prefix(request.lock);
+  auto keys = r.find("keys");
+  if (keys == r.end() || !keys->is_array()) return std::nullopt;
+  for (const auto& k : *keys) {
+    const std::string key = k.is_string() ? base64_decode(k.get<std::string>()) : "";
+    if (!key.starts_with(prefix)) continue;
+    if (auto kv = get(key, deadline); kv && owner_of(*kv) == request.owner)
+      return adopt(request, *kv, deadline);
   }
-  Lease lease{request.lock, request.owner, request.node_id, 0, 0, 0, request.ttl, sent};
-  lease.fencing_token = static_cast<std::uint64_t>(int_field(reply["header"], "revision"));
-  return {std::move(lease)};
+  return std::nullopt;
+}
+
+// `kv` is this owner's holder key: the same token and slot, its server expiry reset by a renew.
+std::optional<Lease> EtcdStore::adopt(const LeaseRequest& request, const KeyValue& kv,
+                                      Deadline deadline) {
+  const auto slot = slot_of(std::string_view(kv.key).substr(lock_prefix(request.lock).size()));
+  if (request.slots >= 1 ? !slot || *slot >= request.slots : slot.has_value())
+    return std::nullopt;  // held in another shape: the shape check reports it
+  Lease lease{request.lock,     request.owner,
+              request.node_id,  static_cast<std::uint64_t>(kv.create_revision),
+              slot.value_or(0), request.slots,
+              request.ttl,      steady_now()};
+  if (renew(lease, request.ttl, deadline) != LeaseStatus::ok) return std::nullopt;
+  return lease;
+}
+
+// Free means no key at all under the prefix: the lowest create revision (the holder) of
+// concurrency.Mutex exists whenever any contender key does. The failure branch reads the holder.
+EtcdStore::Claim EtcdStore::claim_single(const LeaseRequest& request, std::int64_t lease_id,
+                                         TimePoint sent, Deadline deadline) {
+  const std::string prefix = lock_prefix(request.lock);
+  const std::string key = prefix + lease_hex(lease_id);
+  const Json value = {{"node_id", request.node_id}, {"owner", request.owner}};
+  Json txn = ops::txn(Json::array({ops::create_revision_is(prefix, 0, prefix_end(prefix))}),
+                      Json::array({{{"request_put", ops::put(key, value.dump(), lease_id)}}}),
+                      Json::array({{{"request_range", ops::range_prefix(prefix, 1)}}}));
+  Json reply = gateway_.call("/v3/kv/txn", txn, deadline);
+  Claim claim;
+  if (reply.value("succeeded", false)) {
+    claim.lease = Lease{request.lock, request.owner, request.node_id, 0, 0, 0, request.ttl, sent};
+    claim.lease->fencing_token = static_cast<std::uint64_t>(int_field(reply["header"], "revision"));
+  } else if (auto holder = first_kv(reply, "response_range", "kvs")) {
+    claim.seen.keys.push_back(std::move(*holder));
+  }
+  return claim;
+}
+
+void EtcdStore::refuse_other_shape(const LeaseRequest& request, const Snapshot& seen) const {
+  if (seen.keys.empty()) return;
+  const KeyValue& holder = seen.keys.front();  // the lowest create revision holds
+  const auto slot = slot_of(std::string_view(holder.key).substr(lock_prefix(request.lock).size()));
+  int held = 0;
+  if (slot) {
+    Json v = Json::parse(holder.value, nullptr, /*allow_exceptions=*/false);
+    const int recorded = v.is_object() ? v.value("slots", 0) : 0;
+    held = seen.slots.value_or(recorded >= 1 ? recorded : std::max(request.slots, 1));
+  }
+  if (held == request.slots) return;
+  throw BackendError(ErrorCode::failed_precondition, "etcd",
+                     "lock '" + request.lock + "' is held as " + shape_name(held) +
+                         "; this request asks for " + shape_name(request.slots));
 }
 
 bool EtcdStore::move_key(const std::string& key, std::int64_t create_revision, std::int64_t ttl_s,

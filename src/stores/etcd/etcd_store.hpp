@@ -3,7 +3,9 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
+#include <vector>
 
 #include "config.hpp"
 #include "gateway.hpp"
@@ -45,10 +47,29 @@ class EtcdStore : public LeaseStore {
   [[nodiscard]] std::string lock_prefix(std::string_view lock) const;
 
  private:
-  Acquired acquire_single(const LeaseRequest& request, std::int64_t lease_id, Deadline deadline);
-  Acquired acquire_group(const LeaseRequest& request, std::int64_t lease_id, Deadline deadline);
+  /// What a failed claim saw in the same Txn: the lock's keys by create revision (for a single
+  /// lock only the lowest, its holder) and the group size recorded for the lock, if any.
+  struct Snapshot {
+    std::vector<KeyValue> keys;
+    std::optional<int> slots;
+  };
+  /// The outcome of one claim: the lease, or what the server held instead.
+  struct Claim {
+    std::optional<Lease> lease;
+    Snapshot seen;
+  };
+  Claim claim_single(const LeaseRequest& request, std::int64_t lease_id, TimePoint sent,
+                     Deadline deadline);
+  Claim claim_group(const LeaseRequest& request, std::int64_t lease_id, TimePoint sent,
+                    Deadline deadline);
+  std::optional<Lease> attached(const LeaseRequest& request, std::int64_t lease_id,
+                                Deadline deadline);
+  std::optional<Lease> adopt(const LeaseRequest& request, const KeyValue& kv, Deadline deadline);
+  void refuse_other_shape(const LeaseRequest& request, const Snapshot& seen) const;
   [[nodiscard]] std::string holder_key(const Lease& lease) const;
+  [[nodiscard]] std::string slots_key(std::string_view lock) const;
   std::int64_t grant(std::int64_t id, std::int64_t ttl_s, Deadline deadline);
+  bool grant_own(std::int64_t id, std::int64_t ttl_s, Deadline deadline);
   void revoke_quietly(std::int64_t id, Deadline deadline) noexcept;
   bool move_key(const std::string& key, std::int64_t create_revision, std::int64_t ttl_s,
                 Deadline deadline);
@@ -64,6 +85,12 @@ class EtcdStore : public LeaseStore {
 [[nodiscard]] KeyValue decode_kv(const nlohmann::json& kv);
 /// `<prefix>/<lock>/slot-<i>`'s key suffix for slot `i`.
 [[nodiscard]] std::string slot_name(int slot);
+/// The slot index of a key suffix `slot-<i>`, or nullopt for any other name.
+[[nodiscard]] std::optional<int> slot_of(std::string_view name);
+/// The owner token recorded in a holder key's value ("" for etcdctl's empty values).
+[[nodiscard]] std::string owner_of(const KeyValue& kv);
+/// "a single leader" (0) or "a group of N slots" (N >= 1), as errors name a lock's shape.
+[[nodiscard]] std::string shape_name(int slots);
 /// The lowest slots of a group lock are claimed in one nested Txn of at most this many levels.
 inline constexpr int kSlotsPerTxn = 16;
 

@@ -30,6 +30,14 @@ inline Json mod_revision_is(const std::string& key, std::int64_t rev) {
           {"mod_revision", std::to_string(rev)}};
 }
 
+/// Compare: `key` exists and its value equals `value` (a missing key never matches).
+inline Json value_is(const std::string& key, const std::string& value) {
+  return {{"key", base64_encode(key)},
+          {"target", "VALUE"},
+          {"result", "EQUAL"},
+          {"value", base64_encode(value)}};
+}
+
 /// A Put request body attaching `key` to `lease` (0: no lease).
 inline Json put(const std::string& key, const std::string& value, std::int64_t lease,
                 bool prev_kv = false) {

@@ -126,7 +126,7 @@ TEST(EtcdFaults, AHolderKilledWithSigkillKeepsItsKeyUntilTheLeaseExpires) {
     std::optional<Lease> next;
     auto t0 = std::chrono::steady_clock::now();
     while (!next && std::chrono::steady_clock::now() - t0 < Ms{5000}) {
-      if (auto g = s->try_acquire(request(name, Ms{2000}, 1), soon()))
+      if (auto g = s->try_acquire(request(name, Ms{2000}, slots), soon()))  // same shape
         next = *g.lease;
       else
         std::this_thread::sleep_for(Ms{100});

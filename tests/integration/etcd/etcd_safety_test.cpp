@@ -1,0 +1,182 @@
+// Safety cases of issue 10 against the real test server: an owner's repeated acquisition returns
+// its own lease (decision 1), a lock keeps one group size while held (decision 2), and the ttl a
+// renew reports is what the server holds, judged by a second client that tries to take over.
+
+#include <gtest/gtest.h>
+
+#include <set>
+#include <thread>
+
+#include "etcd_test_util.hpp"
+
+namespace leader::etcdtest {
+namespace {
+
+const std::string kPrefix = "/leader-safety";
+
+std::shared_ptr<LeaseStore> store() { return open(uri(kPrefix)); }
+
+LeaseRequest request(const std::string& lock, Ms ttl, int slots = 0) {
+  return {lock, new_owner_token(), "safety-node", ttl, slots};
+}
+
+using Clock = std::chrono::steady_clock;
+
+// Polls with another owner until the server lets it in; the instant of that success.
+Clock::time_point first_takeover(const std::string& lock, int slots, Ms timeout) {
+  auto observer = store();
+  const auto end = Clock::now() + timeout;
+  while (Clock::now() < end) {
+    auto got = observer->try_acquire(request(lock, Ms{2000}, slots), soon());
+    if (got) {
+      const auto at = Clock::now();
+      (void)observer->release(*got.lease, Ms{0}, soon());
+      return at;
+    }
+    std::this_thread::sleep_for(Ms{50});
+  }
+  return Clock::time_point::max();
+}
+
+TEST(EtcdSameOwner, ASecondAcquireOfTheHolderReturnsItsLeaseWithExpiryRefreshed) {
+  for (int slots : {0, 3}) {
+    SCOPED_TRACE("slots " + std::to_string(slots));
+    auto s = store();
+    auto name = unique("same-owner");
+    auto other = request(name, Ms{5000}, slots);
+    std::optional<Lease> first_other;
+    if (slots > 0) {  // someone else holds slot 0, so ours is slot 1
+      auto o = s->try_acquire(other, soon());
+      ASSERT_TRUE(o);
+      first_other = *o.lease;
+    }
+    auto req = request(name, Ms{5000}, slots);
+    auto first = s->try_acquire(req, soon());
+    ASSERT_TRUE(first);
+    std::this_thread::sleep_for(Ms{3000});
+    auto again = s->try_acquire(req, soon());
+    ASSERT_TRUE(again) << "the holder's own retry is not contention";
+    EXPECT_EQ(again.lease->fencing_token, first.lease->fencing_token);
+    EXPECT_EQ(again.lease->slot, first.lease->slot);
+    EXPECT_EQ(again.lease->slot, slots > 0 ? 1 : 0);
+    for (const Holder& h : s->inspect(name, soon()).holders)
+      if (h.owner == req.owner) {
+        EXPECT_GE(h.expires_in, Ms{4000}) << "expiry not refreshed";
+      }
+    EXPECT_EQ(s->inspect(name, soon()).holders.size(), slots > 0 ? 2u : 1u);
+    EXPECT_EQ(s->release(*again.lease, Ms{0}, soon()), LeaseStatus::ok);
+    if (first_other) {
+      EXPECT_EQ(s->release(*first_other, Ms{0}, soon()), LeaseStatus::ok);
+    }
+  }
+}
+
+TEST(EtcdSameOwner, AKeyMovedByALongerRenewIsStillRecognised) {
+  auto s = store();
+  auto name = unique("moved");
+  auto req = request(name, Ms{1000});
+  auto got = s->try_acquire(req, soon());
+  ASSERT_TRUE(got);
+  Lease lease = *got.lease;
+  ASSERT_EQ(s->renew(lease, Ms{4000}, soon()), LeaseStatus::ok);  // moves it to a new lease
+  auto again = s->try_acquire(req, soon());
+  ASSERT_TRUE(again);
+  EXPECT_EQ(again.lease->fencing_token, got.lease->fencing_token);
+  EXPECT_EQ(s->release(*again.lease, Ms{0}, soon()), LeaseStatus::ok);
+  EXPECT_FALSE(s->inspect(name, soon()).held());
+}
+
+void expect_refused(LeaseStore& s, const LeaseRequest& r, const std::string& held,
+                    const std::string& asked) {
+  try {
+    auto got = s.try_acquire(r, soon());
+    ADD_FAILURE() << "not refused; "
+                  << (got ? "acquired slot " + std::to_string(got.lease->slot)
+                          : std::string("contention"));
+  } catch (const BackendError& e) {
+    EXPECT_EQ(e.code(), ErrorCode::failed_precondition) << e.what();
+    const std::string m = e.what();
+    EXPECT_NE(m.find("is held as " + held), std::string::npos) << m;
+    EXPECT_NE(m.find("asks for " + asked), std::string::npos) << m;
+  }
+}
+
+TEST(EtcdGroupSize, ALiveHolderFixesTheShapeOfTheLock) {
+  auto s = store();
+  auto name = unique("shape");
+  auto two_a = s->try_acquire(request(name, Ms{5000}, 2), soon());
+  auto two_b = s->try_acquire(request(name, Ms{5000}, 2), soon());
+  ASSERT_TRUE(two_a && two_b);
+  expect_refused(*s, request(name, Ms{5000}, 3), "a group of 2 slots", "a group of 3 slots");
+  expect_refused(*s, request(name, Ms{5000}, 1), "a group of 2 slots", "a group of 1 slot");
+  expect_refused(*s, request(name, Ms{5000}, 0), "a group of 2 slots", "a single leader");
+  EXPECT_EQ(s->inspect(name, soon()).holders.size(), 2u);
+  EXPECT_EQ(s->release(*two_a.lease, Ms{0}, soon()), LeaseStatus::ok);
+  expect_refused(*s, request(name, Ms{5000}, 3), "a group of 2 slots", "a group of 3 slots");
+  EXPECT_EQ(s->release(*two_b.lease, Ms{0}, soon()), LeaseStatus::ok);
+  // No live holder: the next request's shape applies.
+  auto single = s->try_acquire(request(name, Ms{5000}, 0), soon());
+  ASSERT_TRUE(single);
+  expect_refused(*s, request(name, Ms{5000}, 2), "a single leader", "a group of 2 slots");
+  EXPECT_EQ(s->release(*single.lease, Ms{0}, soon()), LeaseStatus::ok);
+  auto three = s->try_acquire(request(name, Ms{5000}, 3), soon());
+  ASSERT_TRUE(three);
+  EXPECT_EQ(three.lease->slot, 0);
+  EXPECT_EQ(s->release(*three.lease, Ms{0}, soon()), LeaseStatus::ok);
+}
+
+TEST(EtcdGroupSize, ConcurrentGroupsOfTwoSizesNeverShareTheLock) {
+  auto name = unique("shape-race");
+  for (int round = 0; round < 5; ++round) {
+    std::vector<std::optional<Lease>> held(6);
+    std::vector<std::thread> threads;
+    for (int i = 0; i < 6; ++i)
+      threads.emplace_back([&, i] {
+        try {
+          auto got = store()->try_acquire(request(name, Ms{5000}, 2 + i % 2), soon());
+          if (got) held[i] = *got.lease;
+        } catch (const BackendError&) {  // refused: another size holds it
+        }
+      });
+    for (auto& t : threads) t.join();
+    std::set<int> sizes;
+    int holders = 0;
+    for (const auto& l : held)
+      if (l) {
+        sizes.insert(l->slots);
+        ++holders;
+      }
+    ASSERT_EQ(sizes.size(), 1u) << "round " << round;
+    EXPECT_LE(holders, *sizes.begin());
+    for (const auto& l : held)
+      if (l) {
+        EXPECT_EQ(store()->release(*l, Ms{0}, soon()), LeaseStatus::ok);
+      }
+  }
+}
+
+// The server is the judge: after renew(ttl), no other client gets in before the renew's send
+// time + the ttl it reported, and it does get in soon after (whole seconds + expiry scan).
+TEST(EtcdGrantedTtl, ASecondClientTakesOverOnlyAfterTheReportedTtl) {
+  for (Ms renewed : {Ms{3000}, Ms{1000}}) {  // longer (moves the key), shorter (kept longer)
+    SCOPED_TRACE("renew " + std::to_string(renewed.count()) + " ms");
+    auto s = store();
+    auto name = unique("judged");
+    auto got = s->try_acquire(request(name, Ms{2000}), soon());
+    ASSERT_TRUE(got);
+    Lease lease = *got.lease;
+    const auto sent = Clock::now();
+    ASSERT_EQ(s->renew(lease, renewed, soon()), LeaseStatus::ok);
+    ASSERT_GT(lease.ttl, Ms{0});
+    const auto taken = first_takeover(name, 0, Ms{10000});
+    ASSERT_NE(taken, Clock::time_point::max());
+    EXPECT_GE(taken - sent, lease.ttl) << "the server let another owner in before the granted ttl";
+    if (renewed > Ms{2000}) {
+      EXPECT_EQ(lease.ttl, renewed);
+      EXPECT_LE(taken - sent, lease.ttl + Ms{2000});
+    }
+  }
+}
+
+}  // namespace
+}  // namespace leader::etcdtest
