@@ -20,7 +20,7 @@ struct Tables {
   std::string leases;
   std::string fences;
   std::string candidates;
-  std::string acquire;  ///< the stored procedure that grants a lease
+  std::string acquire;  ///< the stored procedure that grants a lease (`<prefix>acquire_v2`)
 };
 
 /// Validates `prefix` against ^[A-Za-z_][A-Za-z0-9_]{0,30}$ (throws InvalidArgument naming it).
@@ -29,8 +29,9 @@ Tables tables_for(const std::string& prefix);
 /// The DDL statements, in order (each idempotent).
 std::vector<std::string> schema_ddl(const Tables& tables);
 
-/// Checks the schema version; when `create` is set, first creates what is missing while holding
-/// GET_LOCK('<prefix>schema'), so that concurrent first starts create it once. Throws
+/// Checks the schema version and the objects added since (fences.slots, the acquire procedure);
+/// when `create` is set, first creates or adds what is missing while holding
+/// GET_LOCK('leader-schema-<prefix>'), so that concurrent first starts do it once. Throws
 /// BackendError (failed_precondition when missing with create off, or another version).
 void ensure_schema(Connection& conn, const Tables& tables, bool create, Deadline deadline);
 

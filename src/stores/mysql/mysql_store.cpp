@@ -4,6 +4,7 @@
 #include <charconv>
 #include <nlohmann/json.hpp>
 
+#include "leader/detail/group_size.hpp"
 #include "leader/detail/store_support.hpp"
 #include "leader/names.hpp"
 #include "my_statements.hpp"
@@ -115,9 +116,16 @@ Acquired MysqlStore::try_acquire(const LeaseRequest& request, Deadline deadline)
       {request.lock, request.owner, request.node_id, static_cast<std::int64_t>(request.ttl.count()),
        static_cast<std::int64_t>(request.slots)},
       deadline);
-  if (r.rows.empty() || !r.rows[0].at(0)) return {};
-  lease.slot = static_cast<int>(to_int(r.rows[0][0]));
-  lease.fencing_token = static_cast<std::uint64_t>(to_int(r.rows[0].at(1)));
+  // One row: (outcome, slot, fencing_token); on "mismatch" the slot column holds the lock's size.
+  if (r.rows.empty() || r.rows[0].size() != 3 || !r.rows[0][0])
+    throw BackendError(ErrorCode::internal, kScheme, "the acquire procedure returned no outcome");
+  const auto& row = r.rows[0];
+  if (*row[0] == "mismatch")
+    throw group_size_mismatch(kScheme, request.lock, static_cast<int>(to_int(row[1])),
+                              request.slots);
+  if (*row[0] == "busy") return {};
+  lease.slot = static_cast<int>(to_int(row[1]));
+  lease.fencing_token = static_cast<std::uint64_t>(to_int(row[2]));
   return {std::move(lease)};
 }
 

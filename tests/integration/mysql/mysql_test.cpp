@@ -60,6 +60,7 @@ void drop_tables(const std::string& prefix) {
   sql("DROP TABLE IF EXISTS " + prefix + "schema, " + prefix + "leases, " + prefix + "fences, " +
       prefix + "candidates");
   sql("DROP PROCEDURE IF EXISTS " + prefix + "acquire");
+  sql("DROP PROCEDURE IF EXISTS " + prefix + "acquire_v2");
 }
 
 TEST(MysqlStore, ClientsWithClocksShiftedByHoursStillExcludeEachOther) {
