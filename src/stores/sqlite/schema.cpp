@@ -43,6 +43,14 @@ void expect_version(Connection& conn, const std::string& prefix) {
                          " (see docs/sql-schema.md)");
 }
 
+// True when `<prefix>fences` has the `slots` column (added after the first layout).
+bool has_slots_column(Connection& conn, const std::string& prefix) {
+  Statement find(conn, "SELECT 1 FROM pragma_table_info(?1) WHERE name = 'slots'");
+  ResetOnExit reset(find);
+  find.bind(1, prefix + "fences");
+  return find.step("looking up column " + prefix + "fences.slots");
+}
+
 }  // namespace
 
 std::string schema_ddl(const std::string& p) {
@@ -66,7 +74,8 @@ std::string schema_ddl(const std::string& p) {
          p +
          "fences (\n"
          "  lock_name  VARCHAR(255) NOT NULL PRIMARY KEY,\n"
-         "  last_token BIGINT       NOT NULL\n"
+         "  last_token BIGINT       NOT NULL,\n"
+         "  slots      INTEGER      NULL -- group size of the holders: 0 single, N group\n"
          ");\n"
          "CREATE TABLE IF NOT EXISTS " +
          p +
@@ -90,10 +99,14 @@ void prepare_schema(Connection& conn, const std::string& prefix, bool create) {
   conn.exec("PRAGMA synchronous = FULL", "setting synchronous = FULL");
   bool complete = true;  // read-only check first: a started store takes no write lock
   for (const char* table : kTables) complete = complete && has_table(conn, prefix, table);
+  complete = complete && has_slots_column(conn, prefix);
   if (create && !complete) {
     conn.exec("BEGIN IMMEDIATE", "starting the schema transaction");
     try {
       conn.exec(schema_ddl(prefix).c_str(), "creating the schema");
+      if (!has_slots_column(conn, prefix))  // a table created by an earlier release
+        conn.exec(("ALTER TABLE " + prefix + "fences ADD COLUMN slots INTEGER NULL").c_str(),
+                  "adding the column fences.slots");
       Statement version(conn, "INSERT INTO " + prefix + "schema (version) SELECT ?1 WHERE NOT " +
                                   "EXISTS (SELECT 1 FROM " + prefix + "schema)");
       ResetOnExit reset(version);
@@ -105,6 +118,10 @@ void prepare_schema(Connection& conn, const std::string& prefix, bool create) {
     }
   } else if (!complete) {
     for (const char* table : kTables) expect_table(conn, prefix, table);
+    throw sqlite_error(ErrorCode::failed_precondition,
+                       "database '" + conn.path() + "': table '" + prefix +
+                           "fences' lacks the column 'slots' and create_schema=false; apply the "
+                           "migration of docs/sql-schema.md or open with create_schema=true");
   }
   expect_version(conn, prefix);
 }
@@ -112,9 +129,17 @@ void prepare_schema(Connection& conn, const std::string& prefix, bool create) {
 SqlText SqlText::for_prefix(const std::string& p) {
   const std::string now = kNowMs;
   SqlText s;
+  s.held_size = "SELECT slots FROM " + p +
+                "fences WHERE lock_name = ?1 AND slots IS NOT NULL AND slots <> ?2 AND EXISTS "
+                "(SELECT 1 FROM " +
+                p + "leases WHERE lock_name = ?1 AND expires_at > " + now + ")";
+  s.renew_own = "UPDATE " + p + "leases SET expires_at = " + now +
+                " + ?3 WHERE lock_name = ?1 AND owner = ?2 AND expires_at > " + now +
+                " RETURNING slot, fencing_token";
   s.bump_fence = "INSERT INTO " + p +
-                 "fences (lock_name, last_token) VALUES (?1, 1) ON CONFLICT (lock_name) DO "
-                 "UPDATE SET last_token = last_token + 1 RETURNING last_token";
+                 "fences (lock_name, last_token, slots) VALUES (?1, 1, ?2) ON CONFLICT (lock_name) "
+                 "DO UPDATE SET last_token = last_token + 1, slots = excluded.slots RETURNING "
+                 "last_token";
   s.take_slot =
       "WITH RECURSIVE free (n) AS (SELECT 0 UNION ALL SELECT n + 1 FROM free WHERE n + 1 < ?2) "
       "INSERT INTO " +

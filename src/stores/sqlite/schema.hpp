@@ -21,13 +21,16 @@ inline constexpr const char* kNowMs =
 /// The CREATE TABLE IF NOT EXISTS statements of the schema for `prefix`.
 [[nodiscard]] std::string schema_ddl(const std::string& prefix);
 
-/// Switches the database to WAL mode and creates (when `create`) or checks the schema; throws
-/// BackendError failed_precondition naming a missing table or an unknown schema version.
+/// Switches the database to WAL mode and creates or migrates (when `create`) or checks the schema;
+/// throws BackendError failed_precondition naming a missing table or column or an unknown schema
+/// version.
 void prepare_schema(Connection& conn, const std::string& prefix, bool create);
 
 /// The SQL text of every statement, for one table prefix.
 struct SqlText {
-  std::string bump_fence;        ///< ?1 lock -> RETURNING last_token
+  std::string held_size;         ///< ?1 lock ?2 slots -> the live size when it differs
+  std::string renew_own;         ///< ?1 lock ?2 owner ?3 ttl -> slot, token of a live lease
+  std::string bump_fence;        ///< ?1 lock ?2 slots -> RETURNING last_token
   std::string take_slot;         ///< ?1 lock ?2 slots ?3 owner ?4 node ?5 token ?6 ttl -> slot
   std::string renew;             ///< ?1 lock ?2 slot ?3 owner ?4 ttl
   std::string release;           ///< ?1 lock ?2 slot ?3 owner

@@ -5,6 +5,7 @@
 #include <optional>
 
 #include "connection.hpp"
+#include "leader/detail/group_size.hpp"
 #include "leader/errors.hpp"
 #include "leader/names.hpp"
 #include "schema.hpp"
@@ -64,6 +65,8 @@ struct Statements {
       : begin(c, "BEGIN IMMEDIATE"),
         commit(c, "COMMIT"),
         rollback(c, "ROLLBACK"),
+        held_size(c, s.held_size),
+        renew_own(c, s.renew_own),
         bump_fence(c, s.bump_fence),
         take_slot(c, s.take_slot),
         renew(c, s.renew),
@@ -74,7 +77,7 @@ struct Statements {
         list_candidates(c, s.list_candidates),
         remove_candidate(c, s.remove_candidate) {}
   Statement begin, commit, rollback;
-  Statement bump_fence, take_slot, renew, release, release_keep, inspect;
+  Statement held_size, renew_own, bump_fence, take_slot, renew, release, release_keep, inspect;
   Statement put_candidate, list_candidates, remove_candidate;
 };
 
@@ -153,37 +156,74 @@ auto SqliteStore::with_session(std::string_view op, Deadline deadline, Fn&& fn) 
   return fn(*session_, *session_->statements);
 }
 
+namespace {
+
+// Throws failed_precondition when the lock has a live holder of another group size.
+void check_group_size(Statements& st, const LeaseRequest& r) {
+  ResetOnExit reset(st.held_size);
+  st.held_size.bind(1, r.lock).bind(2, std::int64_t{r.slots});
+  if (st.held_size.step("reading the group size of the lock"))
+    throw detail::group_size_mismatch("sqlite", r.lock, static_cast<int>(st.held_size.int_at(0)),
+                                      r.slots);
+}
+
+// The caller's live lease (same owner token) with its expiry reset to now + ttl, if any.
+std::optional<Lease> renew_own(Statements& st, const LeaseRequest& r, TimePoint sent_at) {
+  ResetOnExit reset(st.renew_own);
+  st.renew_own.bind(1, r.lock).bind(2, r.owner).bind(3, ms(r.ttl));
+  if (!st.renew_own.step("renewing the owner's lease")) return std::nullopt;
+  Lease lease{r.lock,
+              r.owner,
+              r.node_id,
+              static_cast<std::uint64_t>(st.renew_own.int_at(1)),
+              static_cast<int>(st.renew_own.int_at(0)),
+              r.slots,
+              r.ttl,
+              sent_at};
+  st.renew_own.execute("renewing the owner's lease");
+  return lease;
+}
+
+// Bumps the fence and takes the lowest free slot; nullopt on contention (the caller rolls back).
+std::optional<Lease> take_slot(Statements& st, const LeaseRequest& r, TimePoint sent_at) {
+  ResetOnExit reset_fence(st.bump_fence);
+  st.bump_fence.bind(1, r.lock).bind(2, std::int64_t{r.slots});
+  if (!st.bump_fence.step("bumping the fencing counter"))
+    throw sqlite_error(ErrorCode::internal, "fencing counter returned no row");
+  const auto token = st.bump_fence.int_at(0);
+  st.bump_fence.execute("bumping the fencing counter");
+
+  ResetOnExit reset_take(st.take_slot);
+  st.take_slot.bind(1, r.lock)
+      .bind(2, std::int64_t{std::max(r.slots, 1)})
+      .bind(3, r.owner)
+      .bind(4, r.node_id)
+      .bind(5, token)
+      .bind(6, ms(r.ttl));
+  if (!st.take_slot.step("taking a lease slot")) return std::nullopt;
+  const int slot = static_cast<int>(st.take_slot.int_at(0));
+  st.take_slot.execute("taking a lease slot");
+  return Lease{r.lock, r.owner, r.node_id, static_cast<std::uint64_t>(token),
+               slot,   r.slots, r.ttl,     sent_at};
+}
+
+}  // namespace
+
 Acquired SqliteStore::try_acquire(const LeaseRequest& request, Deadline deadline) {
   validate_request(request);
   const TimePoint sent_at = steady_clock::now();
   return with_session("acquire", deadline, [&](Session& s, Statements& st) -> Acquired {
     s.run(st.begin, "starting the acquire transaction");
     try {
-      ResetOnExit reset_fence(st.bump_fence);
-      st.bump_fence.bind(1, request.lock);
-      if (!st.bump_fence.step("bumping the fencing counter"))
-        throw sqlite_error(ErrorCode::internal, "fencing counter returned no row");
-      const auto token = st.bump_fence.int_at(0);
-      st.bump_fence.execute("bumping the fencing counter");
-
-      ResetOnExit reset_take(st.take_slot);
-      st.take_slot.bind(1, request.lock)
-          .bind(2, std::int64_t{std::max(request.slots, 1)})
-          .bind(3, request.owner)
-          .bind(4, request.node_id)
-          .bind(5, token)
-          .bind(6, ms(request.ttl));
-      if (!st.take_slot.step("taking a lease slot")) {  // contention: keep the counter
-        st.take_slot.reset();
+      check_group_size(st, request);
+      std::optional<Lease> lease = renew_own(st, request, sent_at);
+      if (!lease) lease = take_slot(st, request, sent_at);
+      if (!lease) {  // contention: keep the counter
         s.run(st.rollback, "rolling back the acquire transaction");
         return {};
       }
-      const int slot = static_cast<int>(st.take_slot.int_at(0));
-      st.take_slot.execute("taking a lease slot");
       s.run(st.commit, "committing the acquisition");
-      return Acquired{Lease{request.lock, request.owner, request.node_id,
-                            static_cast<std::uint64_t>(token), slot, request.slots, request.ttl,
-                            sent_at}};
+      return Acquired{std::move(lease)};
     } catch (...) {
       s.conn.rollback_quietly();
       throw;
