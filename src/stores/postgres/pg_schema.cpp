@@ -26,6 +26,16 @@ int schema_version(Connection& conn, const Tables& t, Deadline deadline) {
   }
 }
 
+// True when `<prefix>fences` has the `slots` column (added after the first layout).
+bool has_slots_column(Connection& conn, const Tables& t, Deadline deadline) {
+  auto results = conn.run({{"SELECT count(*) FROM pg_attribute WHERE attrelid = to_regclass($1)"
+                            " AND attname = 'slots' AND NOT attisdropped",
+                            {t.fences},
+                            false}},
+                          deadline);
+  return std::atoi(PQgetvalue(results.front().get(), 0, 0)) == 1;
+}
+
 }  // namespace
 
 Tables tables_for(const std::string& prefix) {
@@ -44,7 +54,10 @@ std::string schema_ddl(const Tables& t) {
          " PRIMARY KEY (lock_name, slot));\n"
          "CREATE TABLE IF NOT EXISTS " +
          t.fences +
-         " (lock_name VARCHAR(255) PRIMARY KEY, last_token BIGINT NOT NULL);\n"
+         " (lock_name VARCHAR(255) PRIMARY KEY, last_token BIGINT NOT NULL, slots INTEGER NULL);\n"
+         "ALTER TABLE " +
+         t.fences +
+         " ADD COLUMN IF NOT EXISTS slots INTEGER NULL;\n"
          "CREATE TABLE IF NOT EXISTS " +
          t.candidates +
          " (group_name VARCHAR(255) NOT NULL, node_id VARCHAR(255) NOT NULL,"
@@ -58,7 +71,8 @@ std::string schema_ddl(const Tables& t) {
 
 void ensure_schema(Connection& conn, const Tables& t, bool create, Deadline deadline) {
   int version = schema_version(conn, t, deadline);
-  if (version <= 0 && create) {
+  const bool current = version == kSchemaVersion && has_slots_column(conn, t, deadline);
+  if (!current && create && version <= kSchemaVersion) {
     // The advisory lock serialises concurrent first starts: CREATE TABLE IF NOT EXISTS alone
     // can fail with a unique violation in pg_type when two sessions race.
     conn.run_script("BEGIN;\nSELECT pg_advisory_xact_lock(1818322290, hashtext('" + t.prefix +
@@ -66,6 +80,11 @@ void ensure_schema(Connection& conn, const Tables& t, bool create, Deadline dead
                     deadline);
     version = schema_version(conn, t, deadline);
   }
+  if (version == kSchemaVersion && !has_slots_column(conn, t, deadline))
+    throw BackendError(ErrorCode::failed_precondition, kScheme,
+                       "the table " + t.fences +
+                           " lacks the column slots (create_schema=false); apply the migration of "
+                           "docs/sql-schema.md");
   if (version <= 0)
     throw BackendError(ErrorCode::failed_precondition, kScheme,
                        "the tables " + t.prefix +

@@ -15,44 +15,48 @@ std::string take_over_if_expired() {
          " WHERE l.expires_at <= now()";
 }
 
+// Statement 3 of an acquisition; returns at most one row (outcome, slot, fencing_token):
+// "mismatch" (slot = the size the live holders use), "held" (the owner's own live lease, its
+// expiry reset) or "granted" (the lowest free-or-expired slot < max(N, 1), with the fence bumped
+// only when there is one). No row: contention. The upsert re-checks expiry on the latest row
+// version under its row lock, so a renewal that committed meanwhile wins.
+std::string grant(const Tables& t) {
+  const std::string live = " AND e.expires_at > now()";
+  return "WITH held AS (SELECT f.slots FROM " + t.fences +
+         " f WHERE f.lock_name = $1::text AND f.slots IS NOT NULL AND f.slots <> $5::int"
+         " AND EXISTS (SELECT 1 FROM " +
+         t.leases + " e WHERE e.lock_name = $1::text" + live + ")), own AS (UPDATE " + t.leases +
+         " e SET expires_at = now() + " + ms("$4") +
+         " WHERE e.lock_name = $1::text AND e.owner = $2::text" + live +
+         " AND NOT EXISTS (SELECT 1 FROM held) RETURNING e.slot, e.fencing_token),"
+         " pick AS (SELECT s FROM generate_series(0, greatest($5::int, 1) - 1) AS s"
+         " WHERE NOT EXISTS (SELECT 1 FROM held) AND NOT EXISTS (SELECT 1 FROM own)"
+         " AND NOT EXISTS (SELECT 1 FROM " +
+         t.leases + " e WHERE e.lock_name = $1::text AND e.slot = s" + live +
+         ") ORDER BY s LIMIT 1), fence AS (UPDATE " + t.fences +
+         " SET last_token = last_token + 1, slots = $5::int WHERE lock_name = $1::text"
+         " AND EXISTS (SELECT 1 FROM pick) RETURNING last_token), ins AS (INSERT INTO " +
+         t.leases +
+         " AS l (lock_name, slot, owner, node_id, fencing_token, acquired_at, expires_at)"
+         " SELECT $1::text, s, $2::text, $3::text, last_token, now(), now() + " +
+         ms("$4") + " FROM pick, fence" + take_over_if_expired() +
+         " RETURNING slot, fencing_token)"
+         " SELECT 'mismatch', slots, NULL::bigint FROM held"
+         " UNION ALL SELECT 'held', slot, fencing_token FROM own"
+         " UNION ALL SELECT 'granted', slot, fencing_token FROM ins";
+}
+
 }  // namespace
 
 std::vector<std::pair<std::string, std::string>> statements(const Tables& t) {
-  const std::string lease_cols =
-      " (lock_name, slot, owner, node_id, fencing_token, acquired_at, expires_at) ";
   return {
-      // Single lease: the fence is bumped only when the row looks free, and the lease row is
-      // written only if it is absent or expired when locked; both in one statement.
-      {kAcquire,
-       "WITH fence AS (INSERT INTO " + t.fences +
-           " AS f (lock_name, last_token) SELECT $1::text, 1 WHERE NOT EXISTS (SELECT 1 FROM " +
-           t.leases +
-           " WHERE lock_name = $1::text AND slot = 0 AND expires_at > now())"
-           " ON CONFLICT (lock_name) DO UPDATE SET last_token = f.last_token + 1"
-           " RETURNING last_token) INSERT INTO " +
-           t.leases + " AS l" + lease_cols +
-           "SELECT $1::text, 0, $2::text, $3::text, last_token, now(), now() + " + ms("$4") +
-           " FROM fence" + take_over_if_expired() + " RETURNING fencing_token"},
-      // Group lease, statements 1 and 2 of one implicit transaction: make sure the fence row
-      // exists, then lock it. This serialises the slot choice of concurrent acquirers of the
-      // lock: statement 3 runs with a snapshot taken after the previous one committed.
+      // Statements 1 and 2 of one implicit transaction (one pipeline): make sure the fence row
+      // exists, then lock it. This serialises the acquirers of a lock: statement 3 runs with a
+      // snapshot taken after the previous one committed.
       {kFenceRow, "INSERT INTO " + t.fences +
                       " (lock_name, last_token) VALUES ($1::text, 0) ON CONFLICT DO NOTHING"},
       {kLockFence, "SELECT last_token FROM " + t.fences + " WHERE lock_name = $1::text FOR UPDATE"},
-      // Group lease, statement 3: the lowest free-or-expired slot, and only if there is one, the
-      // fence bump, both feeding the upsert.
-      {kGrantSlot,
-       "WITH pick AS (SELECT s FROM generate_series(0, $5::int - 1) AS s WHERE NOT EXISTS"
-       " (SELECT 1 FROM " +
-           t.leases +
-           " e WHERE e.lock_name = $1::text AND e.slot = s AND e.expires_at > now())"
-           " ORDER BY s LIMIT 1), fence AS (UPDATE " +
-           t.fences +
-           " SET last_token = last_token + 1 WHERE lock_name = $1::text AND EXISTS"
-           " (SELECT 1 FROM pick) RETURNING last_token) INSERT INTO " +
-           t.leases + " AS l" + lease_cols +
-           "SELECT $1::text, s, $2::text, $3::text, last_token, now(), now() + " + ms("$4") +
-           " FROM pick, fence" + take_over_if_expired() + " RETURNING slot, fencing_token"},
+      {kGrant, grant(t)},
       {kRenew, "UPDATE " + t.leases + " SET expires_at = now() + " + ms("$4") +
                    " WHERE lock_name = $1::text AND slot = $2::int AND owner = $3::text"
                    " AND expires_at > now()"},

@@ -12,11 +12,10 @@
 namespace leader::detail::pg {
 
 /// Statement names, prepared on every connection.
-inline constexpr const char* kAcquire = "le_acquire";       ///< $1 lock $2 owner $3 node $4 ttl_ms
 inline constexpr const char* kFenceRow = "le_fence_row";    ///< $1 lock
 inline constexpr const char* kLockFence = "le_fence_lock";  ///< $1 lock
-inline constexpr const char* kGrantSlot =
-    "le_grant";  ///< $1..$4 as acquire, $5 slots (after the two above)
+inline constexpr const char* kGrant =
+    "le_grant";  ///< $1 lock $2 owner $3 node $4 ttl_ms $5 slots (after the two above)
 inline constexpr const char* kRenew = "le_renew";          ///< $1 lock $2 slot $3 owner $4 ttl_ms
 inline constexpr const char* kRelease = "le_release";      ///< $1 lock $2 slot $3 owner
 inline constexpr const char* kKeep = "le_keep";            ///< $1 lock $2 slot $3 owner $4 keep_ms

@@ -4,6 +4,7 @@
 #include <charconv>
 #include <nlohmann/json.hpp>
 
+#include "leader/detail/group_size.hpp"
 #include "leader/detail/store_support.hpp"
 #include "leader/names.hpp"
 #include "pg_statements.hpp"
@@ -126,23 +127,20 @@ Acquired PostgresStore::try_acquire(const LeaseRequest& request, Deadline deadli
               request.ttl,
               std::chrono::steady_clock::now()};
   const std::string ttl = std::to_string(request.ttl.count());
-  if (request.slots == 0) {
-    auto results = run({{kAcquire, {request.lock, request.owner, request.node_id, ttl}}}, deadline);
-    PGresult* r = results[0].get();
-    if (PQntuples(r) == 0) return {};
-    lease.fencing_token = static_cast<std::uint64_t>(to_int(r, 0, 0));
-    return {std::move(lease)};
-  }
   auto results =
       run({{kFenceRow, {request.lock}},
            {kLockFence, {request.lock}},
-           {kGrantSlot,
+           {kGrant,
             {request.lock, request.owner, request.node_id, ttl, std::to_string(request.slots)}}},
           deadline);
   PGresult* r = results[2].get();
   if (PQntuples(r) == 0) return {};
-  lease.slot = static_cast<int>(to_int(r, 0, 0));
-  lease.fencing_token = static_cast<std::uint64_t>(to_int(r, 0, 1));
+  const std::string outcome = PQgetvalue(r, 0, 0);
+  if (outcome == "mismatch")
+    throw group_size_mismatch(kScheme, request.lock, static_cast<int>(to_int(r, 0, 1)),
+                              request.slots);
+  lease.slot = static_cast<int>(to_int(r, 0, 1));
+  lease.fencing_token = static_cast<std::uint64_t>(to_int(r, 0, 2));
   return {std::move(lease)};
 }
 
