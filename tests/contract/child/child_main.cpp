@@ -4,8 +4,16 @@
 //       appends "token start_ns end_ns pid" (CLOCK_MONOTONIC) to the ledger. Prints "RUNS n".
 //   hold --uri U --lock L --lease-ms T [--auto-extend] [--slots N]
 //       acquires (waiting up to 30 s), prints "HELD <token> <slot>", then sleeps until killed.
+//   judged-hold --uri U --lock L --lease-ms T --margin-ms M [--clock-rate R]
+//       acquires with auto_extend through a store whose renewals all fail (tests/support
+//       FaultyStore), prints "HELD <true_ns> <clock_ns>" and, when the stop_token fires,
+//       "STOP <true_ns> <clock_ns>", then sleeps until killed. true_ns is CLOCK_MONOTONIC read by a
+//       raw syscall (never faked), clock_ns the steady clock the library sees: with --clock-rate R
+//       a ScaledClock running at R (libfaketime cannot scale CLOCK_MONOTONIC usably: timed waits
+//       ignore it), so the parent judges with the first and checks the fault with the second.
 
 #include <fcntl.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include <chrono>
@@ -17,7 +25,9 @@
 #include <string>
 #include <thread>
 
+#include "faulty_store.hpp"
 #include "leader/leader.hpp"
+#include "scaled_clock.hpp"
 
 namespace {
 
@@ -25,6 +35,41 @@ std::int64_t mono_ns() {
   timespec ts{};
   clock_gettime(CLOCK_MONOTONIC, &ts);
   return static_cast<std::int64_t>(ts.tv_sec) * 1'000'000'000 + ts.tv_nsec;
+}
+
+/// CLOCK_MONOTONIC through the raw syscall: libfaketime intercepts clock_gettime, not syscall.
+std::int64_t true_ns() {
+  timespec ts{};
+  syscall(SYS_clock_gettime, CLOCK_MONOTONIC, &ts);
+  return static_cast<std::int64_t>(ts.tv_sec) * 1'000'000'000 + ts.tv_nsec;
+}
+
+/// "<true_ns> <clock_ns>": the real monotonic time and the library's (maybe scaled) clock.
+std::string both_clocks(const leader::Clock& clock) {
+  auto seen = std::chrono::duration_cast<std::chrono::nanoseconds>(clock.now().time_since_epoch());
+  return std::to_string(true_ns()) + " " + std::to_string(seen.count());
+}
+
+/// judged-hold: see the file comment.
+int judged_hold(std::shared_ptr<leader::LeaseStore> inner, leader::ElectionOptions o,
+                const std::string& lock, double rate) {
+  leader::ElectorHooks hooks;
+  hooks.clock =
+      rate > 0 ? std::shared_ptr<leader::Clock>(std::make_shared<leader::test::ScaledClock>(rate))
+               : leader::Clock::system();
+  const leader::Clock& clock = *hooks.clock;
+  auto store = std::make_shared<leader::test::FaultyStore>(std::move(inner));
+  store->fail_renew = true;
+  o.auto_extend = true;
+  o.wait_time = std::chrono::seconds(30);
+  leader::LeaderElector(store, o, hooks).run_if_leader(lock, [&](leader::LeaderContext& ctx) {
+    std::cout << "HELD " << both_clocks(clock) << std::endl;
+    std::stop_callback on_stop(ctx.stop_token(),
+                               [&] { std::cout << "STOP " << both_clocks(clock) << std::endl; });
+    while (true) std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  });
+  std::cout << "SKIPPED" << std::endl;
+  return 1;
 }
 
 long read_counter(const std::string& path) {
@@ -98,6 +143,11 @@ int main(int argc, char** argv) {
       }
       std::cout << "RUNS " << runs << std::endl;
       return 0;
+    }
+    if (mode == "judged-hold") {
+      o.safety_margin = std::chrono::milliseconds(num("--margin-ms", 0));
+      const double rate = a.count("--clock-rate") ? std::stod(a["--clock-rate"]) : 0.0;
+      return judged_hold(store, o, a.at("--lock"), rate);
     }
     if (mode == "hold") {
       o.wait_time = std::chrono::seconds(30);

@@ -1,0 +1,70 @@
+// A holder process whose clocks run slow still gets its stop signal before the server lets another
+// owner in, by what the rate leaves of the safety margin (DESIGN.md: safety assumes bounded clock
+// *rate* drift). Judged by an Observer. The child runs under libfaketime "x0.9" for its wall clock;
+// its steady clock is slowed by the same rate through the library's Clock injection, because
+// libfaketime's CLOCK_MONOTONIC cannot be scaled usably here (a relative offset turns it into a
+// wall-clock value, and timed waits, pthread_cond_clockwait, are not faked at all).
+
+#include <signal.h>
+
+#include <sstream>
+#include <string>
+
+#include "helpers.hpp"
+#include "observer.hpp"
+
+namespace leader::contract {
+namespace {
+
+struct Stamp {
+  TimePoint real;         // CLOCK_MONOTONIC as it really is
+  std::int64_t clock_ns;  // the steady clock the child's library saw
+};
+
+std::optional<Stamp> parse_stamp(const std::string& line, const std::string& tag) {
+  if (line.rfind(tag + " ", 0) != 0) return std::nullopt;
+  std::istringstream in(line.substr(tag.size() + 1));
+  std::int64_t real = 0, clock = 0;
+  if (!(in >> real >> clock)) return std::nullopt;
+  return Stamp{TimePoint(std::chrono::nanoseconds(real)), clock};
+}
+
+TEST_P(ContractTest, AHolderProcessWithASlowClockStopsBeforeTheServerLetsAnotherIn) {
+  if (backend().uri.empty())
+    GTEST_SKIP() << backend().name << " is in-process only (see ASlowLocalClockStillStops...)";
+  const std::string faketime = test::faketime_library();
+  if (faketime.empty()) GTEST_SKIP() << "libfaketime is not installed";
+  constexpr double kRate = 0.9;
+  const Ms lease = backend().lease_unit;
+  const Ms margin = lease * 3 / 10;
+  auto name = lock();
+  Child holder({"judged-hold", "--uri", backend().uri, "--lock", name, "--lease-ms",
+                std::to_string(lease.count()), "--margin-ms", std::to_string(margin.count()),
+                "--clock-rate", "0.9"},
+               {"LD_PRELOAD=" + faketime, "FAKETIME=+0 x0.9", "FAKETIME_NO_CACHE=1",
+                "DONT_FAKE_MONOTONIC=1"});
+  auto held = parse_stamp(holder.read_line(Ms{30000}), "HELD");
+  ASSERT_TRUE(held) << "the holder process did not acquire";
+  test::Observer observer(backend().open(), name, {.ttl = lease * 10});
+  auto stop = parse_stamp(holder.read_line(lease * 4), "STOP");
+  ASSERT_TRUE(stop) << "no stop signal within 4 leases of failing renewals";
+  ASSERT_TRUE(observer.wait_for_takeover(lease * 4)) << "the observer never got in";
+  holder.signal(SIGKILL);
+  holder.wait();
+  // The fault really applied: the child's steady clock ran at about kRate.
+  const double seen =
+      static_cast<double>(stop->clock_ns - held->clock_ns) /
+      std::chrono::duration_cast<std::chrono::nanoseconds>(stop->real - held->real).count();
+  EXPECT_NEAR(seen, kRate, 0.04) << "the child's steady clock did not run at the rate asked";
+  // (lease - margin) of local time lasts (lease - margin) / rate of real time.
+  const auto left = lease - std::chrono::duration_cast<Ms>((lease - margin) / kRate);
+  const auto gap = left - std::min(left / 2, Ms{100});
+  const auto lead = std::chrono::duration_cast<Ms>(*observer.earliest_takeover() - stop->real);
+  ::testing::Test::RecordProperty("stop_before_takeover_ms", std::to_string(lead.count()));
+  EXPECT_GE(lead, gap) << "the stop signal came " << lead.count()
+                       << " ms before the server let another owner in; required >= " << gap.count()
+                       << " ms";
+}
+
+}  // namespace
+}  // namespace leader::contract

@@ -1,0 +1,59 @@
+#include "judge.hpp"
+
+#include <mutex>
+
+namespace leader::contract {
+
+Verdict judge(const Backend& b, const std::string& name, JudgedRun run) {
+  Verdict v;
+  std::mutex mu;
+  std::unique_ptr<test::Observer> observer;
+  ElectorHooks hooks;
+  hooks.clock = run.clock;
+  LeaderElector elector(run.store, run.options, hooks);
+  auto result = elector.run_if_leader_result(name, [&](LeaderContext& ctx) {
+    v.ran = true;
+    std::stop_callback on_stop(ctx.stop_token(), [&] {
+      std::lock_guard lock(mu);
+      if (!v.stop) v.stop = SteadyClock::now();
+    });
+    observer = std::make_unique<test::Observer>(
+        b.open(), ctx.lock_name(),
+        test::ObserverOptions{.ttl = b.lease_unit * 10, .node_id = "observer"});
+    run.scenario(ctx);
+    observer->wait_for_takeover(run.hold_limit);
+    std::lock_guard lock(mu);
+    v.action_end = SteadyClock::now();
+  });
+  if (result.failed()) std::rethrow_exception(result.error());
+  if (observer) {
+    observer->wait_for_takeover(b.lease_unit * 4);  // after a release, the next attempt gets in
+    observer->stop();
+    v.takeover = run.frozen_until ? observer->earliest_takeover(run.frozen_until())
+                                  : observer->earliest_takeover();
+    v.observer_attempts = observer->attempts();
+  }
+  return v;
+}
+
+Duration scheduling_slack(Duration margin) { return std::min(margin / 2, Duration{100}); }
+
+void expect_stop_before_takeover(const Verdict& v, Duration gap) {
+  ASSERT_TRUE(v.ran) << "the holder was never elected";
+  ASSERT_TRUE(v.takeover.has_value())
+      << "the observer never got in (" << v.observer_attempts << " attempts): nothing was judged";
+  if (!v.stop) {
+    ASSERT_TRUE(v.action_end.has_value());
+    EXPECT_GE(*v.takeover, *v.action_end)
+        << "the server let another owner in while the holder's action still ran, and the holder "
+           "never got a stop signal";
+    return;
+  }
+  const auto lead = std::chrono::duration_cast<Ms>(*v.takeover - *v.stop);
+  ::testing::Test::RecordProperty("stop_before_takeover_ms", std::to_string(lead.count()));
+  EXPECT_GE(lead, gap) << "the stop signal came " << lead.count()
+                       << " ms before the server let another owner in; required >= " << gap.count()
+                       << " ms (safety margin - scheduling slack)";
+}
+
+}  // namespace leader::contract

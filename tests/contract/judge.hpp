@@ -1,0 +1,46 @@
+#pragma once
+// The server as judge (DESIGN.md section 5): a holder runs an action while an Observer (a second
+// client of the same backend) keeps trying to take the lock; the holder's stop signal is compared
+// with the instant the server really let the observer in.
+
+#include <functional>
+#include <optional>
+
+#include "faulty_store.hpp"
+#include "helpers.hpp"
+#include "observer.hpp"
+
+namespace leader::contract {
+
+/// What a judged run saw, all in real steady time.
+struct Verdict {
+  bool ran = false;                     ///< the action started
+  std::optional<TimePoint> stop;        ///< the holder's stop_token fired (while the action ran)
+  std::optional<TimePoint> action_end;  ///< the action returned
+  std::optional<TimePoint> takeover;    ///< the earliest instant the server let the observer in
+  int observer_attempts = 0;
+};
+
+/// How a judged run is set up; `scenario` runs inside the action, then the action keeps the lease
+/// (unreleased) until the observer got in or `hold_limit` passed.
+struct JudgedRun {
+  std::shared_ptr<LeaseStore> store;  ///< the holder's store (often a FaultyStore)
+  ElectionOptions options;
+  std::shared_ptr<Clock> clock{};  ///< the holder's clock; default: the real steady clock
+  std::function<void(LeaderContext&)> scenario = [](LeaderContext&) {};
+  Duration hold_limit{};
+  /// When set, the end of an outage: the server could grant nothing before it.
+  std::function<TimePoint()> frozen_until{};
+};
+
+/// Runs `run` on lock `name` against backend `b` and returns what the judge saw.
+Verdict judge(const Backend& b, const std::string& name, JudgedRun run);
+
+/// Scheduling slack allowed by a judged check: half the safety margin, at most 100 ms.
+Duration scheduling_slack(Duration margin);
+
+/// The stop signal came at least `gap` before the takeover (or, with no stop signal, the takeover
+/// came only after the action returned).
+void expect_stop_before_takeover(const Verdict& v, Duration gap);
+
+}  // namespace leader::contract
