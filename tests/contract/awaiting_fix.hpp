@@ -23,11 +23,6 @@ inline const std::map<std::string, AwaitedFix>& awaiting_fix() {
   static const std::set<std::string> kAll{"memory", "sqlite",    "redis",    "postgres",
                                           "mysql",  "zookeeper", "dynamodb", "etcd"};
   static const std::map<std::string, AwaitedFix> kCases{
-      // Defect 1 (core): extend() with auto_extend.
-      {"ExtendLongerThanTheLeaseKeepsTheStopSignalBeforeTheServerLetsAnotherIn",
-       {"core: extend + auto_extend (defect 1)", kAll}},
-      {"ExtendShorterRacingARenewalKeepsTheStopSignalBeforeTheServerLetsAnotherIn",
-       {"core: extend + auto_extend (defect 1)", kAll}},
       // Defect 4 (core): a granted ttl below an explicit safety margin.
       {"GrantedTtlBelowAnExplicitMarginIsRefusedOrStopsInTime",
        {"core: granted ttl < asked (defect 4)", kAll}},
