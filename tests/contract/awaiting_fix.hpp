@@ -23,9 +23,6 @@ inline const std::map<std::string, AwaitedFix>& awaiting_fix() {
   static const std::set<std::string> kAll{"memory", "sqlite",    "redis",    "postgres",
                                           "mysql",  "zookeeper", "dynamodb", "etcd"};
   static const std::map<std::string, AwaitedFix> kCases{
-      // Defect 4 (core): a granted ttl below an explicit safety margin.
-      {"GrantedTtlBelowAnExplicitMarginIsRefusedOrStopsInTime",
-       {"core: granted ttl < asked (defect 4)", kAll}},
       // Defect 5 (stores): the owner's retry returns its own lease.
       {"TryAcquireWithTheHoldersOwnerTokenReturnsTheSameLease",
        {"store: retry with the same owner token (defect 5)", kAll}},

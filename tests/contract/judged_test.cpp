@@ -162,6 +162,37 @@ TEST_P(ContractTest, GrantedTtlBelowAnExplicitMarginIsRefusedOrStopsInTime) {
   expect_stop_before_takeover(v, required_gap(o, fs->ttl_cap.load()));
 }
 
+// No wrapper: what the store itself grants. ZooKeeper caps every grant at its negotiated session
+// timeout (lease_unit here), below this margin, so it must refuse; the others grant the three
+// units asked and keep the margin.
+TEST_P(ContractTest, AnExplicitMarginTheStoreItselfCannotGrantIsRefusedOrKept) {
+  const Ms lease = backend().lease_unit;
+  auto fs = std::make_shared<test::FaultyStore>(backend().open());  // only to fail renewals
+  auto o = renewing(backend());
+  o.lease_time = lease * 3;
+  o.safety_margin = lease * 3 / 2;  // at most lease_time / 2 with auto_extend
+  Duration granted{};
+  Verdict v;
+  try {
+    v = judge(backend(), lock(),
+              {.store = fs,
+               .options = o,
+               .scenario =
+                   [&](LeaderContext& ctx) {
+                     granted = ctx.lease().granted_ttl;
+                     fs->fail_renew = true;
+                   },
+               .hold_limit = lease * 4});
+  } catch (const BackendError& e) {
+    EXPECT_EQ(e.code(), ErrorCode::failed_precondition) << e.what();
+    ::testing::Test::RecordProperty("refused", e.what());
+    return;
+  }
+  ASSERT_TRUE(v.ran);
+  EXPECT_GT(granted, o.safety_margin) << "ran on a grant the margin does not fit";
+  expect_stop_before_takeover(v, required_gap(o, granted));
+}
+
 TEST_P(ContractTest, ASlowLocalClockStillStopsTheHolderBeforeTheServerLetsAnotherIn) {
   const Ms lease = backend().lease_unit;
   constexpr double kRate = 0.9;  // the holder's steady clock runs 10% slow
