@@ -88,6 +88,11 @@ namespace detail {
 /// The generic election engine every elector shares (one per elector, shared by copies).
 class ElectionCore : public std::enable_shared_from_this<ElectionCore> {
  public:
+  /// When a store call was sent and when its reply came, on the elector's clock.
+  struct Exchange {
+    TimePoint sent;
+    TimePoint replied;
+  };
   ElectionCore(std::shared_ptr<LeaseStore> store, ElectionOptions options, int slots,
                ElectorHooks hooks);
   /// Waits for the lease up to wait_time; the guard holds it (watched and, with auto_extend,
@@ -108,7 +113,7 @@ class ElectionCore : public std::enable_shared_from_this<ElectionCore> {
   /// Starts holding a granted lease (watched, events emitted); throws failed_precondition (after
   /// releasing it) when the grant is too short for an explicit safety margin. `unknown_before`:
   /// an earlier attempt of this call had an unknown outcome.
-  std::shared_ptr<HeldLease> hold(const std::string& lock, const Lease& granted, TimePoint sent,
+  std::shared_ptr<HeldLease> hold(const std::string& lock, const Lease& granted, Exchange acquire,
                                   const std::stop_token& caller, bool unknown_before);
   /// Releases, best effort, a lease an attempt with an unknown outcome may have left.
   void release_ghost(const LeaseRequest& request) noexcept;

@@ -4,11 +4,19 @@
 /// InvalidArgument naming the field and the rule.
 
 #include <string>
+#include <string_view>
 
 #include "leader/names.hpp"
 #include "leader/time.hpp"
 
 namespace leader {
+
+/// The longest duration any option (and `extend()`) accepts: 365 days.
+inline constexpr Duration kMaxDuration = std::chrono::hours(24 * 365);
+
+/// Throws InvalidArgument("<type>.<field> = ... breaks the rule: <field> <= 365 days") when
+/// `value` exceeds kMaxDuration.
+void check_duration_bound(std::string_view type, std::string_view field, Duration value);
 
 /// What to do when the store fails while acquiring.
 enum class OnBackendError {
@@ -23,7 +31,9 @@ struct ElectionOptions {
   Duration wait_time = std::chrono::seconds(5);
   /// Server-side lease time (lockAtMostFor).
   Duration lease_time = std::chrono::seconds(60);
-  /// The lease stays held at least this long after acquisition (lockAtLeastFor).
+  /// The lease stays held at least this long after acquisition (lockAtLeastFor): counted from
+  /// the acquire's reply, so the server holds it at least min_lease_time after its grant, and at
+  /// most one acquire round trip plus one release latency longer (clock-rate drift aside).
   Duration min_lease_time = Duration{0};
   /// Renew the lease at a third of its granted ttl while the action runs.
   bool auto_extend = false;

@@ -26,6 +26,7 @@ bool LeaderContext::still_leader() const {
 
 bool LeaderContext::extend(Duration lease_time) {
   if (lease_time <= Duration{0}) throw InvalidArgument("extend: lease_time must be > 0");
+  check_duration_bound("LeaderContext", "extend(lease_time)", lease_time);
   auto& h = *held_;
   if (h.fail_open) return true;
   if (auto misfit = h.margin_misfit(lease_time); !misfit.empty())

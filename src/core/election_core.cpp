@@ -97,8 +97,10 @@ Acquisition ElectionCore::acquire(const std::string& lock, const std::stop_token
       Acquired got =
           store_->try_acquire(request, Deadline::after(options_.effective_call_timeout()));
       last_error.reset();
-      if (got)
-        return {LeaseGuard(shared_from_this(), hold(lock, *got.lease, sent, caller, unknown)), {}};
+      if (got) {
+        auto held = hold(lock, *got.lease, {sent, clock.now()}, caller, unknown);
+        return {LeaseGuard(shared_from_this(), std::move(held)), {}};
+      }
     } catch (const BackendError& e) {
       if (retryable(e.code())) {
         unknown = true;
@@ -139,8 +141,9 @@ void ElectionCore::release_ghost(const LeaseRequest& request) noexcept {
 }
 
 std::shared_ptr<HeldLease> ElectionCore::hold(const std::string& lock, const Lease& granted,
-                                              TimePoint sent, const std::stop_token& caller,
+                                              Exchange acquire, const std::stop_token& caller,
                                               bool unknown_before) {
+  const TimePoint sent = acquire.sent;
   auto held = std::make_shared<HeldLease>();
   held->store = store_;
   held->clock = hooks_.clock;
@@ -148,6 +151,7 @@ std::shared_ptr<HeldLease> ElectionCore::hold(const std::string& lock, const Lea
   held->history = hooks_.history;
   held->options = options_;
   held->ttl = options_.lease_time;
+  held->replied_at = acquire.replied;
   // A lost attempt of this call may still land and reset the lease to lease_time from then.
   if (unknown_before) held->unknown_min_ttl = options_.lease_time;
   held->confirm_locked(sent, options_.lease_time, granted);
@@ -231,9 +235,11 @@ void ElectionCore::finish(HeldLease& held, bool failed, const std::string& error
   const TimePoint now = hooks_.clock->now();
   if (!held.fail_open) {
     RenewalScheduler::for_clock(hooks_.clock).unwatch(held);
+    // Counted from the acquire's reply: the server granted before it, so the lease stays held
+    // at least min_lease_time after the grant (see ElectionOptions::min_lease_time).
     Duration keep_for =
-        std::max(Duration{0}, std::chrono::duration_cast<Duration>(held.info.acquired_at +
-                                                                   options_.min_lease_time - now));
+        std::max(Duration{0}, std::chrono::duration_cast<Duration>(
+                                  saturating_add(held.replied_at, options_.min_lease_time) - now));
     Lease lease;
     {
       std::lock_guard lock(held.mu);

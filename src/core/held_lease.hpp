@@ -29,6 +29,7 @@ struct HeldLease {
   ElectionOptions options;
   LeaseInfo info;
   bool fail_open = false;
+  TimePoint replied_at{};  // when the acquire's reply came: min_lease_time counts from here
   std::stop_source stop;
   std::optional<std::stop_callback<std::function<void()>>> caller_link;
   std::stop_token caller;

@@ -17,6 +17,12 @@ namespace {
 
 template <class Options>
 void validate_common(const Options& o, std::string_view type) {
+  const std::pair<std::string_view, Duration> durations[] = {{"wait_time", o.wait_time},
+                                                             {"lease_time", o.lease_time},
+                                                             {"min_lease_time", o.min_lease_time},
+                                                             {"safety_margin", o.safety_margin},
+                                                             {"call_timeout", o.call_timeout}};
+  for (const auto& [field, value] : durations) check_duration_bound(type, field, value);
   if (o.wait_time < Duration{0}) reject(type, "wait_time", o.wait_time, "wait_time >= 0");
   if (o.lease_time <= Duration{0}) reject(type, "lease_time", o.lease_time, "lease_time > 0");
   if (o.min_lease_time < Duration{0} || o.min_lease_time > o.lease_time)
@@ -35,6 +41,12 @@ void validate_common(const Options& o, std::string_view type) {
 }
 
 }  // namespace
+
+void check_duration_bound(std::string_view type, std::string_view field, Duration value) {
+  if (value > kMaxDuration)
+    reject(type, field, value,
+           std::string(field) + " <= 365 days (longer overflows the deadline arithmetic)");
+}
 
 void ElectionOptions::validate() const { validate_common(*this, "ElectionOptions"); }
 

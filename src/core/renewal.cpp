@@ -1,23 +1,19 @@
 #include "renewal.hpp"
 
 #include <algorithm>
-#include <deque>
-#include <functional>
 #include <map>
 #include <random>
 #include <thread>
-#include <vector>
+
+#include "store_lanes.hpp"
 
 namespace leader::detail {
 namespace {
-
-constexpr int kWorkers = 2;
 
 class Scheduler final : public RenewalScheduler {
  public:
   explicit Scheduler(std::shared_ptr<Clock> clock) : clock_(std::move(clock)) {
     timer_ = std::thread([this] { timer_loop(); });
-    for (int i = 0; i < kWorkers; ++i) workers_.emplace_back([this] { worker_loop(); });
   }
 
   ~Scheduler() override {
@@ -26,15 +22,17 @@ class Scheduler final : public RenewalScheduler {
       stopping_ = true;
     }
     cv_.notify_all();
-    jobs_cv_.notify_all();
     timer_.join();
-    for (auto& w : workers_) w.join();
+    // lanes_ is destroyed first (declared last): it joins the workers while the rest still lives.
   }
 
   void watch(const std::shared_ptr<HeldLease>& held) override {
-    {
-      std::lock_guard hl(held->mu);
-      if (held->options.auto_extend) held->next_renew += jitter(held->renew_every);
+    if (held->options.auto_extend) {
+      {
+        std::lock_guard hl(held->mu);
+        held->next_renew += jitter(held->renew_every);
+      }
+      lanes_.open(held->store.get());
     }
     reschedule(held);
   }
@@ -66,9 +64,12 @@ class Scheduler final : public RenewalScheduler {
       // A renewal still queued sees `finished` and does nothing; only a running one is waited for.
       held.cv.wait(hl, [&] { return !held.calling; });
     }
-    std::lock_guard lock(mu_);
-    if (held.scheduled) queue_.erase(*held.scheduled);
-    held.scheduled.reset();
+    {
+      std::lock_guard lock(mu_);
+      if (held.scheduled) queue_.erase(*held.scheduled);
+      held.scheduled.reset();
+    }
+    if (held.options.auto_extend) lanes_.close(held.store.get());
   }
 
  private:
@@ -123,13 +124,7 @@ class Scheduler final : public RenewalScheduler {
       held->mark_lost("local deadline passed without a confirmed renewal");
       return;
     }
-    if (renew) {
-      {
-        std::lock_guard lock(mu_);
-        jobs_.emplace_back([this, held] { renew_once(held); });
-      }
-      jobs_cv_.notify_one();
-    }
+    if (renew) lanes_.post(held->store.get(), [this, held] { renew_once(held); });
     reschedule(held);  // the deadline stays watched while the renewal is in flight
   }
 
@@ -173,32 +168,17 @@ class Scheduler final : public RenewalScheduler {
     reschedule(held);
   }
 
-  void worker_loop() {
-    std::unique_lock lock(mu_);
-    while (true) {
-      jobs_cv_.wait(lock, [&] { return stopping_ || !jobs_.empty(); });
-      if (stopping_) return;
-      auto job = std::move(jobs_.front());
-      jobs_.pop_front();
-      lock.unlock();
-      job();
-      lock.lock();
-    }
-  }
-
   std::shared_ptr<Clock> clock_;
   std::mutex mu_;
   std::condition_variable cv_;
-  std::condition_variable jobs_cv_;
   std::map<Key, std::weak_ptr<HeldLease>> queue_;  // one entry per watched lease
   std::uint64_t sequence_ = 0;
   TimePoint planned_wake_ = TimePoint::max();  // when the timer thread wakes anyway
-  std::deque<std::function<void()>> jobs_;
   bool stopping_ = false;
   std::mutex rng_mu_;
   std::mt19937_64 rng_{std::random_device{}()};
   std::thread timer_;
-  std::vector<std::thread> workers_;
+  StoreLanes lanes_;  // renewal workers per store; last, so destroyed (joined) first
 };
 
 }  // namespace

@@ -1,7 +1,8 @@
 #pragma once
 // Internal: the renewal scheduler. One per clock (one per process for the real clock): a timer
-// thread that fires stop_tokens at local deadlines (no I/O on it) and a small worker pool that
-// sends renewals, so one slow store call never delays another lease's deadline.
+// thread that fires stop_tokens at local deadlines (no I/O on it) and renewal workers per store
+// (store_lanes.hpp) that send renewals, so one slow store call never delays another lease's
+// deadline, and a store whose calls hang never delays another store's renewals.
 
 #include <memory>
 

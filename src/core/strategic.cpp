@@ -128,6 +128,7 @@ StrategicElector::StrategicElector(std::shared_ptr<LeaseStore> store, std::strin
   if (!strategy_) throw InvalidArgument("StrategicElector: the strategy is null");
   if (options_.candidate_ttl <= Duration{0})
     throw InvalidArgument("StrategicOptions.candidate_ttl must be > 0");
+  check_duration_bound("StrategicOptions", "candidate_ttl", options_.candidate_ttl);
   self_.node_id = elector_.options().node_id;
   self_.metadata = options_.metadata;
 }
