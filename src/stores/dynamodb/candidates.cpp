@@ -7,6 +7,7 @@
 #include "dynamodb_store.hpp"
 #include "leader/errors.hpp"
 #include "leader/names.hpp"
+#include "replies.hpp"
 
 namespace leader::dynamodb {
 namespace {
@@ -40,6 +41,8 @@ const nlohmann::json kNames = {
     {"#f", "failures"},  {"#l", "last_completion_ms"}, {"#m", "metadata"},
     {"#e", "expires_ms"}};
 
+}  // namespace
+
 Candidate decode_candidate(const nlohmann::json& item) {
   Candidate c;
   c.node_id = get_s(item, "node").value_or(get_s(item, kSortKey).value_or(""));
@@ -50,8 +53,6 @@ Candidate decode_candidate(const nlohmann::json& item) {
   c.metadata = decode_metadata(get_s(item, "metadata").value_or("{}"));
   return c;
 }
-
-}  // namespace
 
 void DynamoStore::put_candidate(std::string_view group, const Candidate& c, Duration ttl,
                                 Deadline deadline) {

@@ -8,6 +8,7 @@
 #include <chrono>
 #include <ctime>
 
+#include "replies.hpp"
 #include "sigv4.hpp"
 
 namespace leader::dynamodb {
@@ -47,6 +48,8 @@ bool is_tls_setup_error(CURLcode rc) {
          rc == CURLE_SSL_ISSUER_ERROR;
 }
 
+}  // namespace
+
 // "com.amazonaws.dynamodb.v20120810#ConditionalCheckFailedException" -> the part after '#'.
 Response parse_response(const std::string& text, long status) {
   Response r;
@@ -65,6 +68,8 @@ Response parse_response(const std::string& text, long status) {
   r.message = r.body.value("message", r.body.value("Message", ""));
   return r;
 }
+
+namespace {
 
 struct Headers {
   curl_slist* list = nullptr;

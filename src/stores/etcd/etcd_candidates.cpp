@@ -7,6 +7,7 @@
 #include "leader/errors.hpp"
 #include "leader/names.hpp"
 #include "ops.hpp"
+#include "replies.hpp"
 
 namespace leader::etcd {
 namespace {
@@ -31,7 +32,9 @@ std::string encode(const Candidate& c, WallTime registered_at) {
   return v.dump();
 }
 
-std::optional<Candidate> decode(const std::string& text) {
+}  // namespace
+
+std::optional<Candidate> decode_candidate(const std::string& text) {
   Json v = Json::parse(text, nullptr, /*allow_exceptions=*/false);
   if (!v.is_object() || !v.contains("node_id")) return std::nullopt;
   try {
@@ -48,6 +51,8 @@ std::optional<Candidate> decode(const std::string& text) {
     return std::nullopt;  // not written by this library
   }
 }
+
+namespace {
 
 void validate_candidate_names(std::string_view group, std::string_view node_id) {
   validate_lock_name(group);
@@ -91,7 +96,7 @@ void EtcdStore::put_candidate(std::string_view group, const Candidate& candidate
         continue;
       }
       KeyValue kv = decode_kv(range["kvs"][0]);
-      auto existing = decode(kv.value);
+      auto existing = decode_candidate(kv.value);
       registered = existing ? existing->registered_at : std::chrono::system_clock::now();
       compare = ops::mod_revision_is(key, kv.mod_revision);
       old_lease = kv.lease;
@@ -111,7 +116,7 @@ std::vector<Candidate> EtcdStore::list_candidates(std::string_view group, Deadli
   validate_lock_name(group);
   std::vector<Candidate> out;
   for (const KeyValue& kv : list(candidate_prefix(group), deadline))
-    if (auto c = decode(kv.value)) out.push_back(std::move(*c));
+    if (auto c = decode_candidate(kv.value)) out.push_back(std::move(*c));
   return out;
 }
 

@@ -8,6 +8,7 @@
 #include "leader/errors.hpp"
 #include "leader/names.hpp"
 #include "ops.hpp"
+#include "replies.hpp"
 
 namespace leader::etcd {
 namespace {
@@ -40,6 +41,8 @@ Json claim_lowest_free(const std::string& prefix, int first, int last, const std
                    {{"request_put", ops::put(prefix + slot_name(0), value, lease_id)}}}),
       Json::array({{{"request_txn", std::move(level)}}}));
 }
+
+}  // namespace
 
 // How many levels deep the nested Txn succeeded (0: the outermost), or the innermost reply.
 std::variant<int, const Json*> claimed_level(const Json& reply) {
@@ -75,7 +78,11 @@ std::optional<int> recorded_slots(const std::vector<KeyValue>& kvs) {
   return n;
 }
 
-}  // namespace
+void read_holder_value(const std::string& value, const std::string& name, Holder& h) {
+  Json v = Json::parse(value, nullptr, /*allow_exceptions=*/false);
+  h.node_id = v.is_object() ? v.value("node_id", "") : "";
+  h.owner = v.is_object() ? v.value("owner", name) : name;  // etcdctl lock writes no value
+}
 
 EtcdStore::Claim EtcdStore::claim_group(const LeaseRequest& request, std::int64_t lease_id,
                                         TimePoint sent, Deadline deadline) {
@@ -122,9 +129,7 @@ LockState EtcdStore::inspect(std::string_view lock, Deadline deadline) {
     Holder h;
     h.slot = slot.value_or(0);
     h.fencing_token = static_cast<std::uint64_t>(kv.create_revision);
-    Json v = Json::parse(kv.value, nullptr, /*allow_exceptions=*/false);
-    h.node_id = v.is_object() ? v.value("node_id", "") : "";
-    h.owner = v.is_object() ? v.value("owner", name) : name;  // etcdctl lock writes no value
+    read_holder_value(kv.value, name, h);
     if (kv.lease != 0) {
       Json ttl =
           gateway_.call("/v3/lease/timetolive", {{"ID", std::to_string(kv.lease)}}, deadline);

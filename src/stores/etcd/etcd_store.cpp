@@ -6,6 +6,7 @@
 #include "leader/errors.hpp"
 #include "leader/names.hpp"
 #include "ops.hpp"
+#include "replies.hpp"
 
 namespace leader::etcd {
 namespace {
@@ -24,6 +25,8 @@ void validate_request(const LeaseRequest& request) {
                           "' must be >= 0");
 }
 
+}  // namespace
+
 // The first kv of a Range, DeleteRange (prev_kvs) or Put (prev_kv) response inside a Txn reply.
 std::optional<KeyValue> first_kv(const Json& txn_reply, const char* response, const char* field) {
   auto rs = txn_reply.find("responses");
@@ -37,8 +40,6 @@ std::optional<KeyValue> first_kv(const Json& txn_reply, const char* response, co
   }
   return decode_kv(*kv);
 }
-
-}  // namespace
 
 KeyValue decode_kv(const Json& kv) {
   KeyValue out;

@@ -6,6 +6,7 @@
 #include <mutex>
 
 #include "leader/errors.hpp"
+#include "replies.hpp"
 
 namespace leader::etcd {
 namespace {
@@ -31,6 +32,8 @@ bool is_tls_setup_error(CURLcode rc) {
          rc == CURLE_SSL_CACERT_BADFILE || rc == CURLE_SSL_CERTPROBLEM || rc == CURLE_SSL_CIPHER ||
          rc == CURLE_SSL_ISSUER_ERROR;
 }
+
+}  // namespace
 
 // Reads etcd's status out of a reply: unary errors are {"error","code","message"}, streamed
 // ones {"error":{"grpc_code","message"}}, streamed results {"result":{...}}.
@@ -63,8 +66,6 @@ Reply parse_reply(const std::string& text, long http_status, const std::string& 
   if (r.code == kOk) r.code = 2;  // an error object always means failure
   return r;
 }
-
-}  // namespace
 
 struct Gateway::Transfer {
   CURLcode rc = CURLE_OK;

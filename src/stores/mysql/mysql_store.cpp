@@ -7,6 +7,7 @@
 #include "leader/detail/group_size.hpp"
 #include "leader/detail/store_support.hpp"
 #include "leader/names.hpp"
+#include "my_rows.hpp"
 #include "my_statements.hpp"
 
 namespace leader::detail::my {
@@ -14,26 +15,7 @@ namespace {
 
 using std::chrono::microseconds;
 
-std::int64_t to_int(const std::optional<std::string>& v) {
-  std::int64_t out = 0;
-  if (v) std::from_chars(v->data(), v->data() + v->size(), out);
-  return out;
-}
-
 std::int64_t micros(Duration d) { return static_cast<std::int64_t>(d.count()) * 1000; }
-
-std::map<std::string, std::string> metadata_from(const std::optional<std::string>& text) {
-  std::map<std::string, std::string> out;
-  if (!text) return out;
-  auto j = nlohmann::json::parse(*text, nullptr, false);
-  if (!j.is_object()) return out;
-  for (const auto& [k, v] : j.items()) out[k] = v.is_string() ? v.get<std::string>() : v.dump();
-  return out;
-}
-
-WallTime wall(std::int64_t us) {
-  return WallTime(std::chrono::duration_cast<WallTime::duration>(microseconds(us)));
-}
 
 }  // namespace
 
@@ -116,16 +98,13 @@ Acquired MysqlStore::try_acquire(const LeaseRequest& request, Deadline deadline)
       {request.lock, request.owner, request.node_id, static_cast<std::int64_t>(request.ttl.count()),
        static_cast<std::int64_t>(request.slots)},
       deadline);
-  // One row: (outcome, slot, fencing_token); on "mismatch" the slot column holds the lock's size.
-  if (r.rows.empty() || r.rows[0].size() != 3 || !r.rows[0][0])
-    throw BackendError(ErrorCode::internal, kScheme, "the acquire procedure returned no outcome");
-  const auto& row = r.rows[0];
-  if (*row[0] == "mismatch")
-    throw group_size_mismatch(kScheme, request.lock, static_cast<int>(to_int(row[1])),
-                              request.slots);
-  if (*row[0] == "busy") return {};
-  lease.slot = static_cast<int>(to_int(row[1]));
-  lease.fencing_token = static_cast<std::uint64_t>(to_int(row[2]));
+  // On "mismatch" the slot column holds the lock's size.
+  const GrantRow granted = decode_grant(r.rows);
+  if (granted.outcome == "mismatch")
+    throw group_size_mismatch(kScheme, request.lock, granted.slot, request.slots);
+  if (granted.outcome == "busy") return {};
+  lease.slot = granted.slot;
+  lease.fencing_token = granted.fencing_token;
   return {std::move(lease)};
 }
 
@@ -154,11 +133,7 @@ LockState MysqlStore::inspect(std::string_view lock, Deadline deadline) {
   validate_lock_name(lock);
   LockState state{std::string(lock), {}};
   auto r = run(kInspect, {std::string(lock)}, deadline);
-  for (const auto& row : r.rows) {
-    state.holders.push_back({row.at(1).value_or(""), row.at(2).value_or(""),
-                             static_cast<std::uint64_t>(to_int(row.at(3))),
-                             static_cast<int>(to_int(row.at(0))), Duration(to_int(row.at(4)))});
-  }
+  state.holders = decode_holders(r.rows);
   return state;
 }
 
@@ -183,18 +158,7 @@ void MysqlStore::put_candidate(std::string_view group, const Candidate& candidat
 std::vector<Candidate> MysqlStore::list_candidates(std::string_view group, Deadline deadline) {
   validate_lock_name(group);
   auto r = run(kListCandidates, {std::string(group)}, deadline);
-  std::vector<Candidate> out;
-  for (const auto& row : r.rows) {
-    Candidate c;
-    c.node_id = row.at(0).value_or("");
-    c.registered_at = wall(to_int(row.at(1)));
-    c.successes = static_cast<std::uint64_t>(to_int(row.at(2)));
-    c.failures = static_cast<std::uint64_t>(to_int(row.at(3)));
-    if (row.at(4)) c.last_completion = wall(to_int(row[4]));
-    c.metadata = metadata_from(row.at(5));
-    out.push_back(std::move(c));
-  }
-  return out;
+  return decode_candidates(r.rows);
 }
 
 void MysqlStore::remove_candidate(std::string_view group, std::string_view node_id,

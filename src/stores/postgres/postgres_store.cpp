@@ -7,6 +7,7 @@
 #include "leader/detail/group_size.hpp"
 #include "leader/detail/store_support.hpp"
 #include "leader/names.hpp"
+#include "pg_rows.hpp"
 #include "pg_statements.hpp"
 
 namespace leader::detail::pg {
@@ -37,25 +38,10 @@ std::string libpq_uri(const std::string& original) {
   return original.substr(0, q) + (kept.empty() ? "" : "?" + kept);
 }
 
-std::int64_t to_int(PGresult* r, int row, int col) {
-  std::int64_t v = 0;
-  const char* s = PQgetvalue(r, row, col);
-  std::from_chars(s, s + PQgetlength(r, row, col), v);
-  return v;
-}
-
 std::string affected(PGresult* r) { return PQcmdTuples(r); }
 
 std::string metadata_json(const std::map<std::string, std::string>& metadata) {
   return nlohmann::json(metadata).dump();
-}
-
-std::map<std::string, std::string> metadata_from(const char* text) {
-  std::map<std::string, std::string> out;
-  auto j = nlohmann::json::parse(text, nullptr, false);
-  if (!j.is_object()) return out;
-  for (const auto& [k, v] : j.items()) out[k] = v.is_string() ? v.get<std::string>() : v.dump();
-  return out;
 }
 
 }  // namespace
@@ -133,14 +119,12 @@ Acquired PostgresStore::try_acquire(const LeaseRequest& request, Deadline deadli
            {kGrant,
             {request.lock, request.owner, request.node_id, ttl, std::to_string(request.slots)}}},
           deadline);
-  PGresult* r = results[2].get();
-  if (PQntuples(r) == 0) return {};
-  const std::string outcome = PQgetvalue(r, 0, 0);
-  if (outcome == "mismatch")
-    throw group_size_mismatch(kScheme, request.lock, static_cast<int>(to_int(r, 0, 1)),
-                              request.slots);
-  lease.slot = static_cast<int>(to_int(r, 0, 1));
-  lease.fencing_token = static_cast<std::uint64_t>(to_int(r, 0, 2));
+  auto granted = decode_grant(results[2].get());
+  if (!granted) return {};
+  if (granted->outcome == "mismatch")
+    throw group_size_mismatch(kScheme, request.lock, granted->slot, request.slots);
+  lease.slot = granted->slot;
+  lease.fencing_token = granted->fencing_token;
   return {std::move(lease)};
 }
 
@@ -175,12 +159,7 @@ LockState PostgresStore::inspect(std::string_view lock, Deadline deadline) {
   validate_lock_name(lock);
   LockState state{std::string(lock), {}};
   auto results = run({{kInspect, {std::string(lock)}}}, deadline);
-  PGresult* r = results[0].get();
-  for (int i = 0; i < PQntuples(r); ++i) {
-    state.holders.push_back({PQgetvalue(r, i, 1), PQgetvalue(r, i, 2),
-                             static_cast<std::uint64_t>(to_int(r, i, 3)),
-                             static_cast<int>(to_int(r, i, 0)), Duration(to_int(r, i, 4))});
-  }
+  state.holders = decode_holders(results[0].get());
   return state;
 }
 
@@ -204,22 +183,7 @@ void PostgresStore::put_candidate(std::string_view group, const Candidate& candi
 std::vector<Candidate> PostgresStore::list_candidates(std::string_view group, Deadline deadline) {
   validate_lock_name(group);
   auto results = run({{kListCandidates, {std::string(group)}}}, deadline);
-  PGresult* r = results[0].get();
-  std::vector<Candidate> out;
-  auto wall = [](std::int64_t us) {
-    return WallTime(std::chrono::duration_cast<WallTime::duration>(microseconds(us)));
-  };
-  for (int i = 0; i < PQntuples(r); ++i) {
-    Candidate c;
-    c.node_id = PQgetvalue(r, i, 0);
-    c.registered_at = wall(to_int(r, i, 1));
-    c.successes = static_cast<std::uint64_t>(to_int(r, i, 2));
-    c.failures = static_cast<std::uint64_t>(to_int(r, i, 3));
-    if (!PQgetisnull(r, i, 4)) c.last_completion = wall(to_int(r, i, 4));
-    c.metadata = metadata_from(PQgetvalue(r, i, 5));
-    out.push_back(std::move(c));
-  }
-  return out;
+  return decode_candidates(results[0].get());
 }
 
 void PostgresStore::remove_candidate(std::string_view group, std::string_view node_id,

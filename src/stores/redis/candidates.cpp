@@ -1,11 +1,9 @@
 // The candidate registry of strategic elections: one hash per group, one field per node, each
 // entry "<expiry ms> <registered_at us> <payload>" with server-side times (see README.md).
 
-#include <charconv>
-#include <sstream>
-
 #include "leader/errors.hpp"
 #include "redis_store.hpp"
+#include "replies.hpp"
 
 namespace leader::detail::redis {
 namespace {
@@ -27,27 +25,8 @@ std::string escape(std::string_view s) {
   return out;
 }
 
-std::string unescape(std::string_view s) {
-  std::string out;
-  for (std::size_t i = 0; i < s.size(); ++i) {
-    if (s[i] == '%' && i + 2 < s.size()) {
-      int v = 0;
-      std::from_chars(s.data() + i + 1, s.data() + i + 3, v, 16);
-      out += static_cast<char>(v);
-      i += 2;
-    } else {
-      out += s[i];
-    }
-  }
-  return out;
-}
-
 std::int64_t to_micros(WallTime t) {
   return std::chrono::duration_cast<Micros>(t.time_since_epoch()).count();
-}
-
-WallTime from_micros(std::int64_t us) {
-  return WallTime(std::chrono::duration_cast<WallTime::duration>(Micros(us)));
 }
 
 // "<successes> <failures> <last completion us or -> <k=v&k=v>"
@@ -61,34 +40,6 @@ std::string encode_payload(const Candidate& c) {
     out += escape(k) + "=" + escape(v);
   }
   return out;
-}
-
-Candidate decode_entry(std::string node_id, std::string_view value) {
-  Candidate c;
-  c.node_id = std::move(node_id);
-  std::istringstream in{std::string(value)};
-  std::int64_t expiry = 0;
-  std::int64_t registered = 0;
-  std::string last;
-  in >> expiry >> registered >> c.successes >> c.failures >> last;
-  if (!in)
-    throw BackendError(ErrorCode::internal, "redis",
-                       "malformed candidate entry for node '" + c.node_id + "'");
-  c.registered_at = from_micros(registered);
-  if (last != "-") c.last_completion = from_micros(std::stoll(last));
-  std::string meta;
-  in.get();  // the separating space
-  std::getline(in, meta);
-  std::string_view rest = meta;
-  while (!rest.empty()) {
-    auto amp = rest.find('&');
-    auto part = rest.substr(0, amp);
-    rest = amp == std::string_view::npos ? std::string_view{} : rest.substr(amp + 1);
-    auto eq = part.find('=');
-    if (eq == std::string_view::npos) continue;
-    c.metadata[unescape(part.substr(0, eq))] = unescape(part.substr(eq + 1));
-  }
-  return c;
 }
 
 void check_group(std::string_view group) {
@@ -111,16 +62,7 @@ void RedisStore::put_candidate(std::string_view group, const Candidate& candidat
 std::vector<Candidate> RedisStore::list_candidates(std::string_view group, Deadline deadline) {
   check_group(group);
   Reply reply = eval(list_candidates_script(), {candidates_key(group)}, {}, deadline);
-  if (reply->type != REDIS_REPLY_ARRAY || reply->elements % 2 != 0)
-    throw BackendError(ErrorCode::internal, "redis", "unexpected reply to list_candidates");
-  std::vector<Candidate> out;
-  for (std::size_t i = 0; i + 1 < reply->elements; i += 2) {
-    const redisReply* node = reply->element[i];
-    const redisReply* value = reply->element[i + 1];
-    out.push_back(
-        decode_entry(std::string(node->str, node->len), std::string_view(value->str, value->len)));
-  }
-  return out;
+  return decode_candidates(reply.get());
 }
 
 void RedisStore::remove_candidate(std::string_view group, std::string_view node_id,

@@ -1,10 +1,10 @@
 #include "redis_store.hpp"
 
 #include <algorithm>
-#include <charconv>
 
 #include "leader/errors.hpp"
 #include "leader/names.hpp"
+#include "replies.hpp"
 
 namespace leader::detail::redis {
 namespace {
@@ -25,24 +25,6 @@ constexpr int kMaxInspectedSlots = 100000;
 
 std::string ms(Duration d) { return std::to_string(d.count()); }
 
-std::uint64_t parse_u64(std::string_view text) {
-  std::uint64_t v = 0;
-  auto [p, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
-  if (ec != std::errc() || p != text.data() + text.size())
-    throw BackendError(ErrorCode::internal, "redis",
-                       "unexpected fencing token '" + std::string(text) + "' from the server");
-  return v;
-}
-
-std::string_view str(const redisReply* r) {
-  if (r == nullptr || (r->type != REDIS_REPLY_STRING && r->type != REDIS_REPLY_STATUS)) return {};
-  return {r->str, r->len};
-}
-
-[[noreturn]] void unexpected(std::string_view operation) {
-  throw BackendError(ErrorCode::internal, "redis", "unexpected reply to " + std::string(operation));
-}
-
 void check_ttl(Duration ttl, std::string_view what) {
   if (ttl <= Duration{0})
     throw InvalidArgument(std::string(what) + " must be positive, got " + ms(ttl) + "ms");
@@ -51,21 +33,6 @@ void check_ttl(Duration ttl, std::string_view what) {
 void check_owner(const std::string& owner) {
   if (owner.empty() || owner.find_first_of(" \t\r\n") != std::string::npos)
     throw InvalidArgument("owner token '" + owner + "' must be non-empty without white space");
-}
-
-// A value written by this library: "<owner> <fencing token> <node id>".
-std::optional<Holder> parse_value(std::string_view v) {
-  auto a = v.find(' ');
-  if (a == std::string_view::npos) return std::nullopt;
-  auto b = v.find(' ', a + 1);
-  if (b == std::string_view::npos || b == a + 1) return std::nullopt;
-  Holder h;
-  auto fence = v.substr(a + 1, b - a - 1);
-  auto [p, ec] = std::from_chars(fence.data(), fence.data() + fence.size(), h.fencing_token);
-  if (ec != std::errc() || p != fence.data() + fence.size()) return std::nullopt;
-  h.owner = std::string(v.substr(0, a));
-  h.node_id = std::string(v.substr(b + 1));
-  return h;
 }
 
 }  // namespace
@@ -139,18 +106,10 @@ Acquired RedisStore::try_acquire(const LeaseRequest& r, Deadline deadline) {
   TimePoint sent_at{};
   Reply reply = eval(acquire_script(), keys, {r.owner, r.node_id, ms(r.ttl), std::to_string(n)},
                      deadline, &sent_at);
-  if (reply->type == REDIS_REPLY_NIL) return {};
-  if (reply->type != REDIS_REPLY_ARRAY || reply->elements != 2 ||
-      reply->element[0]->type != REDIS_REPLY_INTEGER)
-    unexpected("acquire");
-  Lease lease{r.lock,
-              r.owner,
-              r.node_id,
-              parse_u64(str(reply->element[1])),
-              static_cast<int>(reply->element[0]->integer),
-              r.slots,
-              r.ttl,
-              sent_at};
+  auto granted = decode_acquire(reply.get());
+  if (!granted) return {};
+  Lease lease{r.lock,        r.owner, r.node_id, granted->fencing_token,
+              granted->slot, r.slots, r.ttl,     sent_at};
   return {std::move(lease)};
 }
 
@@ -160,8 +119,7 @@ LeaseStatus RedisStore::renew(Lease& lease, Duration ttl, Deadline deadline) {
   TimePoint sent_at{};
   Reply reply = eval(renew_script(), {slot_key(lease.lock, lease.slot)}, {lease.owner, ms(ttl)},
                      deadline, &sent_at);
-  if (reply->type != REDIS_REPLY_INTEGER) unexpected("renew");
-  if (reply->integer != 1) return LeaseStatus::lost;
+  if (!decode_owned(reply.get(), "renew")) return LeaseStatus::lost;
   lease.ttl = ttl;
   lease.sent_at = sent_at;
   return LeaseStatus::ok;
@@ -172,38 +130,19 @@ LeaseStatus RedisStore::release(const Lease& lease, Duration keep_for, Deadline 
   Duration keep = keep_for > Duration{0} ? keep_for : Duration{0};
   Reply reply =
       eval(release_script(), {slot_key(lease.lock, lease.slot)}, {lease.owner, ms(keep)}, deadline);
-  if (reply->type != REDIS_REPLY_INTEGER) unexpected("release");
-  return reply->integer == 1 ? LeaseStatus::ok : LeaseStatus::lost;
+  return decode_owned(reply.get(), "release") ? LeaseStatus::ok : LeaseStatus::lost;
 }
 
 LockState RedisStore::inspect(std::string_view lock, Deadline deadline) {
   validate_lock_name(lock);
   // Every key a script touches is declared, so first read how many slots the lock has used.
-  int slots = 1;
   Reply count = command({"GET", slots_key(lock)}, deadline);
-  if (count->type == REDIS_REPLY_STRING) {
-    auto text = str(count.get());
-    std::from_chars(text.data(), text.data() + text.size(), slots);
-    slots = std::clamp(slots, 1, kMaxInspectedSlots);
-  }
+  const int slots = decode_slot_count(count.get(), kMaxInspectedSlots);
   std::vector<std::string> keys;
   keys.reserve(static_cast<std::size_t>(slots));
   for (int i = 0; i < slots; ++i) keys.push_back(slot_key(lock, i));
   Reply reply = eval(inspect_script(), keys, {}, deadline);
-  if (reply->type != REDIS_REPLY_ARRAY || reply->elements % 2 != 0) unexpected("inspect");
-  LockState state{std::string(lock), {}};
-  for (std::size_t i = 0; i + 1 < reply->elements; i += 2) {
-    const redisReply* value = reply->element[i];
-    const redisReply* pttl = reply->element[i + 1];
-    if (value->type != REDIS_REPLY_STRING || pttl->type != REDIS_REPLY_INTEGER) continue;
-    if (pttl->integer == -2) continue;  // expired between GET and PTTL
-    // A value of another client (redis-py Lock, plain SET NX) holds the lock too.
-    Holder h = parse_value(str(value)).value_or(Holder{"unknown", "", 0, 0, {}});
-    h.slot = static_cast<int>(i / 2);
-    h.expires_in = pttl->integer < 0 ? Duration::max() : Duration(pttl->integer);
-    state.holders.push_back(std::move(h));
-  }
-  return state;
+  return {std::string(lock), decode_inspect(reply.get())};
 }
 
 void throw_reply_error(const std::string& text, const Config& config, std::string_view operation) {

@@ -8,6 +8,7 @@
 #include "leader/detail/group_size.hpp"
 #include "leader/errors.hpp"
 #include "leader/names.hpp"
+#include "rows.hpp"
 #include "schema.hpp"
 
 namespace leader::sqlite {
@@ -16,8 +17,6 @@ namespace {
 using std::chrono::steady_clock;
 
 std::int64_t ms(Duration d) { return d.count(); }
-
-WallTime wall_from_ms(std::int64_t v) { return WallTime(std::chrono::milliseconds(v)); }
 
 std::int64_t ms_from_wall(WallTime t) {
   return std::chrono::duration_cast<std::chrono::milliseconds>(t.time_since_epoch()).count();
@@ -44,17 +43,6 @@ void validate_request(const LeaseRequest& r) {
 
 std::string metadata_json(const std::map<std::string, std::string>& metadata) {
   return nlohmann::json(metadata).dump();
-}
-
-std::map<std::string, std::string> metadata_from(const std::string& text, const std::string& path) {
-  try {
-    return nlohmann::json::parse(text).get<std::map<std::string, std::string>>();
-  } catch (const nlohmann::json::exception& e) {
-    throw sqlite_error(ErrorCode::internal, "database '" + path +
-                                                "': candidate metadata is not a JSON object of "
-                                                "strings: " +
-                                                e.what());
-  }
 }
 
 }  // namespace
@@ -264,10 +252,7 @@ LockState SqliteStore::inspect(std::string_view lock, Deadline deadline) {
     ResetOnExit reset(st.inspect);
     st.inspect.bind(1, lock);
     while (st.inspect.step("inspecting a lock")) {
-      state.holders.push_back(Holder{st.inspect.text_at(0), st.inspect.text_at(1),
-                                     static_cast<std::uint64_t>(st.inspect.int_at(2)),
-                                     static_cast<int>(st.inspect.int_at(3)),
-                                     Duration(st.inspect.int_at(4))});
+      state.holders.push_back(holder_from_row(st.inspect));
     }
   });
   return state;
@@ -303,14 +288,7 @@ std::vector<Candidate> SqliteStore::list_candidates(std::string_view group, Dead
     ResetOnExit reset(q);
     q.bind(1, group);
     while (q.step("listing candidates")) {
-      Candidate c;
-      c.node_id = q.text_at(0);
-      c.registered_at = wall_from_ms(q.int_at(1));
-      c.successes = static_cast<std::uint64_t>(q.int_at(2));
-      c.failures = static_cast<std::uint64_t>(q.int_at(3));
-      if (!q.null_at(4)) c.last_completion = wall_from_ms(q.int_at(4));
-      c.metadata = metadata_from(q.text_at(5), options_.path);
-      out.push_back(std::move(c));
+      out.push_back(candidate_from_row(q, options_.path));
     }
   });
   return out;

@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "leader/errors.hpp"
+#include "zk_data.hpp"
 #include "zk_store.hpp"
 
 namespace leader::detail::zk {
@@ -18,7 +19,6 @@ using Json = nlohmann::json;
 std::int64_t to_ms(WallTime t) {
   return std::chrono::duration_cast<std::chrono::milliseconds>(t.time_since_epoch()).count();
 }
-WallTime from_ms(std::int64_t ms) { return WallTime(std::chrono::milliseconds(ms)); }
 
 std::string candidate_data(const Candidate& c, std::int64_t registered_ms, Duration ttl) {
   Json j{{"node_id", c.node_id},     {"registered_at_ms", registered_ms},
@@ -26,21 +26,6 @@ std::string candidate_data(const Candidate& c, std::int64_t registered_ms, Durat
          {"ttl_ms", ttl.count()},    {"metadata", c.metadata}};
   j["last_completion_ms"] = c.last_completion ? Json(to_ms(*c.last_completion)) : Json(nullptr);
   return j.dump();
-}
-
-std::optional<Candidate> parse_candidate(const std::string& text) {
-  Json j = Json::parse(text, nullptr, false);
-  if (!j.is_object()) return std::nullopt;
-  Candidate c;
-  c.node_id = j.value("node_id", "");
-  c.registered_at = from_ms(j.value("registered_at_ms", std::int64_t{0}));
-  c.successes = j.value("successes", std::uint64_t{0});
-  c.failures = j.value("failures", std::uint64_t{0});
-  if (j.contains("last_completion_ms") && j["last_completion_ms"].is_number())
-    c.last_completion = from_ms(j["last_completion_ms"].get<std::int64_t>());
-  if (j.contains("metadata") && j["metadata"].is_object())
-    c.metadata = j["metadata"].get<std::map<std::string, std::string>>();
-  return c;
 }
 
 }  // namespace
@@ -94,9 +79,7 @@ std::vector<Candidate> ZooKeeperStore::list_candidates(std::string_view group, D
     if (r.rc != ZOK) continue;
     auto c = parse_candidate(r.value);
     if (!c) continue;
-    Json j = Json::parse(r.value, nullptr, false);
-    const std::int64_t ttl_ms = j.value("ttl_ms", std::int64_t{0});
-    if (r.stat.mtime + ttl_ms < server_now) {  // expired: drop it (best effort)
+    if (candidate_expired(r.value, r.stat.mtime, server_now)) {  // expired: drop it (best effort)
       try {
         session().remove(dir + "/" + kids.children[i], r.stat.version, deadline);
       } catch (const BackendError&) {

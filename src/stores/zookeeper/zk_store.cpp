@@ -8,6 +8,7 @@
 
 #include "leader/errors.hpp"
 #include "leader/names.hpp"
+#include "zk_data.hpp"
 
 namespace leader::detail::zk {
 namespace {
@@ -174,8 +175,7 @@ LeaseStatus ZooKeeperStore::release_untracked(const Lease& lease, Duration keep_
   Reply r = session().get(path, deadline);
   if (r.rc != ZOK || r.stat.czxid != static_cast<std::int64_t>(lease.fencing_token))
     return LeaseStatus::lost;
-  Json data = Json::parse(r.value, nullptr, false);
-  if (!data.is_object() || data.value("owner", "") != lease.owner) return LeaseStatus::lost;
+  if (recorded_owner(r.value) != lease.owner) return LeaseStatus::lost;
   if (keep_for.count() > 0) return LeaseStatus::ok;
   return session().remove(path, r.stat.version, deadline).rc == ZOK ? LeaseStatus::ok
                                                                     : LeaseStatus::lost;
@@ -212,15 +212,7 @@ void ZooKeeperStore::holders_of(const std::string& dir, const std::vector<std::s
     h.fencing_token = static_cast<std::uint64_t>(r.stat.czxid);
     h.slot = nodes[i].second;
     h.expires_in = session().negotiated_timeout();
-    Json data = Json::parse(r.value, nullptr, false);
-    if (data.is_object()) {
-      h.owner = data.value("owner", "");
-      h.node_id = data.value("node_id", "");
-      h.expires_in = Duration(data.value("ttl_ms", h.expires_in.count()));
-    } else {  // a foreign contender (kazoo writes its identifier, Curator the client's address)
-      h.node_id = r.value;
-      h.owner = nodes[i].first.substr(0, nodes[i].first.find("__"));
-    }
+    read_holder_data(r.value, nodes[i].first, h);
     if (auto core = Core::holding(h.owner); core)
       if (auto mine = core->held(h.owner); mine && mine->czxid == r.stat.czxid)
         h.expires_in = std::max(

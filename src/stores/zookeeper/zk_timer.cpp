@@ -4,10 +4,9 @@
 
 #include <zookeeper/zookeeper.h>
 
-#include <nlohmann/json.hpp>
-
 #include "leader/errors.hpp"
 #include "zk_core.hpp"
+#include "zk_data.hpp"
 
 namespace leader::detail::zk {
 namespace {
@@ -83,9 +82,7 @@ void Core::sweep(std::vector<Orphan> orphans) {
       }
       Reply r = session_.get(o.path, deadline);
       if (r.rc != ZOK || r.stat.ephemeral_owner != session_.session_id()) continue;
-      auto data = nlohmann::json::parse(r.value, nullptr, false);
-      bool owner_matches =
-          o.owner.empty() || (data.is_object() && data.value("owner", "") == o.owner);
+      bool owner_matches = o.owner.empty() || recorded_owner(r.value) == o.owner;
       {
         std::lock_guard lock(mu_);  // a lease that is tracked again is not an orphan
         for (const auto& [owner, h] : held_)
