@@ -4,8 +4,9 @@
 #   2. start the real servers on 127.0.0.1 (scripts/test-servers.sh) and their extra setups,
 #   3. run unit, contract (every built store) and integration tests with ctest,
 #   4. build and run a consumer project against the installed package (scripts/ci-package.sh),
-#   5. run unit + contract tests under ASan+UBSan and TSan (scripts/ci-asan.sh, ci-tsan.sh).
-# LEADER_QUICK=1 skips steps 4 and 5. Servers started here are stopped on exit.
+#   5. run unit + contract tests under ASan+UBSan and TSan (scripts/ci-asan.sh, ci-tsan.sh),
+#   6. fuzz every parser for 30 s, two harnesses at a time (scripts/fuzz.sh; needs clang).
+# LEADER_QUICK=1 skips steps 4 to 6. Servers started here are stopped on exit.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 T0=$(date +%s)
@@ -28,5 +29,11 @@ if [ "${LEADER_QUICK:-0}" != 1 ]; then
   scripts/ci-asan.sh
   step "TSan"
   scripts/ci-tsan.sh
+  step "fuzzing (30 s per harness, two at a time)"
+  if command -v clang++ > /dev/null; then
+    FUZZ_JOBS=2 scripts/fuzz.sh "${LEADER_FUZZ_SECONDS:-30}"
+  else
+    echo "clang++ not found: fuzzing skipped (scripts/install-deps.sh installs clang)"
+  fi
 fi
 step "all tests passed"

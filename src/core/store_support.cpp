@@ -53,4 +53,26 @@ void validate_lease(const Lease& lease) {
   if (lease.slot < 0) throw InvalidArgument("slot " + std::to_string(lease.slot) + " is < 0");
 }
 
+namespace {
+
+template <typename Since>
+WallTime clamped_wall_time(Since since_epoch) {
+  using Full = WallTime::duration;
+  constexpr Since kMax = std::chrono::duration_cast<Since>(Full::max());
+  constexpr Since kMin = std::chrono::duration_cast<Since>(Full::min());
+  if (since_epoch >= kMax) return WallTime::max();
+  if (since_epoch <= kMin) return WallTime::min();
+  return WallTime(std::chrono::duration_cast<Full>(since_epoch));
+}
+
+}  // namespace
+
+WallTime wall_time_from_epoch_ms(std::int64_t ms) {
+  return clamped_wall_time(std::chrono::milliseconds(ms));
+}
+
+WallTime wall_time_from_epoch_us(std::int64_t us) {
+  return clamped_wall_time(std::chrono::microseconds(us));
+}
+
 }  // namespace leader::detail

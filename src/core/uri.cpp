@@ -188,7 +188,7 @@ std::chrono::milliseconds parse_duration(std::string_view text, std::string_view
   if (text.empty()) throw bad();
   double value = 0;
   auto [p, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
-  if (ec != std::errc() || value < 0) throw bad();
+  if (ec != std::errc() || !(value >= 0)) throw bad();  // also rejects "nan"
   std::string_view unit = text.substr(p - text.data());
   double ms = 0;
   if (unit == "ms")

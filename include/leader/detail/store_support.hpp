@@ -2,6 +2,8 @@
 /// @file store_support.hpp
 /// Validation shared by store implementations (not part of the user-facing API).
 
+#include <chrono>
+#include <cstdint>
 #include <string>
 #include <string_view>
 
@@ -23,5 +25,11 @@ void validate_node_id(std::string_view node_id, std::string_view store);
 void validate_request(const LeaseRequest& request, std::string_view store);
 /// Validates the lock name, owner token and slot of a held lease.
 void validate_lease(const Lease& lease);
+
+/// A stored wall-clock time (milliseconds since the epoch) as a WallTime, clamped to the range
+/// WallTime holds, so that a malformed stored value cannot overflow the conversion.
+[[nodiscard]] WallTime wall_time_from_epoch_ms(std::int64_t ms);
+/// As wall_time_from_epoch_ms, from microseconds since the epoch.
+[[nodiscard]] WallTime wall_time_from_epoch_us(std::int64_t us);
 
 }  // namespace leader::detail

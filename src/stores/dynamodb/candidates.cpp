@@ -5,6 +5,7 @@
 #include <chrono>
 
 #include "dynamodb_store.hpp"
+#include "leader/detail/store_support.hpp"
 #include "leader/errors.hpp"
 #include "leader/names.hpp"
 #include "replies.hpp"
@@ -19,7 +20,7 @@ std::int64_t to_ms(WallTime t) {
   return std::chrono::duration_cast<std::chrono::milliseconds>(t.time_since_epoch()).count();
 }
 
-WallTime from_ms(std::int64_t ms) { return WallTime{std::chrono::milliseconds(ms)}; }
+WallTime from_ms(std::int64_t ms) { return detail::wall_time_from_epoch_ms(ms); }
 
 std::string encode_metadata(const std::map<std::string, std::string>& metadata) {
   nlohmann::json j = nlohmann::json::object();

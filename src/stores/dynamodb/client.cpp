@@ -63,9 +63,13 @@ Response parse_response(const std::string& text, long status) {
     return r;
   }
   if (status == 200) return r;
-  std::string type = r.body.value("__type", "HTTP" + std::to_string(status));
+  auto field = [&](const char* name, const std::string& fallback) {
+    auto it = r.body.find(name);
+    return it != r.body.end() && it->is_string() ? it->get<std::string>() : fallback;
+  };
+  std::string type = field("__type", "HTTP" + std::to_string(status));
   r.error_type = type.substr(type.find('#') + 1);
-  r.message = r.body.value("message", r.body.value("Message", ""));
+  r.message = field("message", field("Message", ""));
   return r;
 }
 

@@ -4,6 +4,7 @@
 #include <chrono>
 
 #include "etcd_store.hpp"
+#include "leader/detail/store_support.hpp"
 #include "leader/errors.hpp"
 #include "leader/names.hpp"
 #include "ops.hpp"
@@ -20,7 +21,7 @@ constexpr int kMaxCasAttempts = 8;
 std::int64_t to_ms(WallTime t) {
   return std::chrono::duration_cast<milliseconds>(t.time_since_epoch()).count();
 }
-WallTime from_ms(std::int64_t ms) { return WallTime(milliseconds(ms)); }
+WallTime from_ms(std::int64_t ms) { return detail::wall_time_from_epoch_ms(ms); }
 
 std::string encode(const Candidate& c, WallTime registered_at) {
   Json v = {{"node_id", c.node_id},
@@ -37,6 +38,10 @@ std::string encode(const Candidate& c, WallTime registered_at) {
 std::optional<Candidate> decode_candidate(const std::string& text) {
   Json v = Json::parse(text, nullptr, /*allow_exceptions=*/false);
   if (!v.is_object() || !v.contains("node_id")) return std::nullopt;
+  // This library writes whole numbers; a fraction would not convert to an integer safely.
+  for (const char* field : {"registered_at_ms", "successes", "failures", "last_completion_ms"})
+    if (auto it = v.find(field); it != v.end() && it->is_number() && !it->is_number_integer())
+      return std::nullopt;
   try {
     Candidate c;
     c.node_id = v.at("node_id").get<std::string>();
@@ -84,7 +89,7 @@ void EtcdStore::put_candidate(std::string_view group, const Candidate& candidate
           Json::array({{{"request_put", ops::put(key, encode(candidate, registered), lease)}}}),
           Json::array({{{"request_range", ops::range_key(key)}}}));
       Json reply = gateway_.call("/v3/kv/txn", txn, deadline);
-      if (reply.value("succeeded", false)) {
+      if (txn_succeeded(reply)) {
         if (old_lease != lease) revoke_quietly(old_lease, deadline);
         return;
       }

@@ -48,7 +48,7 @@ Json claim_lowest_free(const std::string& prefix, int first, int last, const std
 std::variant<int, const Json*> claimed_level(const Json& reply) {
   const Json* node = &reply;
   for (int depth = 0;; ++depth) {
-    if (node->value("succeeded", false)) return depth;
+    if (txn_succeeded(*node)) return depth;
     auto rs = node->find("responses");
     if (rs == node->end() || !rs->is_array() || rs->empty()) return node;
     auto inner = (*rs)[0].find("response_txn");
@@ -61,7 +61,7 @@ std::variant<int, const Json*> claimed_level(const Json& reply) {
 std::vector<KeyValue> range_kvs(const Json& node, std::size_t i) {
   std::vector<KeyValue> out;
   auto rs = node.find("responses");
-  if (rs == node.end() || !rs->is_array() || rs->size() <= i) return out;
+  if (rs == node.end() || !rs->is_array() || rs->size() <= i || !(*rs)[i].is_object()) return out;
   const Json range = (*rs)[i].value("response_range", Json::object());
   if (auto kvs = range.find("kvs"); kvs != range.end() && kvs->is_array())
     for (const auto& kv : *kvs) out.push_back(decode_kv(kv));
@@ -80,8 +80,12 @@ std::optional<int> recorded_slots(const std::vector<KeyValue>& kvs) {
 
 void read_holder_value(const std::string& value, const std::string& name, Holder& h) {
   Json v = Json::parse(value, nullptr, /*allow_exceptions=*/false);
-  h.node_id = v.is_object() ? v.value("node_id", "") : "";
-  h.owner = v.is_object() ? v.value("owner", name) : name;  // etcdctl lock writes no value
+  auto text = [&](const char* field, const std::string& fallback) {
+    auto it = v.is_object() ? v.find(field) : v.end();
+    return it != v.end() && it->is_string() ? it->get<std::string>() : fallback;
+  };
+  h.node_id = text("node_id", "");
+  h.owner = text("owner", name);  // etcdctl lock writes no value
 }
 
 EtcdStore::Claim EtcdStore::claim_group(const LeaseRequest& request, std::int64_t lease_id,

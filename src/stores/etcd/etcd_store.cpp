@@ -31,6 +31,7 @@ void validate_request(const LeaseRequest& request) {
 std::optional<KeyValue> first_kv(const Json& txn_reply, const char* response, const char* field) {
   auto rs = txn_reply.find("responses");
   if (rs == txn_reply.end() || !rs->is_array() || rs->empty()) return std::nullopt;
+  if (!(*rs)[0].is_object()) return std::nullopt;
   const Json& r = (*rs)[0].value(response, Json::object());
   auto kv = r.find(field);
   if (kv == r.end()) return std::nullopt;
@@ -39,6 +40,11 @@ std::optional<KeyValue> first_kv(const Json& txn_reply, const char* response, co
     return decode_kv((*kv)[0]);
   }
   return decode_kv(*kv);
+}
+
+bool txn_succeeded(const Json& reply) {
+  auto it = reply.find("succeeded");
+  return it != reply.end() && it->is_boolean() && it->get<bool>();
 }
 
 KeyValue decode_kv(const Json& kv) {
@@ -65,7 +71,8 @@ std::optional<int> slot_of(std::string_view name) {
 
 std::string owner_of(const KeyValue& kv) {
   Json v = Json::parse(kv.value, nullptr, /*allow_exceptions=*/false);
-  return v.is_object() ? v.value("owner", "") : "";
+  auto owner = v.is_object() ? v.find("owner") : v.end();
+  return owner != v.end() && owner->is_string() ? owner->get<std::string>() : "";
 }
 
 std::string shape_name(int slots) {
@@ -200,7 +207,7 @@ EtcdStore::Claim EtcdStore::claim_single(const LeaseRequest& request, std::int64
                       Json::array({{{"request_range", ops::range_prefix(prefix, 1)}}}));
   Json reply = gateway_.call("/v3/kv/txn", txn, deadline);
   Claim claim;
-  if (reply.value("succeeded", false)) {
+  if (txn_succeeded(reply)) {
     claim.lease = Lease{request.lock, request.owner, request.node_id, 0, 0, 0, request.ttl, sent};
     claim.lease->fencing_token = static_cast<std::uint64_t>(int_field(reply["header"], "revision"));
   } else if (auto holder = first_kv(reply, "response_range", "kvs")) {
@@ -216,7 +223,8 @@ void EtcdStore::refuse_other_shape(const LeaseRequest& request, const Snapshot& 
   int held = 0;
   if (slot) {
     Json v = Json::parse(holder.value, nullptr, /*allow_exceptions=*/false);
-    const int recorded = v.is_object() ? v.value("slots", 0) : 0;
+    auto n = v.is_object() ? v.find("slots") : v.end();
+    const int recorded = n != v.end() && n->is_number_integer() ? n->get<int>() : 0;
     held = seen.slots.value_or(recorded >= 1 ? recorded : std::max(request.slots, 1));
   }
   if (held == request.slots) return;
@@ -237,7 +245,7 @@ bool EtcdStore::move_key(const std::string& key, std::int64_t create_revision, s
     revoke_quietly(fresh, deadline);
     throw;
   }
-  if (!reply.value("succeeded", false)) {
+  if (!txn_succeeded(reply)) {
     revoke_quietly(fresh, deadline);
     return false;
   }
@@ -280,7 +288,7 @@ LeaseStatus EtcdStore::release(const Lease& lease, Duration keep_for, Deadline d
   Json txn = ops::txn(Json::array({ops::create_revision_is(key, token)}),
                       Json::array({{{"request_delete_range", ops::delete_key(key)}}}));
   Json reply = gateway_.call("/v3/kv/txn", txn, deadline);
-  if (!reply.value("succeeded", false)) return LeaseStatus::lost;
+  if (!txn_succeeded(reply)) return LeaseStatus::lost;
   auto prev = first_kv(reply, "response_delete_range", "prev_kvs");
   if (!prev) return LeaseStatus::lost;
   revoke_quietly(prev->lease, deadline);

@@ -56,12 +56,17 @@ Reply parse_reply(const std::string& text, long http_status, const std::string& 
                   where + " answered HTTP " + std::to_string(http_status) + ": " + text);
     return r;
   }
-  if (err->is_object()) {
-    r.code = err->value("grpc_code", 2);
-    r.message = err->value("message", "unknown error");
-  } else {
-    r.code = r.body.value("code", 2);
-    r.message = r.body.value("message", err->is_string() ? err->get<std::string>() : "");
+  try {
+    if (err->is_object()) {
+      r.code = err->value("grpc_code", 2);
+      r.message = err->value("message", "unknown error");
+    } else {
+      r.code = r.body.value("code", 2);
+      r.message = r.body.value("message", err->is_string() ? err->get<std::string>() : "");
+    }
+  } catch (const nlohmann::json::exception&) {  // a code that is no number, a message no string
+    throw error(ErrorCode::internal,
+                where + " answered a malformed error: " + std::string(line.substr(0, 200)));
   }
   if (r.code == kOk) r.code = 2;  // an error object always means failure
   return r;

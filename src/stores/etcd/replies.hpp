@@ -18,6 +18,9 @@ namespace leader::etcd {
 /// streamed ones {"error":{"grpc_code","message"}}, streamed results {"result":{...}}.
 [[nodiscard]] Reply parse_reply(const std::string& text, long http_status,
                                 const std::string& where);
+/// True when a Txn reply says its compare held (`succeeded` is a JSON true; etcd omits it when
+/// false).
+[[nodiscard]] bool txn_succeeded(const nlohmann::json& reply);
 /// The first kv of a Range, DeleteRange (prev_kvs) or Put (prev_kv) response inside a Txn reply.
 [[nodiscard]] std::optional<KeyValue> first_kv(const nlohmann::json& txn_reply,
                                                const char* response, const char* field);

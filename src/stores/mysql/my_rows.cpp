@@ -3,6 +3,7 @@
 #include <charconv>
 #include <nlohmann/json.hpp>
 
+#include "leader/detail/store_support.hpp"
 #include "leader/errors.hpp"
 #include "my_connection.hpp"
 
@@ -24,9 +25,7 @@ std::map<std::string, std::string> metadata_from(const std::optional<std::string
   return out;
 }
 
-WallTime wall(std::int64_t us) {
-  return WallTime(std::chrono::duration_cast<WallTime::duration>(std::chrono::microseconds(us)));
-}
+WallTime wall(std::int64_t us) { return wall_time_from_epoch_us(us); }
 
 }  // namespace
 

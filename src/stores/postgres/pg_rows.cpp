@@ -3,6 +3,8 @@
 #include <charconv>
 #include <nlohmann/json.hpp>
 
+#include "leader/detail/store_support.hpp"
+
 namespace leader::detail::pg {
 namespace {
 
@@ -21,9 +23,7 @@ std::map<std::string, std::string> metadata_from(const char* text) {
   return out;
 }
 
-WallTime wall(std::int64_t us) {
-  return WallTime(std::chrono::duration_cast<WallTime::duration>(std::chrono::microseconds(us)));
-}
+WallTime wall(std::int64_t us) { return wall_time_from_epoch_us(us); }
 
 }  // namespace
 

@@ -5,6 +5,7 @@
 #include <sstream>
 #include <string>
 
+#include "leader/detail/store_support.hpp"
 #include "leader/errors.hpp"
 
 namespace leader::detail::redis {
@@ -43,10 +44,6 @@ std::optional<Holder> parse_value(std::string_view v) {
   return h;
 }
 
-WallTime from_micros(std::int64_t us) {
-  return WallTime(std::chrono::duration_cast<WallTime::duration>(std::chrono::microseconds(us)));
-}
-
 std::string unescape(std::string_view s) {
   std::string out;
   for (std::size_t i = 0; i < s.size(); ++i) {
@@ -74,8 +71,16 @@ Candidate decode_entry(std::string node_id, std::string_view value) {
   if (!in)
     throw BackendError(ErrorCode::internal, "redis",
                        "malformed candidate entry for node '" + c.node_id + "'");
-  c.registered_at = from_micros(registered);
-  if (last != "-") c.last_completion = from_micros(std::stoll(last));
+  c.registered_at = wall_time_from_epoch_us(registered);
+  if (last != "-") {
+    std::int64_t us = 0;
+    auto [p, ec] = std::from_chars(last.data(), last.data() + last.size(), us);
+    if (ec != std::errc() || p != last.data() + last.size())
+      throw BackendError(
+          ErrorCode::internal, "redis",
+          "malformed last completion in the candidate entry of node '" + c.node_id + "'");
+    c.last_completion = wall_time_from_epoch_us(us);
+  }
   std::string meta;
   in.get();  // the separating space
   std::getline(in, meta);

@@ -2,10 +2,12 @@
 
 #include <nlohmann/json.hpp>
 
+#include "leader/detail/store_support.hpp"
+
 namespace leader::sqlite {
 namespace {
 
-WallTime wall_from_ms(std::int64_t v) { return WallTime(std::chrono::milliseconds(v)); }
+WallTime wall_from_ms(std::int64_t v) { return detail::wall_time_from_epoch_ms(v); }
 
 std::map<std::string, std::string> metadata_from(const std::string& text, const std::string& path) {
   try {
