@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Real dynalite (DynamoDB JSON API) replies for the fuzz_dynamodb_json seed corpus.
 set -u
-out=$1; E=http://127.0.0.1:18000; T=fuzzcapture_leases
+out=$1; E=${LEADER_CAPTURE_DYNAMODB:-http://127.0.0.1:18000}; T=fuzzcapture_leases
 post() {
   local d; d=$(date -u +%Y%m%dT%H%M%SZ)
   curl -s -D "$out/.headers" -X POST "$E/" -H 'Content-Type: application/x-amz-json-1.0' \
@@ -14,7 +14,7 @@ save create-table CreateTable "{\"TableName\":\"$T\",\"AttributeDefinitions\":[{
 sleep 1
 save describe-table DescribeTable "{\"TableName\":\"$T\"}"
 KEY='{"pk":{"S":"lock#job"},"sk":{"S":"lease"}}'
-save update-acquire-updated-new UpdateItem "{\"TableName\":\"$T\",\"Key\":$KEY,\"UpdateExpression\":\"SET #o = :o, #h = :h, #v = :v, #d = :d ADD #f :one SET #t = #f\",\"ExpressionAttributeNames\":{\"#o\":\"o0\",\"#h\":\"h0\",\"#v\":\"v0\",\"#d\":\"d0\",\"#f\":\"fence\",\"#t\":\"t0\"},\"ExpressionAttributeValues\":{\":o\":{\"S\":\"694d7a1c2b3e4f5a6b7c8d9e0f1a2b3c\"},\":h\":{\"S\":\"host-a:4242\"},\":v\":{\"S\":\"3f2a9c1e7d5b4a60\"},\":d\":{\"N\":\"30000\"},\":one\":{\"N\":\"1\"}},\"ReturnValues\":\"UPDATED_NEW\"}"
+save update-acquire-updated-new UpdateItem "{\"TableName\":\"$T\",\"Key\":$KEY,\"UpdateExpression\":\"SET #o = :o, #h = :h, #v = :v, #d = :d, #f = if_not_exists(#f, :zero) + :one, #t = if_not_exists(#f, :zero) + :one\",\"ExpressionAttributeNames\":{\"#o\":\"o0\",\"#h\":\"h0\",\"#v\":\"v0\",\"#d\":\"d0\",\"#f\":\"fence\",\"#t\":\"t0\"},\"ExpressionAttributeValues\":{\":o\":{\"S\":\"694d7a1c2b3e4f5a6b7c8d9e0f1a2b3c\"},\":h\":{\"S\":\"host-a:4242\"},\":v\":{\"S\":\"3f2a9c1e7d5b4a60\"},\":d\":{\"N\":\"30000\"},\":one\":{\"N\":\"1\"},\":zero\":{\"N\":\"0\"}},\"ReturnValues\":\"UPDATED_NEW\"}"
 post UpdateItem "{\"TableName\":\"$T\",\"Key\":$KEY,\"UpdateExpression\":\"SET t0 = fence, o1 = :o, h1 = :h, v1 = :v, d1 = :d, t1 = :t, sv1 = :v, s1 = :s\",\"ExpressionAttributeValues\":{\":o\":{\"S\":\"fedcba9876543210fedcba9876543210\"},\":h\":{\"S\":\"host-b:17\"},\":v\":{\"S\":\"81c0ffee00d15ea5\"},\":d\":{\"N\":\"15000\"},\":t\":{\"N\":\"2\"},\":s\":{\"N\":\"1764547200000\"}}}" > /dev/null
 save getitem-lease-two-slots GetItem "{\"TableName\":\"$T\",\"Key\":$KEY,\"ConsistentRead\":true}"
 grep -i '^date:' "$out/.headers" | sed 's/^[Dd]ate: //; s/\r$//' > "$out/http-date-header"

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Real etcd v3 JSON gateway replies for the fuzz_etcd_json seed corpus.
 set -u
-out=$1; E=http://127.0.0.1:12379
+out=$1; E=${LEADER_CAPTURE_ETCD:-http://127.0.0.1:12379}
 b64() { printf '%s' "$1" | base64 -w0; }
 post() { curl -s -X POST "$E$1" -H 'Content-Type: application/json' -d "$2"; }
 save() { post "$2" "$3" > "$out/$1"; echo "$1: $(head -c 120 "$out/$1")"; }

@@ -7,7 +7,7 @@ def lua(name):
 pre = lua('kPrelude')
 scripts = {'acquire': pre + lua('kAcquire'), 'renew': pre + lua('kRenew'), 'release': pre + lua('kRelease'),
            'inspect': lua('kInspect'), 'put': lua('kPutCandidate'), 'list': pre + lua('kListCandidates')}
-s = socket.create_connection(('127.0.0.1', 16379))
+s = socket.create_connection(('127.0.0.1', int(os.environ.get('LEADER_CAPTURE_REDIS_PORT', '16379'))))
 def cmd(*args):
     out = b'*%d\r\n' % len(args)
     for a in args:

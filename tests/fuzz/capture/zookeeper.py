@@ -2,7 +2,7 @@
 import sys, os, json
 from kazoo.client import KazooClient
 out = sys.argv[1]
-zk = KazooClient(hosts='127.0.0.1:12181'); zk.start(timeout=10)
+zk = KazooClient(hosts=os.environ.get('LEADER_CAPTURE_ZK', '127.0.0.1:12181')); zk.start(timeout=10)
 def save(name, data):
     open(os.path.join(out, name), 'wb').write(data); print(name, data[:120])
 base = '/fuzzcapture'
