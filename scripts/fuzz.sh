@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # Builds the libFuzzer harnesses (clang, ASan+UBSan, tests/fuzz) in $FUZZ_BUILD_DIR (default
 # build-fuzz/, with ccache when installed) and runs each for SECONDS (default 30) on a copy of its
-# seed corpus (tests/fuzz/corpus/<harness>/, with tests/fuzz/dict/<harness>.dict when present). Fails on any crash, leak, timeout or sanitizer
-# report, and prints one row per harness: seconds, execs, exec/s, corpus size, coverage, features,
-# crashes. The crashing inputs are kept in $FUZZ_BUILD_DIR/artifacts/<harness>/.
+# seed corpus (tests/fuzz/corpus/<harness>/; tests/fuzz/dict/<harness>.dict when present). Fails
+# on any crash, leak, timeout or sanitizer report. Prints one row per harness: seconds, execs,
+# exec/s, corpus size (inputs), coverage (cov) and features (ft) as libFuzzer's last status line
+# prints them, crashes. Crashing inputs are kept in $FUZZ_BUILD_DIR/artifacts/<harness>/.
 #   scripts/fuzz.sh [SECONDS]
 #   FUZZ_JOBS=2        harnesses run at once (default 2)
 #   FUZZ_HARNESSES="fuzz_uri fuzz_resp"   a subset
@@ -66,7 +67,7 @@ for h in $harnesses; do
   last=$(grep -E '^#[0-9]+' "$work/log" | grep -E 'cov: ' | tail -1 || true)
   cov=$(sed -n 's/.* cov: \([0-9]*\).*/\1/p' <<< "$last")
   ft=$(sed -n 's/.* ft: \([0-9]*\).*/\1/p' <<< "$last")
-  corpus=$(find "$work/corpus" -type f | wc -l)
+  corpus=$(sed -n 's/.* corp: \([0-9]*\).*/\1/p' <<< "$last")
   crashes=$(find "$BUILD/artifacts/$h" -type f | wc -l)
   [ "$rc" = 0 ] || crashes=$((crashes > 0 ? crashes : 1))
   printf '%-20s %8s %12s %9s %8s %8s %9s %8s\n' "$h" "$SECONDS_EACH" "${execs:-?}" "${rate:-?}" \

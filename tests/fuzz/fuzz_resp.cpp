@@ -32,7 +32,7 @@ void decode_all(const redisReply* reply) {
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
-  std::unique_ptr<redisReader, ReaderDeleter> reader(redisReaderCreate());
+  std::unique_ptr<redisReader, ReaderDeleter> reader(create_reply_reader());
   // Two feeds split inside the input, as replies arrive over several reads.
   const std::size_t cut = size == 0 ? 0 : data[0] % (size + 1);
   const char* bytes = reinterpret_cast<const char*>(data);

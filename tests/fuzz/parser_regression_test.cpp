@@ -26,8 +26,8 @@ struct ReplyDeleter {
 using OwnedReply = std::unique_ptr<void, ReplyDeleter>;
 
 OwnedReply read_reply(const std::string& resp) {
-  std::unique_ptr<redisReader, decltype(&redisReaderFree)> reader(redisReaderCreate(),
-                                                                  &redisReaderFree);
+  std::unique_ptr<redisReader, decltype(&redisReaderFree)> reader(
+      leader::detail::redis::create_reply_reader(), &redisReaderFree);
   redisReaderFeed(reader.get(), resp.data(), resp.size());
   void* reply = nullptr;
   EXPECT_EQ(redisReaderGetReply(reader.get(), &reply), REDIS_OK);
@@ -36,6 +36,19 @@ OwnedReply read_reply(const std::string& resp) {
 
 std::string bulk(const std::string& s) {
   return "$" + std::to_string(s.size()) + "\r\n" + s + "\r\n";
+}
+
+TEST(ParserRegression, RedisReplyAnnouncingAHugeArrayIsRefusedBeforeAllocating) {
+  // Was a 3.3 GB calloc (hiredis 0.14 sizes the element array from the announced count).
+  std::unique_ptr<redisReader, decltype(&redisReaderFree)> reader(
+      leader::detail::redis::create_reply_reader(), &redisReaderFree);
+  const std::string huge = "*420543770\r\n:1\r\n";
+  redisReaderFeed(reader.get(), huge.data(), huge.size());
+  void* reply = nullptr;
+  EXPECT_EQ(redisReaderGetReply(reader.get(), &reply), REDIS_ERR);
+  EXPECT_EQ(reply, nullptr);
+  const auto ok = read_reply("*2\r\n:0\r\n" + bulk("41"));  // ordinary replies still parse
+  EXPECT_EQ(static_cast<const redisReply*>(ok.get())->elements, 2u);
 }
 
 TEST(ParserRegression, ParseDurationRejectsNan) {

@@ -17,6 +17,7 @@
 #include <cstring>
 
 #include "leader/errors.hpp"
+#include "replies.hpp"
 
 namespace leader::detail::redis {
 namespace {
@@ -91,7 +92,7 @@ Connection::~Connection() {
 std::unique_ptr<Connection> Connection::open(const Config& config, const TlsContext* tls,
                                              Deadline deadline) {
   std::unique_ptr<Connection> c(new Connection(config));
-  c->reader_ = redisReaderCreate();
+  c->reader_ = create_reply_reader();
   if (c->reader_ == nullptr) throw error(ErrorCode::internal, "out of memory");
   try {
     c->connect_socket(deadline);

@@ -96,7 +96,25 @@ Candidate decode_entry(std::string node_id, std::string_view value) {
   return c;
 }
 
+// hiredis' own reply constructors, with the array one bounded.
+redisReplyObjectFunctions bounded_functions() {
+  static void* (*create_array)(const redisReadTask*, int) = nullptr;
+  redisReader* probe = redisReaderCreate();
+  redisReplyObjectFunctions fns = *probe->fn;
+  redisReaderFree(probe);
+  create_array = fns.createArray;
+  fns.createArray = [](const redisReadTask* task, int elements) -> void* {
+    return elements > kMaxReplyElements ? nullptr : create_array(task, elements);
+  };
+  return fns;
+}
+
 }  // namespace
+
+redisReader* create_reply_reader() {
+  static redisReplyObjectFunctions functions = bounded_functions();
+  return redisReaderCreateWithFunctions(&functions);
+}
 
 std::optional<Granted> decode_acquire(const redisReply* reply) {
   if (reply->type == REDIS_REPLY_NIL) return std::nullopt;

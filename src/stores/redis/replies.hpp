@@ -14,6 +14,15 @@
 
 namespace leader::detail::redis {
 
+/// Most elements a multi-bulk reply may announce: the largest reply of this store is inspect's
+/// two per slot (at most 100000 slots).
+inline constexpr int kMaxReplyElements = 1 << 18;
+
+/// A hiredis reply reader that refuses (as "Out of memory") a multi-bulk reply announcing more
+/// than kMaxReplyElements elements: hiredis 0.14 allocates the element array from the count on
+/// the wire before any element arrives. Free with redisReaderFree.
+[[nodiscard]] redisReader* create_reply_reader();
+
 /// The slot and fencing token the acquire script granted.
 struct Granted {
   int slot = 0;
