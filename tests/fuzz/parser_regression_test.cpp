@@ -102,6 +102,12 @@ TEST(ParserRegression, JsonFieldsOfAnUnexpectedTypeAreMalformedRepliesNotJsonExc
   // Each was a nlohmann::json::type_error escaping the store.
   EXPECT_THROW((void)leader::etcd::parse_reply(R"({"error":"x","code":"5"})", 400, "etcd"),
                leader::BackendError);
+  // Was undefined behaviour: a fractional code converted to int inside nlohmann::json.
+  EXPECT_THROW(
+      (void)leader::etcd::parse_reply(R"({"error":"x","code":184467440737095516156})", 400, "etcd"),
+      leader::BackendError);
+  EXPECT_EQ(leader::etcd::parse_reply(R"({"error":"x","message":"m","code":9})", 400, "etcd").code,
+            9);
   EXPECT_FALSE(leader::etcd::txn_succeeded(nlohmann::json::parse(R"({"succeeded":"yes"})")));
   EXPECT_TRUE(std::holds_alternative<const nlohmann::json*>(
       leader::etcd::claimed_level(nlohmann::json::parse(R"({"succeeded":1})"))));

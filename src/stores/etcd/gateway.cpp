@@ -56,6 +56,11 @@ Reply parse_reply(const std::string& text, long http_status, const std::string& 
                   where + " answered HTTP " + std::to_string(http_status) + ": " + text);
     return r;
   }
+  const nlohmann::json& coded = err->is_object() ? *err : r.body;
+  const char* code_field = err->is_object() ? "grpc_code" : "code";
+  if (auto c = coded.find(code_field); c != coded.end() && !c->is_number_integer())
+    throw error(ErrorCode::internal,
+                where + " answered a malformed error: " + std::string(line.substr(0, 200)));
   try {
     if (err->is_object()) {
       r.code = err->value("grpc_code", 2);
