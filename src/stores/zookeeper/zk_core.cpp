@@ -3,6 +3,7 @@
 #include <zookeeper/zookeeper.h>
 
 #include <algorithm>
+#include <nlohmann/json.hpp>
 #include <thread>
 
 #include "leader/errors.hpp"
@@ -67,7 +68,7 @@ Lease Core::track(const LeaseRequest& request, const std::string& path, const No
     std::lock_guard lock(mu_);
     // The node is deleted at the requested ttl; lease.ttl (capped by the session timeout) is
     // what the server guarantees when the session cannot be confirmed.
-    held_[request.owner] = Held{path, stat.czxid, generation, sent_at + request.ttl, false};
+    held_[request.owner] = Held{path, stat.czxid, generation, sent_at + request.ttl, false, slot};
   }
   cv_.notify_all();
   return lease;
@@ -83,6 +84,38 @@ std::optional<Held> Core::held(const std::string& owner) {
     return std::nullopt;
   }
   return it->second;
+}
+
+std::optional<Lease> Core::reacquire(const LeaseRequest& request, const std::string& dir,
+                                     Deadline deadline) {
+  auto h = held(request.owner);
+  if (!h || h->kept || !h->path.starts_with(dir + "/")) return std::nullopt;
+  Lease lease{request.lock, request.owner, request.node_id, static_cast<std::uint64_t>(h->czxid),
+              h->slot,      request.slots, request.ttl,     {}};
+  if (renew(lease, request.ttl, deadline) != LeaseStatus::ok) return std::nullopt;
+  return lease;
+}
+
+std::optional<Lease> Core::adopt(const LeaseRequest& request, const std::string& path,
+                                 const std::string& data, int slot, Deadline deadline) {
+  const std::uint64_t generation = session_.generation();
+  const TimePoint sent_at = steady_now();
+  Reply r = session_.get(path, deadline);
+  if (r.rc != ZOK || r.stat.ephemeral_owner != session_.session_id()) return std::nullopt;
+  auto recorded = nlohmann::json::parse(r.value, nullptr, false);
+  if (!recorded.is_object() || recorded.value("owner", "") != request.owner) return std::nullopt;
+  Reply set = session_.set(path, data, r.stat.version, deadline);
+  if (set.rc != ZOK || generation != session_.generation()) return std::nullopt;
+  return track(request, path, r.stat, slot, sent_at, generation);
+}
+
+std::vector<std::string> Core::orphans_of(const std::string& owner) {
+  std::vector<std::string> out;
+  std::lock_guard lock(mu_);
+  for (const auto* list : {&orphans_, &sweeping_})
+    for (const Orphan& o : *list)
+      if (!o.scan && o.owner == owner) out.push_back(o.path);
+  return out;
 }
 
 LeaseStatus Core::renew(Lease& lease, Duration ttl, Deadline deadline) {

@@ -29,6 +29,7 @@ struct Held {
   std::uint64_t generation = 0;
   TimePoint expire_at{};
   bool kept = false;  ///< released with keep_for > 0: only the timer deletes it
+  int slot = 0;
 };
 
 /// A node that may exist without a lease tracking it (a create whose reply never came, a failed
@@ -67,6 +68,17 @@ class Core {
               TimePoint sent_at, std::uint64_t generation);
   /// The tracked lease of `owner` in the current session, if any.
   std::optional<Held> held(const std::string& owner);
+  /// `request.owner`'s tracked lease of the lock directory `dir`, confirmed on the server and its
+  /// local deadline reset to now + request.ttl (the same owner asking again); nullopt if not held.
+  std::optional<Lease> reacquire(const LeaseRequest& request, const std::string& dir,
+                                 Deadline deadline);
+  /// Takes over `path`, a node of this session that an acquisition of `request.owner` created
+  /// without seeing the reply: rewrites its data with a version check (so a concurrent orphan
+  /// sweep, which deletes with a version check, can no longer remove it) and tracks it.
+  std::optional<Lease> adopt(const LeaseRequest& request, const std::string& path,
+                             const std::string& data, int slot, Deadline deadline);
+  /// Orphaned node paths (not directory scans) recorded for `owner`.
+  std::vector<std::string> orphans_of(const std::string& owner);
   /// Confirms the session and the node in one round trip and extends the local deadline.
   LeaseStatus renew(Lease& lease, Duration ttl, Deadline deadline);
   /// Deletes the node now, or lets the timer delete it `keep_for` from now.
@@ -85,6 +97,7 @@ class Core {
   std::condition_variable cv_;
   std::map<std::string, Held> held_;  ///< by owner token
   std::vector<Orphan> orphans_;
+  std::vector<Orphan> sweeping_;  ///< the orphans the timer thread is working on
   bool closing_ = false;
   std::shared_ptr<Core> self_;  ///< keeps the Core alive while its timer thread runs
 };

@@ -1,9 +1,12 @@
-// Group leases: slot i of lock L is the ephemeral node <root>/L/slot-<i>; creating it is the
-// atomic claim (create-if-absent), so at most N holders exist and a slot index is stable while
-// it is held. The fencing token is the slot node's czxid.
+// Group leases: slot i of lock L is the ephemeral node <root>/L/slot-<i>. A claim is one multi:
+// setData of the lock directory to {"slots": N} with the version read before (so every claim is
+// ordered after the listing it was chosen from, and a size is only replaced while no slot is
+// held) and create-if-absent of the slot. At most N holders exist, a slot index is stable while
+// held, and all holders share one N. The fencing token is the slot node's czxid.
 
 #include <zookeeper/zookeeper.h>
 
+#include <nlohmann/json.hpp>
 #include <set>
 
 #include "leader/errors.hpp"
@@ -13,30 +16,50 @@ namespace leader::detail::zk {
 
 Acquired ZooKeeperStore::acquire_slot(const LeaseRequest& request, Deadline deadline) {
   const std::string dir = lock_dir(request.lock);
+  if (auto holder = Core::holding(request.owner))  // this owner asks again: its own lease
+    if (auto mine = holder->reacquire(request, dir, deadline)) return {std::move(mine)};
   auto core = core_for(request.ttl, deadline);
   Session& session = core->session();
-  const std::uint64_t generation = session.generation();
-  std::set<std::string> taken;
-  Reply kids = session.children(dir, deadline);
-  if (kids.rc == ZOK) taken.insert(kids.children.begin(), kids.children.end());
-  for (int slot = 0; slot < request.slots; ++slot) {
-    const std::string name = "slot-" + std::to_string(slot);
-    if (taken.count(name) != 0) continue;
-    std::string path = dir;
-    path.append("/").append(name);
+  for (const auto& path : core->orphans_of(request.owner))  // an attempt whose reply was lost
+    if (auto slot = slot_index(path.substr(path.rfind('/') + 1));
+        slot && path == dir + "/slot-" + std::to_string(*slot) && *slot < request.slots)
+      if (auto mine = core->adopt(request, path, node_data(request, *slot, *core), *slot, deadline))
+        return {std::move(mine)};
+  const std::string shape = nlohmann::json{{"slots", request.slots}}.dump();
+  while (true) {  // each round lost a race to another claim; bounded by the deadline
+    auto [meta, listed] = session.get_and_list(dir, dir, deadline);
+    if (meta.rc == ZNONODE) {
+      session.ensure_path(dir, deadline);
+      continue;
+    }
+    refuse_other_shape(request, meta, listed.children);
+    const std::set<std::string> taken(listed.children.begin(), listed.children.end());
+    int slot = 0;
+    while (slot < request.slots && taken.count("slot-" + std::to_string(slot)) != 0) ++slot;
+    if (slot == request.slots) return {};
+    const std::string path = dir + "/slot-" + std::to_string(slot);
+    const std::uint64_t generation = session.generation();
     const TimePoint sent_at = std::chrono::steady_clock::now();
-    Reply created;
+    std::pair<Reply, Reply> r;
     try {
-      created =
-          create_in(session, dir, path, node_data(request, slot, *core), ZOO_EPHEMERAL, deadline);
+      r = session.set_create_and_list(dir, shape, meta.stat.version, path,
+                                      node_data(request, slot, *core), ZOO_EPHEMERAL, deadline);
     } catch (const BackendError&) {  // the slot may be ours without us knowing
       core->add_orphan({path, request.owner, false, generation});
       throw;
     }
-    if (created.rc == ZOK)
-      return {core->track(request, path, created.stat, slot, sent_at, generation)};
+    if (r.first.rc == ZBADVERSION || r.first.rc == ZNODEEXISTS || r.first.rc == ZNONODE) continue;
+    if (r.first.rc != ZOK)
+      throw BackendError(ErrorCode::internal, config_.scheme,
+                         "claim " + path + " on '" + session.shown() + "': " + zerror(r.first.rc));
+    NodeStat stat = r.first.stat;
+    stat.czxid = stat.mzxid;  // one multi, one zxid: the slot's creation
+    if (!sorted_contenders(r.second.children).empty()) {  // a single leader came in meanwhile
+      withdraw(*core, path, request.owner, generation, deadline);
+      refuse(request, 0);
+    }
+    return {core->track(request, path, stat, slot, sent_at, generation)};
   }
-  return {};
 }
 
 }  // namespace leader::detail::zk

@@ -14,6 +14,7 @@ struct Pending::State {
   std::condition_variable cv;
   bool done = false;
   Reply reply;
+  std::shared_ptr<void> buffers;  ///< what the C client writes into until the completion runs
 };
 
 struct Session::Handle {
@@ -79,7 +80,7 @@ void complete(const void* data, Fill fill) {
 
 void copy_stat(const struct Stat* s, Reply& r) {
   if (s == nullptr) return;
-  r.stat = NodeStat{s->czxid, s->ctime, s->mtime, s->version, s->ephemeralOwner};
+  r.stat = NodeStat{s->czxid, s->mzxid, s->ctime, s->mtime, s->version, s->ephemeralOwner};
 }
 
 void on_void(int rc, const void* data) {
@@ -110,6 +111,24 @@ void on_strings(int rc, const struct String_vector* strings, const void* data) {
     r.rc = rc;
     if (strings == nullptr) return;
     for (int i = 0; i < strings->count; ++i) r.children.emplace_back(strings->data[i]);
+  });
+}
+
+// The buffers of one setData + create multi.
+struct MultiBuffers {
+  zoo_op_result_t results[2]{};
+  struct Stat dir_stat {};
+  char created[1024]{};
+};
+
+void on_multi(int rc, const void* data) {
+  const auto& st = *static_cast<const std::shared_ptr<Pending::State>*>(data);
+  auto buffers = std::static_pointer_cast<MultiBuffers>(st->buffers);
+  complete(data, [&](Reply& r) {
+    r.rc = rc;
+    if (rc != ZOK) return;
+    copy_stat(&buffers->dir_stat, r);
+    r.value = buffers->created;
   });
 }
 
@@ -256,6 +275,44 @@ std::pair<Reply, Reply> Session::create_and_list(const std::string& path, const 
   if (rc != ZOK) fail(rc, "list " + dir);
   Reply second = finish(ZOK, listed.st, deadline, "list " + dir);
   return {std::move(first), std::move(second)};
+}
+
+std::pair<Reply, Reply> Session::set_create_and_list(const std::string& dir,
+                                                     const std::string& dir_data, int dir_version,
+                                                     const std::string& path,
+                                                     const std::string& data, int mode,
+                                                     Deadline deadline) {
+  check_time(deadline, "multi " + path);
+  auto h = ready_handle(deadline);
+  Submit multi;
+  auto buffers = std::make_shared<MultiBuffers>();
+  multi.st->buffers = buffers;
+  auto* acl = config_.creator_acl ? &ZOO_CREATOR_ALL_ACL : &ZOO_OPEN_ACL_UNSAFE;
+  zoo_op_t ops[2];  // serialized by zoo_amulti itself; the results are written at completion
+  zoo_set_op_init(&ops[0], dir.c_str(), dir_data.data(), static_cast<int>(dir_data.size()),
+                  dir_version, &buffers->dir_stat);
+  zoo_create_op_init(&ops[1], path.c_str(), data.data(), static_cast<int>(data.size()), acl, mode,
+                     buffers->created, sizeof buffers->created);
+  int rc = multi.done(zoo_amulti(h->zh, 2, ops, buffers->results, on_multi, multi.holder));
+  if (rc != ZOK) fail(rc, "multi " + path);
+  Submit listed;
+  rc = listed.done(zoo_aget_children(h->zh, dir.c_str(), 0, on_strings, listed.holder));
+  Reply first = finish(ZOK, multi.st, deadline, "multi set " + dir + " + create " + path);
+  if (rc != ZOK) fail(rc, "list " + dir);
+  Reply second = finish(ZOK, listed.st, deadline, "list " + dir);
+  return {std::move(first), std::move(second)};
+}
+
+std::pair<Reply, Reply> Session::get_and_list(const std::string& first, const std::string& dir,
+                                              Deadline deadline) {
+  Pending got = get_async(first, deadline);
+  auto h = ready_handle(deadline);
+  Submit listed;
+  int rc = listed.done(zoo_aget_children(h->zh, dir.c_str(), 0, on_strings, listed.holder));
+  Reply data = got.wait(deadline, "get " + first + " on '" + config_.shown + "'");
+  if (!is_node_level(data.rc)) fail(data.rc, "get " + first);
+  if (rc != ZOK) fail(rc, "list " + dir);
+  return {std::move(data), finish(ZOK, listed.st, deadline, "list " + dir)};
 }
 
 Reply Session::remove(const std::string& path, int version, Deadline deadline) {

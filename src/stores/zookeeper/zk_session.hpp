@@ -32,6 +32,7 @@ struct SessionConfig {
 /// The subset of a znode's Stat the store uses.
 struct NodeStat {
   std::int64_t czxid = 0;
+  std::int64_t mzxid = 0;  ///< zxid of the last data change (a multi's ops share one zxid)
   std::int64_t ctime = 0;  ///< server wall time in ms, used only against other server times
   std::int64_t mtime = 0;
   std::int32_t version = 0;
@@ -75,6 +76,16 @@ class Session {
   /// Sends a create and, pipelined behind it on the same session, a listing of `dir`.
   std::pair<Reply, Reply> create_and_list(const std::string& path, const std::string& data,
                                           int mode, const std::string& dir, Deadline deadline);
+  /// One multi: setData(`dir`, `dir_data`, `dir_version`) and create(`path`), atomically, with a
+  /// listing of `dir` pipelined behind it. The first reply's rc is the failing op's code (ZOK,
+  /// ZBADVERSION, ZNODEEXISTS, ...); on ZOK its stat is `dir`'s new stat, whose mzxid is also
+  /// the created node's czxid.
+  std::pair<Reply, Reply> set_create_and_list(const std::string& dir, const std::string& dir_data,
+                                              int dir_version, const std::string& path,
+                                              const std::string& data, int mode, Deadline deadline);
+  /// Sends a get of `first` and, pipelined behind it, a listing of `dir`.
+  std::pair<Reply, Reply> get_and_list(const std::string& first, const std::string& dir,
+                                       Deadline deadline);
   Reply remove(const std::string& path, int version, Deadline deadline);
   Reply exists(const std::string& path, Deadline deadline);
   Reply get(const std::string& path, Deadline deadline);

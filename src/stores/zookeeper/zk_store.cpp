@@ -39,6 +39,19 @@ std::optional<std::int64_t> contender_sequence(std::string_view name) {
 
 }  // namespace
 
+std::optional<int> slot_index(std::string_view name) {
+  if (!name.starts_with("slot-") || name.size() <= 5 || name.size() >= 15) return std::nullopt;
+  name.remove_prefix(5);
+  if (!std::all_of(name.begin(), name.end(), [](char c) { return c >= '0' && c <= '9'; }))
+    return std::nullopt;
+  return std::stoi(std::string(name));
+}
+
+std::string shape_name(int slots) {
+  if (slots == 0) return "a single leader";
+  return "a group of " + std::to_string(slots) + (slots == 1 ? " slot" : " slots");
+}
+
 std::vector<Contender> sorted_contenders(const std::vector<std::string>& children) {
   std::vector<Contender> out;
   for (const auto& c : children)
@@ -111,6 +124,8 @@ Acquired ZooKeeperStore::try_acquire(const LeaseRequest& request, Deadline deadl
 
 Acquired ZooKeeperStore::acquire_single(const LeaseRequest& request, Deadline deadline) {
   const std::string dir = lock_dir(request.lock);
+  if (auto holder = Core::holding(request.owner))  // this owner asks again: its own lease
+    if (auto mine = holder->reacquire(request, dir, deadline)) return {std::move(mine)};
   auto core = core_for(request.ttl, deadline);
   Session& session = core->session();
   const std::uint64_t generation = session.generation();
@@ -133,16 +148,50 @@ Acquired ZooKeeperStore::acquire_single(const LeaseRequest& request, Deadline de
   if (created.rc != ZOK)
     throw BackendError(ErrorCode::internal, config_.scheme,
                        "create " + prefix + " on '" + session.shown() + "': " + zerror(created.rc));
+  if (std::any_of(listed.children.begin(), listed.children.end(),
+                  [](const std::string& c) { return slot_index(c).has_value(); })) {
+    withdraw(*core, created.value, request.owner, generation, deadline);  // a group holds it
+    Reply shape = session.get(dir, deadline);
+    refuse_other_shape(request, shape, listed.children);
+  }
   const std::string name = created.value.substr(dir.size() + 1);
   auto contenders = sorted_contenders(listed.children);
-  const bool lowest = !contenders.empty() && contenders.front().name == name;
-  if (lowest) return {core->track(request, created.value, created.stat, 0, sent_at, generation)};
-  try {  // skip on contention: withdraw our node
-    session.remove(created.value, -1, deadline);
+  if (!contenders.empty() && contenders.front().name == name)
+    return {core->track(request, created.value, created.stat, 0, sent_at, generation)};
+  std::optional<Lease> mine;  // a lower node of this owner: an attempt whose reply was lost
+  if (!contenders.empty() && contenders.front().name.starts_with(request.owner + "__lock__"))
+    mine = core->adopt(request, dir + "/" + contenders.front().name, data, 0, deadline);
+  withdraw(*core, created.value, request.owner, generation, deadline);
+  return {std::move(mine)};
+}
+
+void ZooKeeperStore::withdraw(Core& core, const std::string& path, const std::string& owner,
+                              std::uint64_t generation, Deadline deadline) {
+  try {
+    core.session().remove(path, -1, deadline);
   } catch (const BackendError&) {
-    core->add_orphan({created.value, request.owner, false, generation});
+    core.add_orphan({path, owner, false, generation});
   }
-  return {};
+}
+
+void ZooKeeperStore::refuse(const LeaseRequest& request, int held) const {
+  throw BackendError(ErrorCode::failed_precondition, config_.scheme,
+                     "lock '" + request.lock + "' is held as " + shape_name(held) +
+                         "; this request asks for " + shape_name(request.slots));
+}
+
+// Throws when a live holder has another shape: contenders of the lock recipe are a single
+// leader; slot nodes a group of the size recorded in the lock directory's data.
+void ZooKeeperStore::refuse_other_shape(const LeaseRequest& request, const Reply& dir,
+                                        const std::vector<std::string>& children) const {
+  if (request.slots >= 1 && !sorted_contenders(children).empty()) refuse(request, 0);
+  if (std::none_of(children.begin(), children.end(),
+                   [](const std::string& c) { return slot_index(c).has_value(); }))
+    return;
+  Json recorded = Json::parse(dir.value, nullptr, false);
+  int held = recorded.is_object() ? recorded.value("slots", 0) : 0;
+  if (held < 1) held = std::max(request.slots, 1);  // written before sizes were recorded
+  if (held != request.slots) refuse(request, held);
 }
 
 LeaseStatus ZooKeeperStore::renew(Lease& lease, Duration ttl, Deadline deadline) {
@@ -197,9 +246,7 @@ void ZooKeeperStore::holders_of(const std::string& dir, const std::vector<std::s
   auto contenders = sorted_contenders(children);
   if (!contenders.empty()) nodes.emplace_back(contenders.front().name, 0);
   for (const auto& c : children)
-    if (c.starts_with("slot-") && c.size() > 5 && c.size() < 15 &&
-        std::all_of(c.begin() + 5, c.end(), [](char ch) { return ch >= '0' && ch <= '9'; }))
-      nodes.emplace_back(c, std::stoi(c.substr(5)));
+    if (auto slot = slot_index(c)) nodes.emplace_back(c, *slot);
   std::vector<Pending> pending;
   pending.reserve(nodes.size());
   const std::string parent = dir + "/";

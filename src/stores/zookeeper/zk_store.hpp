@@ -5,6 +5,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -23,6 +24,12 @@ struct Contender {
 /// Contenders among `children` ("...__lock__<seq>", "...__rlock__<seq>", Curator's
 /// "...lock-<seq>"), sorted by sequence number.
 std::vector<Contender> sorted_contenders(const std::vector<std::string>& children);
+
+/// The slot index of a child named `slot-<i>`, or nullopt.
+std::optional<int> slot_index(std::string_view name);
+
+/// "a single leader" (0) or "a group of N slots" (N >= 1), as errors name a lock's shape.
+std::string shape_name(int slots);
 
 /// LeaseStore over one ZooKeeper session. Thread-safe.
 class ZooKeeperStore final : public LeaseStore {
@@ -54,6 +61,11 @@ class ZooKeeperStore final : public LeaseStore {
                   const std::string& data, int mode, Deadline deadline);
   Acquired acquire_single(const LeaseRequest& request, Deadline deadline);
   Acquired acquire_slot(const LeaseRequest& request, Deadline deadline);
+  [[noreturn]] void refuse(const LeaseRequest& request, int held) const;
+  void refuse_other_shape(const LeaseRequest& request, const Reply& dir,
+                          const std::vector<std::string>& children) const;
+  void withdraw(Core& core, const std::string& path, const std::string& owner,
+                std::uint64_t generation, Deadline deadline);
   LeaseStatus release_untracked(const Lease& lease, Duration keep_for, Deadline deadline);
   void holders_of(const std::string& dir, const std::vector<std::string>& children,
                   Deadline deadline, LockState& out);

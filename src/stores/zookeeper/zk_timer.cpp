@@ -36,6 +36,7 @@ void Core::timer_loop() {
     std::vector<Orphan> orphans;
     if (!orphans_.empty() && now >= next_sweep && session_.connected()) {
       orphans.swap(orphans_);
+      sweeping_ = orphans;  // still visible to a retried acquisition of the same owner
       next_sweep = now + kOrphanRetry;
     }
     if (!due.empty() || !orphans.empty()) {
@@ -43,6 +44,7 @@ void Core::timer_loop() {
       delete_due(due);
       sweep(std::move(orphans));
       lock.lock();
+      sweeping_.clear();
       cv_.notify_all();
       continue;
     }
@@ -77,7 +79,8 @@ void Core::sweep(std::vector<Orphan> orphans) {
       if (o.scan) {
         Reply kids = session_.children(o.path, deadline);
         for (const auto& c : kids.children)
-          if (c.starts_with(o.owner)) session_.remove(o.path + "/" + c, -1, deadline);
+          if (c.starts_with(o.owner))  // deleted next round, with a version check like any node
+            again.push_back(Orphan{o.path + "/" + c, o.owner, false, o.generation, o.attempts});
         continue;
       }
       Reply r = session_.get(o.path, deadline);

@@ -1,0 +1,44 @@
+// zk_lease_holder URI LOCK ACQUIRE_TTL_MS RENEW_TTL_MS: acquires LOCK with one store call, renews
+// it once, prints "HELD <token> <renew sent, steady ns> <granted ttl ms after the renew>" and
+// then sleeps without renewing, so that only the server decides when the lease ends (the test
+// SIGSTOPs this process: its session then expires on the server).
+
+#include <chrono>
+#include <iostream>
+#include <string>
+#include <thread>
+
+#include "leader/leader.hpp"
+
+int main(int argc, char** argv) {
+  if (argc != 5) {
+    std::cerr << "usage: zk_lease_holder URI LOCK ACQUIRE_TTL_MS RENEW_TTL_MS\n";
+    return 64;
+  }
+  using Ms = std::chrono::milliseconds;
+  try {
+    auto store = leader::open(argv[1]);
+    leader::LeaseRequest request{argv[2], leader::new_owner_token(), "zk-lease-holder",
+                                 Ms{std::stol(argv[3])}, 0};
+    auto got = store->try_acquire(request, leader::Deadline::after(Ms{5000}));
+    if (!got) {
+      std::cout << "SKIPPED" << std::endl;
+      return 1;
+    }
+    leader::Lease lease = *got.lease;
+    const auto sent = std::chrono::steady_clock::now();
+    if (store->renew(lease, Ms{std::stol(argv[4])}, leader::Deadline::after(Ms{5000})) !=
+        leader::LeaseStatus::ok) {
+      std::cout << "LOST" << std::endl;
+      return 1;
+    }
+    std::cout
+        << "HELD " << lease.fencing_token << " "
+        << std::chrono::duration_cast<std::chrono::nanoseconds>(sent.time_since_epoch()).count()
+        << " " << lease.ttl.count() << std::endl;
+    while (true) std::this_thread::sleep_for(std::chrono::seconds(1));
+  } catch (const std::exception& e) {
+    std::cerr << "zk_lease_holder: " << e.what() << "\n";
+    return 70;
+  }
+}
