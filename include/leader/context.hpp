@@ -32,10 +32,15 @@ class LeaderContext {
   /// Fires when the lease is lost, about to expire locally, or the caller cancels.
   [[nodiscard]] std::stop_token stop_token() const;
   /// Local steady time after which the lease must be assumed lost (send time of the last
-  /// confirmed acquire/renew + lease - safety margin).
+  /// confirmed acquire/renew + its granted ttl - safety margin, lowered by any request whose
+  /// outcome is unknown; docs/design.md "The deadline rule").
   [[nodiscard]] TimePoint deadline() const;
-  /// Renews the lease now to `lease_time` from now; false (and the stop_token fires) when the lease
-  /// was already lost. Throws BackendError when the store fails (the lease stays unconfirmed).
+  /// Renews the lease now to `lease_time` from now (shorter or longer than the lease), and makes
+  /// every later auto_extend renewal ask for `lease_time` too. Waits for a renewal in flight.
+  /// Returns false (and the stop_token fires) when the lease was already lost. Throws
+  /// InvalidArgument for `lease_time` <= 0, > 365 days, or one an explicit safety margin does not
+  /// fit; BackendError when the store fails (the deadline is then bounded by this request too)
+  /// or, with failed_precondition, when it granted less than the margin fits (the stop fires).
   bool extend(Duration lease_time);
   /// True while the lease is held and its local deadline has not passed.
   [[nodiscard]] bool still_leader() const;

@@ -5,9 +5,10 @@
 /// What is NOT guaranteed: that no two replicas ever run at the same time in every failure. A
 /// replica that is paused longer than its safety margin, or whose clock *rate* drifts, can act on
 /// a lease the store already gave away. What is guaranteed: the action's stop_token fires at the
-/// local deadline (send time of the last confirmed acquire/renew + lease - safety margin), before
-/// the server can expire the lease, and every lease carries a fencing token that strictly
-/// increases per lock, so a protected resource that checks it rejects stale writers.
+/// local deadline (send time of the last confirmed acquire/renew + the ttl it was granted - safety
+/// margin, lowered by any request whose outcome is unknown), before the server can expire the
+/// lease, and every lease carries a fencing token that strictly increases per lock, so a
+/// protected resource that checks it rejects stale writers.
 ///
 /// Threads: run_if_leader blocks the calling thread while it waits for the lease (up to
 /// wait_time) and while the action runs. One elector may be used from many threads at once.
