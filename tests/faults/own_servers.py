@@ -158,9 +158,11 @@ class OwnDynalite(OwnServer):
     name = "dynalite"
 
     def command(self):
-        npm = os.environ.get("LE_NPM_DIR",
-                             os.path.join(os.environ.get("LE_TEST_ROOT", "/tmp/le-test"), "npm"))
-        exe = os.path.join(npm, "node_modules", ".bin", "dynalite")
+        dirs = [os.environ.get("LE_NPM_DIR"),
+                os.path.join(os.environ.get("LE_TEST_ROOT", "/tmp/le-test"), "npm"),
+                "/tmp/le-test/npm"]
+        exes = [os.path.join(d, "node_modules", ".bin", "dynalite") for d in dirs if d]
+        exe = next((e for e in exes if os.access(e, os.X_OK)), exes[0])
         if not os.access(exe, os.X_OK):
             raise RuntimeError("dynalite not found at %s (scripts/test-servers.sh start "
                                "dynalite installs it)" % exe)

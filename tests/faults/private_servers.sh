@@ -24,7 +24,7 @@ start)
   chmod +x "$script"
   "$script" start redis postgres mariadb etcd zookeeper >&2
   LE_PG_PORT=$pg LE_MARIADB_PORT=$my "$REPO/scripts/sql-setup.sh" start >&2
-  echo "export LE_TEST_ROOT=$LE_TEST_ROOT LEADER_FAULTS_REDIS=127.0.0.1:$redis" \
+  echo "export LE_TEST_ROOT=$LE_TEST_ROOT LE_NPM_DIR=$LE_NPM_DIR LEADER_FAULTS_REDIS=127.0.0.1:$redis" \
        "LEADER_FAULTS_POSTGRES=127.0.0.1:$pg LEADER_FAULTS_MYSQL=127.0.0.1:$my" \
        "LEADER_FAULTS_ETCD=127.0.0.1:$etcd LEADER_FAULTS_ZOOKEEPER=127.0.0.1:$zk" \
        "LEADER_FAULTS_PRIVATE=1"

@@ -67,8 +67,12 @@ def run_chunk(a, store, k, out):
     if rc == 77:  # no nft here: the same chunk with proxy partitions
         cmd[cmd.index("netns")] = "mixed"
         rc = subprocess.call(cmd)
-    with open(os.path.join(out, "result.json")) as f:
-        r = json.load(f)
+    try:
+        with open(os.path.join(out, "result.json")) as f:
+            r = json.load(f)
+    except OSError:  # the run did not get as far as the checker: a failed chunk
+        r = {"terms": 0, "max_holders": 0, "group": 0, "faults": {}}
+        rc = rc or 1
     r["rc"] = rc
     r["command"] = " ".join(cmd[1:])
     return r
@@ -89,6 +93,8 @@ def soak(a, store):
         total["chunks"] += 1
         total["failed"] += r["rc"] != 0
         k += 1
+        if r["terms"] == 0:
+            break  # a chunk that could not run: do not loop on it
         print("soak %s: chunk %d rc %d, %d terms so far" % (store, k, r["rc"], total["terms"]),
               flush=True)
     total["seconds"] = round(time.monotonic() - t0)
