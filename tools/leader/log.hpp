@@ -3,9 +3,25 @@
 /// The one-line messages `leader` writes to stderr, filtered by -v / --quiet.
 
 #include <cstdio>
+#include <optional>
 #include <string>
 
+#include "leader/uri.hpp"
+
 namespace leader::cli {
+
+/// The store URI whose secrets no message of leader may show; set once it has been parsed.
+inline std::optional<Uri>& store_uri_for_messages() {
+  static std::optional<Uri> uri;
+  return uri;
+}
+
+/// `message` with every secret of the store URI replaced by "***" (a last line of defence for
+/// errors that client libraries word themselves).
+inline std::string without_secrets(const std::string& message) {
+  const auto& uri = store_uri_for_messages();
+  return uri ? uri->scrub(message) : message;
+}
 
 /// How much leader says: -1 quiet, 0 normal, 1 verbose.
 class Log {
@@ -24,7 +40,7 @@ class Log {
 
  private:
   static void write(const std::string& message) {
-    std::fprintf(stderr, "leader: %s\n", message.c_str());
+    std::fprintf(stderr, "leader: %s\n", without_secrets(message).c_str());
     std::fflush(stderr);
   }
   int verbosity_;

@@ -2,6 +2,7 @@
 // lock (`leader status`). Exit codes are listed in kRunFooter and docs/cli.md.
 
 #include <CLI/CLI.hpp>
+#include <algorithm>
 #include <cstdio>
 #include <string>
 #include <vector>
@@ -10,6 +11,7 @@
 #include "leader/errors.hpp"
 #include "leader/open.hpp"
 #include "leader/uri.hpp"
+#include "log.hpp"
 #include "run_command.hpp"
 #include "status_command.hpp"
 
@@ -124,9 +126,25 @@ void add_status(CLI::App& app, StatusOptions& o, bool& verbose) {
   status->add_flag("-v,--verbose", verbose, "Say which store is used");
 }
 
+// `message` with every word that may be a store URI redacted (CLI11 echoes stray arguments).
+std::string redact_uri_words(const std::string& message) {
+  std::string out;
+  std::size_t start = 0;
+  while (start < message.size()) {
+    std::size_t end = std::min(message.find(' ', start), message.size());
+    std::string word = message.substr(start, end - start);
+    bool uri_like = word.find("://") != std::string::npos || word.find('@') != std::string::npos ||
+                    word.find('?') != std::string::npos;
+    out += uri_like ? leader::redact_uri(word) : word;
+    if (end < message.size()) out += ' ';
+    start = end + 1;
+  }
+  return out;
+}
+
 int usage_error(const std::string& message, const std::string& sub) {
   std::fprintf(stderr, "leader: %s\n%s\nRun 'leader %s--help' for more information.\n",
-               message.c_str(),
+               without_secrets(redact_uri_words(message)).c_str(),
                sub == "run" ? kRunUsage : (sub == "status" ? kStatusUsage : kMainUsage),
                sub.empty() ? "" : (sub + " ").c_str());
   return kExitUsage;
@@ -168,10 +186,10 @@ int main(int argc, char** argv) {
   } catch (const UsageError& e) {
     return usage_error(e.what(), sub);
   } catch (const StoreUnavailable& e) {
-    std::fprintf(stderr, "leader: %s\n", e.what());
+    std::fprintf(stderr, "leader: %s\n", without_secrets(e.what()).c_str());
     return kExitUnavailable;
   } catch (const std::exception& e) {
-    std::fprintf(stderr, "leader: internal error: %s\n", e.what());
+    std::fprintf(stderr, "leader: internal error: %s\n", without_secrets(e.what()).c_str());
     return kExitOsError;
   }
 }

@@ -124,9 +124,10 @@ AcquireOutcome acquire_interruptibly(const Election& election, const std::string
 
 std::shared_ptr<LeaseStore> open_store(const RunOptions& o, const Log& log) {
   StoreChoice choice = choose_store(o.store);
-  std::string shown = choice.uri;
+  std::string shown = redact_uri(choice.uri);
   try {
-    shown = Uri::parse(choice.uri).redacted();
+    store_uri_for_messages() = Uri::parse(choice.uri);
+    shown = store_uri_for_messages()->redacted();
     log.info("store " + shown + " (from " + choice.source + ")");
     return leader::open(choice.uri);
   } catch (const std::exception& e) {

@@ -62,10 +62,11 @@ int status(const StatusOptions& o) {
     throw UsageError(std::string("--lock: ") + e.what());
   }
   StoreChoice choice = choose_store(o.store);
-  std::string shown = choice.uri;
+  std::string shown = redact_uri(choice.uri);
   LockState state;
   try {
-    shown = Uri::parse(choice.uri).redacted();
+    store_uri_for_messages() = Uri::parse(choice.uri);
+    shown = store_uri_for_messages()->redacted();
     log.info("store " + shown + " (from " + choice.source + ")");
     auto store = leader::open(choice.uri);
     state = store->inspect(o.lock, Deadline::after(kStatusTimeout));

@@ -67,7 +67,7 @@ StoreOptions parse_options(const Uri& uri) {
     std::string why = error ? error : "out of memory";
     if (error) PQfreemem(error);
     while (!why.empty() && why.back() == '\n') why.pop_back();
-    throw InvalidArgument("store URI '" + uri.redacted() + "' is rejected by libpq: " + why);
+    throw InvalidArgument("store URI '" + uri.redacted() + "' is rejected by libpq: " + uri.scrub(why));
   }
   PQconninfoFree(parsed);
   return o;

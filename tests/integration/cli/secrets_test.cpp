@@ -1,0 +1,81 @@
+// Secrets in store URIs never reach leader's output: passwords, secret-bearing query parameters
+// and the userinfo of URIs that do not parse, in errors and in -v logs, for run and status.
+
+#include "cli_support.hpp"
+
+namespace leader::cli_test {
+namespace {
+
+// Every secret below is "S3cr3t..." (some split by a reserved character as "S3c/r3t..."): no
+// piece of it may appear in what leader prints.
+const std::vector<std::string> kPieces = {"S3c", "r3t"};
+
+class Secrets : public CliTest {
+ protected:
+  // Runs `leader <args...>` (with `env`) and checks that the marker appears nowhere.
+  void expect_hidden(const std::vector<std::string>& args, const std::vector<std::string>& env = {},
+                     int expected_code = 69) {
+    Finished f = leader(args, env);
+    std::string shown;
+    for (const auto& a : args) shown += a + " ";
+    EXPECT_EQ(f.code, expected_code) << shown << "\n" << f.err;
+    for (const auto& piece : kPieces) {
+      EXPECT_EQ(f.out.find(piece), std::string::npos) << shown << "\nstdout: " << f.out;
+      EXPECT_EQ(f.err.find(piece), std::string::npos) << shown << "\nstderr: " << f.err;
+    }
+    EXPECT_NE(f.err.find("***"), std::string::npos) << shown << "\nstderr: " << f.err;
+  }
+};
+
+// Unreachable stores (nothing listens on port 1) whose URIs carry secrets in every place.
+const std::vector<std::string> kUnreachable = {
+    "redis://u:S3cr3tA@127.0.0.1:1/?password=S3cr3tB",
+    "redis://:S3cr3tA@127.0.0.1:1/0?token=S3cr3tB&prefix=app",
+    "postgresql://u:S3cr3tA@127.0.0.1:1/db?sslpassword=S3cr3tB&password=S3cr3tC&connect_timeout=2",
+    "mysql://u:S3cr3tA@127.0.0.1:1/db?password=S3cr3tB",
+    "etcd://u:S3cr3tA@127.0.0.1:1?api_key=S3cr3tB",
+    "zk://u:S3cr3tA@127.0.0.1:1?auth=S3cr3tB",
+    "dynamodb://127.0.0.1:1?aws_secret_access_key=S3cr3tA&Session_Token=S3cr3tB",
+    "sqlite:///nonexistent-dir/leader.db?secret=S3cr3tA",
+};
+
+// URIs that do not parse: the whole userinfo must be hidden, wherever it seems to end.
+const std::vector<std::string> kMalformed = {
+    "redis://u:S3cr3tA@h:notaport",  "redis://S3cr3tA@h:notaport",
+    "redis://u:S3c/r3tA@h:notaport", "redis://u:S3c?r3tA@h:notaport",
+    "redis://u:S3c#r3tA@h",          "redis://u:pw@h:notaport?password=S3cr3tA",
+    "re dis://u:S3cr3tA@h",
+};
+
+TEST_F(Secrets, StatusNeverPrintsThemEvenVerbose) {
+  for (const auto& uri : kUnreachable)
+    expect_hidden({"status", "--store", uri, "--lock", "x", "-v"});
+  for (const auto& uri : kMalformed) expect_hidden({"status", "--store", uri, "--lock", "x", "-v"});
+}
+
+TEST_F(Secrets, RunNeverPrintsThemEvenVerbose) {
+  for (const auto& uri : kUnreachable)
+    expect_hidden({"run", "--store", uri, "--lock", "x", "-v", "--", "true"});
+  for (const auto& uri : kMalformed)
+    expect_hidden({"run", "--store", uri, "--lock", "x", "-v", "--", "true"});
+}
+
+TEST_F(Secrets, UsageErrorsThatEchoAStrayUriRedactIt) {
+  expect_hidden({"status", "redis://u:S3cr3tA@h?password=S3cr3tB", "--lock", "x"}, {}, 64);
+}
+
+TEST_F(Secrets, StoreFromTheEnvironmentIsRedactedToo) {
+  for (const auto& uri : {kUnreachable[0], kUnreachable[2], kMalformed[2]})
+    expect_hidden({"status", "--lock", "x", "-v"}, {"LEADER_STORE=" + uri});
+}
+
+TEST_F(Secrets, VerboseLogOfAWorkingStoreShowsTheUriWithoutSecretParameters) {
+  // SQLite ignores nothing: an unknown secret-bearing parameter is refused, and named redacted.
+  expect_hidden({"status", "--store", store_ + "?password=S3cr3tA", "--lock", "x", "-v"});
+  Finished ok = leader({"status", "--store", store_, "--lock", "x", "-v"});
+  EXPECT_EQ(ok.code, 3) << ok.err;
+  EXPECT_NE(ok.err.find("store " + store_), std::string::npos) << ok.err;
+}
+
+}  // namespace
+}  // namespace leader::cli_test
