@@ -12,97 +12,14 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <stdexcept>
 #include <system_error>
+
+#include "keeper.hpp"
+#include "process_tree.hpp"
 
 namespace leader::cli {
 namespace {
-
-// ---- Code that runs between fork and exec: async-signal-safe calls only, no allocation. ----
-
-void send_report(int fd, int kind, int value) noexcept {
-  KeeperReport report{kind, value};
-  ssize_t n;
-  do {
-    n = ::write(fd, &report, sizeof report);
-  } while (n < 0 && errno == EINTR);
-}
-
-// Highest descriptor number considered when close_range is unavailable.
-constexpr int kMaxFd = 65536;
-
-// Marks every descriptor >= 3 close-on-exec except the sorted `keep` ones.
-void close_on_exec_except(const int* keep, std::size_t count) noexcept {
-  unsigned int from = 3;
-  for (std::size_t i = 0; i <= count; ++i) {
-    unsigned int to = i < count ? static_cast<unsigned int>(keep[i]) : ~0U;
-    if (to > from && ::close_range(from, to - 1, CLOSE_RANGE_CLOEXEC) != 0) {
-      unsigned int last = std::min(to - 1, static_cast<unsigned int>(kMaxFd));
-      for (unsigned int fd = from; fd <= last; ++fd)
-        ::fcntl(static_cast<int>(fd), F_SETFD, FD_CLOEXEC);
-    }
-    if (i < count) from = std::max(from, to + 1);
-  }
-}
-
-[[noreturn]] void exec_command(const CommandSpec& spec, const char* path, char* const* argv,
-                               char* const* envp, int report) noexcept {
-  ::setpgid(0, 0);
-  close_on_exec_except(spec.inherited_fds.data(), spec.inherited_fds.size());
-  ::prctl(PR_SET_CHILD_SUBREAPER, 0);
-  struct sigaction dfl {};
-  dfl.sa_handler = SIG_DFL;
-  for (int s : {SIGINT, SIGTERM, SIGHUP, SIGCHLD, SIGPIPE}) ::sigaction(s, &dfl, nullptr);
-  sigset_t none;
-  ::sigemptyset(&none);
-  ::sigprocmask(SIG_SETMASK, &none, nullptr);
-  ::execve(path, argv, envp);
-  int err = errno;
-  send_report(report, KeeperReport::exec_failed, err);
-  ::_exit(err == ENOENT ? 127 : 126);
-}
-
-// Reaps the command and adopted orphans until the command has exited and its group is empty;
-// SIGKILLs the group as soon as leader (the parent) is gone, and still reaps it before exiting.
-[[noreturn]] void watch_group(pid_t leader_pid, pid_t cmd, int report) noexcept {
-  sigset_t set;
-  ::sigemptyset(&set);
-  for (int s : {SIGINT, SIGTERM, SIGHUP, SIGCHLD}) ::sigaddset(&set, s);
-  ::sigprocmask(SIG_BLOCK, &set, nullptr);
-  const timespec tick{0, 25'000'000};
-  bool command_done = false;
-  for (;;) {
-    if (::getppid() != leader_pid) ::kill(-cmd, SIGKILL);  // leader died: nothing may outlive it
-    for (;;) {
-      int status = 0;
-      pid_t p = ::waitpid(-1, &status, WNOHANG);
-      if (p <= 0) break;
-      if (p == cmd) {
-        send_report(report, KeeperReport::command_exited, status);
-        command_done = true;
-      }
-    }
-    if (command_done && ::kill(-cmd, 0) != 0 && errno == ESRCH) ::_exit(0);
-    ::sigtimedwait(&set, nullptr, &tick);
-  }
-}
-
-[[noreturn]] void run_keeper(pid_t leader_pid, const CommandSpec& spec, char* const* argv,
-                             char* const* envp, int report) noexcept {
-  ::prctl(PR_SET_PDEATHSIG, SIGTERM);
-  if (::getppid() != leader_pid) ::_exit(1);  // leader died before the prctl took effect
-  ::prctl(PR_SET_CHILD_SUBREAPER, 1);
-  pid_t cmd = ::fork();
-  if (cmd < 0) {
-    send_report(report, KeeperReport::fork_failed, errno);
-    ::_exit(1);
-  }
-  if (cmd == 0) exec_command(spec, spec.path.c_str(), argv, envp, report);
-  ::setpgid(cmd, cmd);  // the child does it too; whichever runs first creates the group
-  send_report(report, KeeperReport::started, cmd);
-  watch_group(leader_pid, cmd, report);
-}
-
-// ---- Parent side. ----
 
 std::vector<char*> c_strings(const std::vector<std::string>& items) {
   std::vector<char*> out;
@@ -142,6 +59,9 @@ SignalChannel::SignalChannel() {
   if (pthread_sigmask(SIG_BLOCK, &set, nullptr) != 0)
     throw std::system_error(errno, std::generic_category(), "pthread_sigmask");
   ::signal(SIGPIPE, SIG_IGN);
+  // Job control must not suspend leader: a stopped leader cannot renew (the keeper would then
+  // kill the command at the deadline). COMMAND gets the default dispositions back.
+  for (int s : {SIGTSTP, SIGTTIN, SIGTTOU}) ::signal(s, SIG_IGN);
   fd_ = ::signalfd(-1, &set, SFD_NONBLOCK | SFD_CLOEXEC);
   if (fd_ < 0) throw std::system_error(errno, std::generic_category(), "signalfd");
 }
@@ -197,65 +117,97 @@ std::optional<std::string> resolve_executable(const std::string& name, int& erro
 }
 
 CommandGroup CommandGroup::start(const CommandSpec& spec) {
+  if (spec.deadline == TimePoint{})
+    throw std::logic_error("CommandGroup::start without a deadline");
   std::vector<char*> argv = c_strings(spec.argv);
   std::vector<char*> envp = c_strings(spec.env);
-  int fds[2];
-  if (::pipe2(fds, O_CLOEXEC) != 0)
+  int report[2], feed[2];
+  if (::pipe2(report, O_CLOEXEC) != 0)
     throw std::system_error(errno, std::generic_category(), "pipe2");
-  pid_t leader_pid = ::getpid();
+  if (::pipe2(feed, O_CLOEXEC) != 0) {
+    int err = errno;
+    for (int fd : report) ::close(fd);
+    throw std::system_error(err, std::generic_category(), "pipe2");
+  }
+  // Orphans of the tree come to leader if the keeper itself is killed.
+  ::prctl(PR_SET_CHILD_SUBREAPER, 1);
+  KeeperSetup setup{::getpid(), &spec, argv.data(), envp.data(), report[1], feed[0]};
   pid_t keeper = ::fork();
   if (keeper < 0) {
     int err = errno;
-    ::close(fds[0]);
-    ::close(fds[1]);
+    for (int fd : {report[0], report[1], feed[0], feed[1]}) ::close(fd);
     throw std::system_error(err, std::generic_category(), "fork");
   }
   if (keeper == 0) {
-    ::close(fds[0]);
-    run_keeper(leader_pid, spec, argv.data(), envp.data(), fds[1]);
+    ::close(report[0]);
+    ::close(feed[1]);
+    run_keeper(setup);
   }
-  ::close(fds[1]);
+  ::close(report[1]);
+  ::close(feed[0]);
   KeeperReport first{};
-  if (!read_report(fds[0], first) || first.kind != KeeperReport::started) {
+  if (!read_report(report[0], first) || first.kind != KeeperReport::started) {
     int err = first.kind == KeeperReport::fork_failed ? first.value : ECHILD;
-    ::close(fds[0]);
+    ::close(report[0]);
+    ::close(feed[1]);
     ::waitpid(keeper, nullptr, 0);
     throw std::system_error(err, std::generic_category(), "starting the command");
   }
-  ::fcntl(fds[0], F_SETFL, ::fcntl(fds[0], F_GETFL) | O_NONBLOCK);
-  return CommandGroup(keeper, first.value, fds[0]);
+  ::fcntl(report[0], F_SETFL, ::fcntl(report[0], F_GETFL) | O_NONBLOCK);
+  ::fcntl(feed[1], F_SETFL, ::fcntl(feed[1], F_GETFL) | O_NONBLOCK);
+  return CommandGroup(keeper, first.value, report[0], feed[1], spec.deadline);
 }
 
 CommandGroup::CommandGroup(CommandGroup&& other) noexcept
     : keeper_(other.keeper_),
       pgid_(other.pgid_),
       report_fd_(other.report_fd_),
+      deadline_fd_(other.deadline_fd_),
+      fed_deadline_(other.fed_deadline_),
       keeper_exited_(other.keeper_exited_),
+      descendants_left_(other.descendants_left_),
+      deadline_passed_(other.deadline_passed_),
       command_status_(other.command_status_),
       exec_error_(other.exec_error_) {
   other.report_fd_ = -1;
+  other.deadline_fd_ = -1;
   other.keeper_exited_ = true;
 }
 
 CommandGroup::~CommandGroup() {
   if (report_fd_ >= 0) ::close(report_fd_);
+  if (deadline_fd_ >= 0) ::close(deadline_fd_);
 }
 
-bool CommandGroup::signal(int sig) const noexcept { return ::kill(-pgid_, sig) == 0; }
+bool CommandGroup::signal(int sig) const noexcept {
+  bool group = ::kill(-pgid_, sig) == 0;
+  return signal_descendants(::getpid(), keeper_, sig) > 0 || group;
+}
+
+void CommandGroup::feed_deadline(TimePoint deadline) noexcept {
+  if (deadline_fd_ < 0 || deadline == fed_deadline_) return;
+  std::int64_t ns = std::chrono::nanoseconds(deadline.time_since_epoch()).count();
+  if (::write(deadline_fd_, &ns, sizeof ns) == static_cast<ssize_t>(sizeof ns))
+    fed_deadline_ = deadline;
+}
 
 bool CommandGroup::group_alive() const noexcept { return ::kill(-pgid_, 0) == 0 || errno == EPERM; }
 
 void CommandGroup::handle(const KeeperReport& report) {
   if (report.kind == KeeperReport::command_exited) command_status_ = report.value;
   if (report.kind == KeeperReport::exec_failed) exec_error_ = report.value;
+  if (report.kind == KeeperReport::deadline_passed) deadline_passed_ = true;
 }
 
 void CommandGroup::poll() {
   KeeperReport report{};
   while (report_fd_ >= 0 && read_report(report_fd_, report)) handle(report);
-  if (keeper_exited_) return;
-  int status = 0;
-  if (::waitpid(keeper_, &status, WNOHANG) == keeper_) {
+  for (;;) {  // leader is a subreaper: the keeper, and orphans if the keeper was killed
+    int status = 0;
+    pid_t p = ::waitpid(-1, &status, WNOHANG);
+    descendants_left_ = p >= 0 || errno != ECHILD;
+    if (p <= 0) break;
+    if (p != keeper_) continue;
     keeper_exited_ = true;
     while (read_report(report_fd_, report)) handle(report);
     ::close(report_fd_);
@@ -263,6 +215,8 @@ void CommandGroup::poll() {
   }
 }
 
-bool CommandGroup::finished() const noexcept { return keeper_exited_ && !group_alive(); }
+bool CommandGroup::finished() const noexcept {
+  return keeper_exited_ && !descendants_left_ && !group_alive();
+}
 
 }  // namespace leader::cli

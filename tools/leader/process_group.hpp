@@ -4,11 +4,15 @@
 /// handles itself.
 ///
 /// Process tree: leader -> keeper -> COMMAND (leader of a new process group, pgid = its pid).
-/// The keeper is leader's direct child and is *not* in the command's group. It has
-/// PR_SET_PDEATHSIG, so when leader dies (even by SIGKILL) the keeper SIGKILLs the whole command
-/// group. It is a child subreaper: orphaned descendants of the command are re-parented to it and
-/// reaped, so zombies never keep the group alive. It exits once the command has exited and the
-/// group is empty, after reporting the command's wait status to leader through a pipe.
+/// The keeper is leader's direct child, in a process group of its own (terminal job control never
+/// stops it) and ignores SIGTSTP/SIGTTIN/SIGTTOU. It enforces the lease's local deadline on its
+/// own: leader feeds it each new deadline over a pipe, and when one passes without a newer one the
+/// keeper SIGTERMs the command's whole tree (its process group and every other descendant, see
+/// process_tree.hpp) and SIGKILLs it `grace` later, even while leader is stopped. It has
+/// PR_SET_PDEATHSIG, so when leader dies (even by SIGKILL) the keeper SIGKILLs the whole tree. It
+/// and leader are child subreapers: orphaned descendants, also those that called setsid(), stay
+/// in the tree and are reaped. The keeper exits once the command has exited and it has no
+/// descendant left, after reporting the command's wait status to leader through a pipe.
 
 #include <signal.h>
 #include <sys/types.h>
@@ -17,13 +21,16 @@
 #include <string>
 #include <vector>
 
+#include "leader/time.hpp"
+
 namespace leader::cli {
 
 /// SIGINT, SIGTERM, SIGHUP and SIGCHLD, blocked in every thread and read from a signalfd.
 class SignalChannel {
  public:
   /// Blocks the signals in the calling thread; call it before any other thread starts so that
-  /// every thread inherits the mask. Ignores SIGPIPE.
+  /// every thread inherits the mask. Ignores SIGPIPE, and SIGTSTP, SIGTTIN and SIGTTOU (a
+  /// suspended leader could not renew its lease).
   SignalChannel();
   ~SignalChannel();
   SignalChannel(const SignalChannel&) = delete;
@@ -46,6 +53,11 @@ struct CommandSpec {
   /// Descriptors COMMAND inherits (sorted): those leader itself inherited. Every other
   /// descriptor (store connections, ...) is closed at exec.
   std::vector<int> inherited_fds;
+  /// The lease's local deadline when the command starts (steady clock); the keeper kills the
+  /// tree once it passes without a newer one from feed_deadline().
+  TimePoint deadline{};
+  /// The keeper's delay between SIGTERM and SIGKILL when the deadline passes.
+  Duration grace{};
 };
 
 /// The open file descriptors >= 3 of this process; call it before opening anything.
@@ -57,7 +69,13 @@ std::optional<std::string> resolve_executable(const std::string& name, int& erro
 
 /// One message of the keeper's report pipe.
 struct KeeperReport {
-  enum Kind : int { started = 1, exec_failed = 2, command_exited = 3, fork_failed = 4 };
+  enum Kind : int {
+    started = 1,
+    exec_failed = 2,
+    command_exited = 3,
+    fork_failed = 4,
+    deadline_passed = 5  ///< the keeper is killing the tree: no newer deadline came in time
+  };
   int kind = 0;
   int value = 0;  ///< pid, errno or wait status
 };
@@ -78,14 +96,20 @@ class CommandGroup {
   [[nodiscard]] pid_t pgid() const { return pgid_; }
   /// The keeper's report pipe, to poll for reports; -1 once the keeper has exited.
   [[nodiscard]] int report_fd() const { return report_fd_; }
-  /// Sends `sig` to every process of the group; false when the group is already gone.
+  /// Sends `sig` to every process of the group and to every other descendant of leader except
+  /// the keeper (those that left the group included); false when none was left.
   bool signal(int sig) const noexcept;
   /// True while any process of the group exists.
   [[nodiscard]] bool group_alive() const noexcept;
-  /// Reads available reports and reaps the keeper if it has exited.
+  /// Tells the keeper the lease's local deadline after a confirmed renewal (sent only when it
+  /// changed; never blocks: if the keeper lags, it keeps an older, earlier deadline).
+  void feed_deadline(TimePoint deadline) noexcept;
+  /// Reads available reports and reaps the keeper and any orphan re-parented to leader.
   void poll();
-  /// True once the keeper has exited and the group is empty.
+  /// True once the keeper has exited, the group is empty and leader has no descendant left.
   [[nodiscard]] bool finished() const noexcept;
+  /// True once the keeper reported that the lease's deadline passed and it is killing the tree.
+  [[nodiscard]] bool deadline_passed() const { return deadline_passed_; }
 
   /// The command's wait status once it has exited.
   [[nodiscard]] std::optional<int> command_status() const { return command_status_; }
@@ -93,14 +117,22 @@ class CommandGroup {
   [[nodiscard]] std::optional<int> exec_error() const { return exec_error_; }
 
  private:
-  CommandGroup(pid_t keeper, pid_t pgid, int report_fd)
-      : keeper_(keeper), pgid_(pgid), report_fd_(report_fd) {}
+  CommandGroup(pid_t keeper, pid_t pgid, int report_fd, int deadline_fd, TimePoint deadline)
+      : keeper_(keeper),
+        pgid_(pgid),
+        report_fd_(report_fd),
+        deadline_fd_(deadline_fd),
+        fed_deadline_(deadline) {}
   void handle(const KeeperReport& report);
 
   pid_t keeper_ = -1;
   pid_t pgid_ = -1;
   int report_fd_ = -1;
+  int deadline_fd_ = -1;  ///< write end of the keeper's deadline feed
+  TimePoint fed_deadline_{};
   bool keeper_exited_ = false;
+  bool descendants_left_ = true;
+  bool deadline_passed_ = false;
   std::optional<int> command_status_;
   std::optional<int> exec_error_;
 };

@@ -189,6 +189,8 @@ int run_held(LeaseGuard& guard, const CommandSpec& base, SignalChannel& signals,
   LeaderContext& ctx = guard.context();
   CommandSpec spec = base;
   spec.env = command_environment(ctx, o);
+  spec.deadline = ctx.deadline();
+  spec.grace = o.grace;
   std::optional<CommandGroup> group;
   try {
     group.emplace(CommandGroup::start(spec));
@@ -202,7 +204,8 @@ int run_held(LeaseGuard& guard, const CommandSpec& base, SignalChannel& signals,
            (o.slots > 0 ? ", slot " + std::to_string(ctx.slot()) : std::string()) + "); running " +
            o.command.front() + " as process group " + std::to_string(group->pgid()));
   LeaseWatch watch{ctx.stop_token(), ctx.lock_name(),
-                   [lost = election.lost] { return lost->get(); }};
+                   [lost = election.lost] { return lost->get(); },
+                   [&ctx] { return ctx.deadline(); }};
   int code = supervise(*group, signals, watch, o, log);
   guard.release(code != 0);
   log.info("command finished (exit " + std::to_string(code) + "); released '" + ctx.lock_name() +

@@ -46,10 +46,13 @@ struct LeaseWatch {
   std::stop_token lost;  ///< fires when the lease is lost or its local deadline passes
   std::string lock;
   std::function<std::string()> reason;  ///< why it was lost, when known
+  std::function<TimePoint()> deadline;  ///< the local deadline after the last confirmed renewal
 };
 
-/// Waits for the command group to finish while forwarding signals and killing the group when the
-/// lease is lost; returns the exit code (the command's status, 128+signal, or 75).
+/// Waits for the command group to finish while forwarding signals, feeding the keeper each new
+/// local deadline, killing the group when the lease is lost (or the keeper reports that the
+/// deadline passed) and SIGKILLing it --grace after a repeated SIGINT/SIGTERM; returns the exit
+/// code (the command's status, 128+signal, or 75).
 int supervise(CommandGroup& group, SignalChannel& signals, const LeaseWatch& lease,
               const RunOptions& options, const Log& log);
 

@@ -21,9 +21,9 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-// How often the group is checked while nothing else happens (the keeper reports exits at once;
-// this only bounds the reaction to a lease loss whose notification was missed).
-constexpr auto kTick = std::chrono::milliseconds(100);
+// How often the group is checked and the keeper fed while nothing else happens (the keeper
+// reports exits at once). Bounds how late the keeper learns of a renewal: far below ttl / 3.
+constexpr auto kTick = std::chrono::milliseconds(50);
 
 // An eventfd written by a stop_callback when the lease's stop_token fires.
 class StopEvent {
@@ -63,7 +63,8 @@ struct Supervision {
   const RunOptions& options;
   const Log& log;
   bool lease_lost = false;
-  int forwarded = 0;  // the last signal forwarded to the group
+  int forwarded = 0;      // the last signal forwarded to the group
+  int stop_requests = 0;  // SIGINT/SIGTERM received so far
   bool terminating = false;
   std::optional<Clock::time_point> kill_at;
 
@@ -78,6 +79,8 @@ struct Supervision {
   void on_lease_lost(const LeaseWatch& lease) {
     lease_lost = true;
     std::string reason = lease.reason ? lease.reason() : std::string();
+    if (reason.empty() && group.deadline_passed())
+      reason = "no renewal was confirmed before the local deadline; the keeper enforced it";
     log.error("lease on '" + lease.lock + "' lost" + (reason.empty() ? "" : " (" + reason + ")") +
               "; terminating process group " + std::to_string(group.pgid()) + " (SIGKILL in " +
               format_duration(options.grace) + ")");
@@ -91,7 +94,17 @@ struct Supervision {
       log.info("forwarding " + signal_name(sig) + " to process group " +
                std::to_string(group.pgid()));
       group.signal(sig);
+      if ((sig == SIGINT || sig == SIGTERM) && ++stop_requests == 2) kill_after_grace(sig);
     }
+  }
+
+  // A repeated SIGINT/SIGTERM: the command gets --grace to finish, then the tree is SIGKILLed.
+  void kill_after_grace(int sig) {
+    auto at = Clock::now() + options.grace;
+    if (kill_at && *kill_at <= at) return;
+    kill_at = at;
+    log.notice("second stop signal (" + signal_name(sig) + "); SIGKILL to process group " +
+               std::to_string(group.pgid()) + " in " + format_duration(options.grace));
   }
 
   // Escalation: SIGKILL after the grace period; stragglers after a forwarded signal are
@@ -135,11 +148,13 @@ struct Supervision {
 
 int supervise(CommandGroup& group, SignalChannel& signals, const LeaseWatch& lease,
               const RunOptions& options, const Log& log) {
-  Supervision s{group, options, log, false, 0, false, std::nullopt};
+  Supervision s{group, options, log, false, 0, 0, false, std::nullopt};
   StopEvent lost(lease.lost);
   for (;;) {
+    if (lease.deadline && !lease.lost.stop_requested()) group.feed_deadline(lease.deadline());
     group.poll();
-    if (!s.lease_lost && lease.lost.stop_requested()) s.on_lease_lost(lease);
+    bool lost_now = lease.lost.stop_requested() || group.deadline_passed();
+    if (!s.lease_lost && lost_now) s.on_lease_lost(lease);
     if (group.finished()) break;
     s.escalate();
     pollfd fds[3] = {

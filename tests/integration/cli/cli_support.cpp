@@ -110,7 +110,10 @@ void Process::signal(int sig) const { ::kill(pid_, sig); }
 std::string Process::out() const { return read_file(out_path_); }
 std::string Process::err() const { return read_file(err_path_); }
 
-std::string leader_binary() { return LEADER_CLI_BINARY; }
+std::string leader_binary() {
+  const char* other = std::getenv("LEADER_CLI_TEST_BINARY");  // e.g. an older build to compare
+  return other != nullptr && *other != '\0' ? other : LEADER_CLI_BINARY;
+}
 
 std::string read_file(const std::string& path) {
   std::ifstream in(path);

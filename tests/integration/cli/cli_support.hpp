@@ -48,7 +48,7 @@ struct Finished {
   std::string err;
 };
 
-/// Path of the leader binary under test.
+/// Path of the leader binary under test: $LEADER_CLI_TEST_BINARY, else the one of this build.
 std::string leader_binary();
 
 /// Reads a whole file ("" when missing).
