@@ -26,13 +26,13 @@ inline const std::map<std::string, AwaitedFix>& awaiting_fix() {
       // etcd returns the owner's lease with a new fencing token when the retry's ttl differs
       // (decision 1 asks for the same token).
       {"TryAcquireWithTheHoldersOwnerTokenReturnsTheSameLease",
-       {"store: retry with the same owner token (defect 5)", {"etcd", "zookeeper", "dynamodb"}}},
+       {"store: retry with the same owner token (defect 5)", {"etcd", "dynamodb"}}},
       {"GroupTryAcquireWithTheHoldersOwnerTokenReturnsTheSameSlot",
-       {"store: retry with the same owner token (defect 5)", {"zookeeper", "dynamodb"}}},
+       {"store: retry with the same owner token (defect 5)", {"dynamodb"}}},
       {"SingleAndGroupRequestsOnOneLockAreRefusedWhileTheOtherIsLive",
-       {"store: group size per lock (defect 6)", {"redis", "zookeeper", "dynamodb"}}},
+       {"store: group size per lock (defect 6)", {"redis", "dynamodb"}}},
       {"GroupsOfDifferentSizesOnOneLockAreRefusedWhileTheOtherIsLive",
-       {"store: group size per lock (defect 6)", {"redis", "zookeeper", "dynamodb"}}},
+       {"store: group size per lock (defect 6)", {"redis", "dynamodb"}}},
   };
   return kCases;
 }
