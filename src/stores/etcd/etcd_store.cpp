@@ -168,7 +168,7 @@ std::optional<Lease> EtcdStore::attached(const LeaseRequest& request, std::int64
                                          Deadline deadline) {
   Json r = gateway_.call("/v3/lease/timetolive", {{"ID", std::to_string(lease_id)}, {"keys", true}},
                          deadline);
-  if (int_field(r, "TTL") <= 0) return std::nullopt;
+  if (int_field(r, "TTL") < 0) return std::nullopt;  // -1: gone; 0: less than a second left
   const std::string prefix = lock_prefix(request.lock);
   auto keys = r.find("keys");
   if (keys == r.end() || !keys->is_array()) return std::nullopt;

@@ -72,6 +72,23 @@ TEST(EtcdSameOwner, ASecondAcquireOfTheHolderReturnsItsLeaseWithExpiryRefreshed)
   }
 }
 
+// etcd reports a lease's time left in whole seconds, truncated: 0 is alive (-1 is gone).
+TEST(EtcdSameOwner, ALeaseWithLessThanASecondLeftIsStillRecognised) {
+  auto s = store();
+  auto name = unique("last-second");
+  auto req = request(name, Ms{1000});
+  auto got = s->try_acquire(req, soon());
+  ASSERT_TRUE(got);
+  std::this_thread::sleep_for(Ms{500});
+  req.ttl = Ms{3000};  // the retry also resets the server expiry to now + its ttl
+  auto again = s->try_acquire(req, soon());
+  ASSERT_TRUE(again);
+  EXPECT_EQ(again.lease->fencing_token, got.lease->fencing_token);
+  std::this_thread::sleep_for(Ms{1500});  // past the first grant's expiry
+  EXPECT_FALSE(store()->try_acquire(request(name, Ms{1000}), soon()));
+  EXPECT_EQ(s->release(*again.lease, Ms{0}, soon()), LeaseStatus::ok);
+}
+
 TEST(EtcdSameOwner, AKeyMovedByALongerRenewIsStillRecognised) {
   auto s = store();
   auto name = unique("moved");
