@@ -35,6 +35,15 @@ void check_owner(const std::string& owner) {
     throw InvalidArgument("owner token '" + owner + "' must be non-empty without white space");
 }
 
+std::string describe_size(int slots) {
+  return slots == 0 ? "a single leader" : "a group of " + std::to_string(slots) + " slots";
+}
+
+std::string size_mismatch(const std::string& lock, int held_as, int asked) {
+  return "lock '" + lock + "' is held as " + describe_size(held_as) + "; this request asks for " +
+         describe_size(asked);
+}
+
 }  // namespace
 
 RedisStore::RedisStore(Config config) : scheme_(scheme_of(config)), pool_(std::move(config)) {}
@@ -97,20 +106,31 @@ Acquired RedisStore::try_acquire(const LeaseRequest& r, Deadline deadline) {
   check_owner(r.owner);
   check_ttl(r.ttl, "lease ttl");
   if (r.slots < 0) throw InvalidArgument("slots must be >= 0, got " + std::to_string(r.slots));
-  const int n = std::max(1, r.slots);
-  std::vector<std::string> keys;
-  keys.reserve(static_cast<std::size_t>(n) + 2);
-  for (int i = 0; i < n; ++i) keys.push_back(slot_key(r.lock, i));
-  keys.push_back(fence_key(r.lock));
-  keys.push_back(slots_key(r.lock));
-  TimePoint sent_at{};
-  Reply reply = eval(acquire_script(), keys, {r.owner, r.node_id, ms(r.ttl), std::to_string(n)},
-                     deadline, &sent_at);
-  auto granted = decode_acquire(reply.get());
-  if (!granted) return {};
-  Lease lease{r.lock,        r.owner, r.node_id, granted->fencing_token,
-              granted->slot, r.slots, r.ttl,     sent_at};
-  return {std::move(lease)};
+  // Every key a script touches is declared: the request's slots first, and, when the lock was
+  // last used with more slots, all of those (the script says so and we ask once more).
+  int declared = std::max(1, r.slots);
+  for (int attempt = 0; attempt < 2; ++attempt) {
+    std::vector<std::string> keys;
+    keys.reserve(static_cast<std::size_t>(declared) + 2);
+    for (int i = 0; i < declared; ++i) keys.push_back(slot_key(r.lock, i));
+    keys.push_back(fence_key(r.lock));
+    keys.push_back(slots_key(r.lock));
+    TimePoint sent_at{};
+    Reply reply =
+        eval(acquire_script(), keys, {r.owner, r.node_id, ms(r.ttl), std::to_string(r.slots)},
+             deadline, &sent_at);
+    auto granted = decode_acquire(reply.get());
+    if (!granted) return {};
+    if (granted->slot >= 0)
+      return {Lease{r.lock, r.owner, r.node_id, granted->fencing_token, granted->slot, r.slots,
+                    r.ttl, sent_at}};
+    if (granted->slot == kHeldAsAnotherSize)
+      throw BackendError(ErrorCode::failed_precondition, "redis",
+                         size_mismatch(r.lock, granted->size, r.slots));
+    declared = std::clamp(granted->size, declared + 1, kMaxInspectedSlots);
+  }
+  throw BackendError(ErrorCode::internal, "redis",
+                     "unexpected reply to acquire (the lock's size changed twice)");
 }
 
 LeaseStatus RedisStore::renew(Lease& lease, Duration ttl, Deadline deadline) {

@@ -37,7 +37,7 @@ class RedisStore final : public LeaseStore {
   [[nodiscard]] std::string slot_key(std::string_view lock, int slot) const;
   /// The fence counter key of `lock`.
   [[nodiscard]] std::string fence_key(std::string_view lock) const;
-  /// The key remembering the largest slot count used on `lock`.
+  /// The key holding the size of `lock`: "0" single leader, "N" a group of N slots.
   [[nodiscard]] std::string slots_key(std::string_view lock) const;
   /// The candidate registry key of `group`.
   [[nodiscard]] std::string candidates_key(std::string_view group) const;

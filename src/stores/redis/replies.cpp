@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <charconv>
+#include <limits>
 #include <sstream>
 #include <string>
 
@@ -122,8 +123,17 @@ std::optional<Granted> decode_acquire(const redisReply* reply) {
       reply->element[0]->type != REDIS_REPLY_INTEGER)
     unexpected("acquire");
   Granted g;
+  const long long slot = reply->element[0]->integer;
+  if (slot == kDeclareMoreSlots || slot == kHeldAsAnotherSize) {
+    auto text = str(reply->element[1]);
+    auto [p, ec] = std::from_chars(text.data(), text.data() + text.size(), g.size);
+    if (ec != std::errc() || p != text.data() + text.size() || g.size < 0) unexpected("acquire");
+    g.slot = static_cast<int>(slot);
+    return g;
+  }
+  if (slot < 0 || slot > std::numeric_limits<int>::max()) unexpected("acquire");
   g.fencing_token = parse_u64(str(reply->element[1]));
-  g.slot = static_cast<int>(reply->element[0]->integer);
+  g.slot = static_cast<int>(slot);
   return g;
 }
 

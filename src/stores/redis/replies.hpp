@@ -23,10 +23,16 @@ inline constexpr int kMaxReplyElements = 1 << 18;
 /// the wire before any element arrives. Free with redisReaderFree.
 [[nodiscard]] redisReader* create_reply_reader();
 
-/// The slot and fencing token the acquire script granted.
+/// `Granted::slot` when the lock's size names more slots than the request declared.
+inline constexpr int kDeclareMoreSlots = -1;
+/// `Granted::slot` when the lock is held under another size (single / group of N).
+inline constexpr int kHeldAsAnotherSize = -2;
+
+/// The slot and fencing token the acquire script granted, or (slot < 0) why it did not.
 struct Granted {
-  int slot = 0;
+  int slot = 0;  ///< >= 0 granted; kDeclareMoreSlots or kHeldAsAnotherSize otherwise
   std::uint64_t fencing_token = 0;
+  int size = 0;  ///< when slot < 0: the lock's stored size (0 single, N group of N)
 };
 
 /// The acquire script's reply: nullopt on contention (nil).

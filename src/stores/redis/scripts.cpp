@@ -39,8 +39,14 @@ local function now_ms()
 end
 )lua";
 
+// KEYS = slot keys 0..k-1 (k >= the grantable n), fence, size; ARGV[4] = the request's size
+// (0 single, N group). Replies {slot, token}; {-1, size} when the lock's size names more slots
+// than were declared (the client asks again declaring them); {-2, size} when the lock is held
+// under another size; nil on contention.
 constexpr const char* kAcquire = R"lua(
-local n = tonumber(ARGV[4])
+local want = tonumber(ARGV[4])
+local n = math.max(1, want)
+local k = #KEYS - 2
 local free = nil
 for i = 1, n do
   local v = redis.call('GET', KEYS[i])
@@ -51,12 +57,18 @@ for i = 1, n do
     return {i - 1, string.match(v, '^%S+ (%d+)')}
   end
 end
-if free == nil then return false end
-local fence = next_fence(KEYS[n + 1])
-redis.call('SET', KEYS[free], ARGV[1] .. ' ' .. fence .. ' ' .. ARGV[2], 'NX', 'PX', ARGV[3])
-if n > 1 and tonumber(redis.call('GET', KEYS[n + 2]) or '1') < n then
-  redis.call('SET', KEYS[n + 2], n)
+local size = redis.call('GET', KEYS[k + 2])
+if size and size ~= ARGV[4] then
+  local m = math.max(1, tonumber(size) or 1)
+  if m > k then return {-1, size} end
+  for i = 1, m do
+    if redis.call('EXISTS', KEYS[i]) == 1 then return {-2, size} end
+  end
 end
+if free == nil then return false end
+local fence = next_fence(KEYS[k + 1])
+redis.call('SET', KEYS[free], ARGV[1] .. ' ' .. fence .. ' ' .. ARGV[2], 'NX', 'PX', ARGV[3])
+if size ~= ARGV[4] then redis.call('SET', KEYS[k + 2], ARGV[4]) end
 return {free - 1, fence}
 )lua";
 

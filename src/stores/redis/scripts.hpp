@@ -14,8 +14,10 @@ struct Script {
   explicit Script(std::string src);
 };
 
-/// Acquire: KEYS = slot keys 0..n-1, fence, slot-count; ARGV = owner, node_id, ttl_ms, n.
-/// Returns {slot, fencing token as a decimal string}, or nil on contention.
+/// Acquire: KEYS = slot keys 0..k-1 (k >= n), fence, size; ARGV = owner, node_id, ttl_ms, the
+/// request's size (0 single, N group of N). Returns {slot, fencing token as a decimal string},
+/// {-1, size} (declare max(1, size) slot keys and ask again), {-2, size} (held under another
+/// size), or nil on contention.
 const Script& acquire_script();
 /// Renew: KEYS = lease key; ARGV = owner, ttl_ms. Returns 1 if owned (and extended), else 0.
 const Script& renew_script();

@@ -189,10 +189,17 @@ TEST_F(RedisStoreTest, GroupSlotsFreeUpWhenHoldersExpire) {
   EXPECT_TRUE(store_->try_acquire(request(lock, 5s, 2), soon()));
 }
 
-TEST_F(RedisStoreTest, GroupOfOneIsTheSingleLease) {
+TEST_F(RedisStoreTest, GroupOfOneUsesTheSingleLeaseKeyButIsAnotherSize) {
   auto lock = unique_lock("group-one");
   ASSERT_TRUE(store_->try_acquire(request(lock, 5s, 1), soon()));
-  EXPECT_FALSE(store_->try_acquire(request(lock, 5s, 0), soon()));
+  EXPECT_FALSE(store_->try_acquire(request(lock, 5s, 1), soon()));
+  try {
+    (void)store_->try_acquire(request(lock, 5s, 0), soon());
+    ADD_FAILURE() << "a single-leader request got past a group of 1";
+  } catch (const BackendError& e) {
+    EXPECT_EQ(e.code(), ErrorCode::failed_precondition);
+  }
+  EXPECT_EQ(run(db_.get(), "EXISTS leader:%s", lock.c_str())->integer, 1);
 }
 
 TEST_F(RedisStoreTest, ScriptCacheFlushFallsBackToEval) {
