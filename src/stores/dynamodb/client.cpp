@@ -103,6 +103,17 @@ void signed_headers(const Config& config, std::string_view op, const std::string
   out.add("Expect:");
 }
 
+// `text` (a server's error message) with the secret key and the session token replaced: an
+// InvalidSignatureException echoes the canonical request, session token header included.
+std::string without_secrets(std::string text, const Config& config) {
+  for (const std::string* secret : {&config.secret_access_key, &config.session_token}) {
+    if (secret->empty()) continue;
+    for (auto at = text.find(*secret); at != std::string::npos; at = text.find(*secret, at + 3))
+      text.replace(at, secret->size(), "***");
+  }
+  return text;
+}
+
 }  // namespace
 
 std::optional<std::int64_t> parse_http_date(std::string_view value) {
@@ -226,7 +237,7 @@ nlohmann::json Client::call(std::string_view op, const nlohmann::json& request, 
 void Client::fail(const Response& r, std::string_view what) const {
   std::string text = "DynamoDB " + std::string(what) + " on table '" + config_.table + "' at " +
                      config_.endpoint + " failed: " + r.error_type;
-  if (!r.message.empty()) text += ": " + r.message;
+  if (!r.message.empty()) text += ": " + without_secrets(r.message, config_);
   throw error(error_code_for(r.error_type, r.http_status), text);
 }
 

@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "client.hpp"
 #include "config.hpp"
@@ -43,8 +44,26 @@ class DynamoStore : public LeaseStore {
     std::optional<std::int64_t> server_ms;
     TimePoint seen_at;
   };
-  std::optional<std::uint64_t> grant(const LeaseRequest& request, int slot,
-                                     const std::string* seen_rvn, Deadline deadline);
+  /// What a grant's condition checks besides its slot (free, or the record version seen).
+  struct GrantGuard {
+    const std::string* seen_rvn = nullptr;  ///< take over this record version
+    bool size_change = false;  ///< the lock's size changes: size and fence must be as read
+    std::int64_t old_size = 0;
+    std::optional<std::int64_t> fence;
+    int owner_free_below = 0;  ///< the owner must hold none of slots 1..owner_free_below-1
+  };
+  std::optional<std::uint64_t> grant(const LeaseRequest& request, int slot, const GrantGuard& guard,
+                                     Deadline deadline);
+  Acquired granted(const LeaseRequest& request, int slot, std::uint64_t token);
+  std::optional<Acquired> own_lease(const LeaseRequest& request,
+                                    const std::vector<SlotRecord>& held, Deadline deadline);
+  std::optional<Acquired> change_size(const LeaseRequest& request, const ReadItem& read,
+                                      const std::vector<SlotRecord>& held, std::int64_t old_size,
+                                      Deadline deadline);
+  bool clear_slots(std::string_view lock, const std::vector<SlotRecord>& held,
+                   std::optional<std::int64_t> fence, Deadline deadline);
+  Acquired contend(const LeaseRequest& request, const ReadItem& read,
+                   const std::vector<SlotRecord>& held, bool& retry, Deadline deadline);
   LeaseStatus rewrite(const Lease& lease, Duration ttl, Deadline deadline);
   ReadItem read_lease_item(std::string_view lock, Deadline deadline);
   void stamp(std::string_view lock, const SlotRecord& rec, std::int64_t server_ms,

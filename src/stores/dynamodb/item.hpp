@@ -17,6 +17,8 @@ inline constexpr const char* kPartitionKey = "pk";  ///< HASH key (S)
 inline constexpr const char* kSortKey = "sk";       ///< RANGE key (S)
 inline constexpr const char* kLeaseSortKey = "lease";
 inline constexpr const char* kFence = "fence";  ///< per-lock fencing counter (N) on the lease item
+/// The lock's size (N) on the lease item: 0 = single leader, N >= 1 = group of N slots.
+inline constexpr const char* kSize = "slots";
 /// Largest group size: every slot lives in the one lease item (DynamoDB items are <= 400 KB).
 inline constexpr int kMaxSlots = 1000;
 
