@@ -184,6 +184,23 @@ std::string holder_description(const Election& election, const std::string& lock
   return skipped.detail.empty() ? "another replica" : skipped.detail;
 }
 
+// The store may grant less than --ttl (ZooKeeper caps sessions): --grace must fit the grant too,
+// or the command could outlive the lease on the store. Releases and throws UsageError otherwise.
+void check_granted_ttl(LeaseGuard& guard, const RunOptions& o) {
+  Duration granted = guard.context().lease().granted_ttl;
+  if (granted <= Duration{0} || granted >= o.ttl) return;
+  Duration margin = safety_margin_for(o.ttl, o.grace);
+  if (margin <= granted / 2) return;
+  guard.release();
+  throw UsageError("the store granted a ttl of " + format_duration(granted) + " (asked --ttl " +
+                   format_duration(o.ttl) + "): --grace " + format_duration(o.grace) +
+                   " needs a safety margin of " + format_duration(margin) +
+                   ", more than half the granted ttl, so the command group could not be killed "
+                   "before the lease may expire on the store; use --grace " +
+                   format_duration(std::max(Duration{0}, granted / 2 - kKillSlack)) +
+                   " or less, or a --ttl the store grants; released the lock");
+}
+
 int run_held(LeaseGuard& guard, const CommandSpec& base, SignalChannel& signals,
              const Election& election, const RunOptions& o, const Log& log) {
   LeaderContext& ctx = guard.context();
@@ -252,6 +269,16 @@ int run(const RunOptions& o) {
   try {
     outcome = acquire_interruptibly(election, o.lock, signals);
   } catch (const BackendError& e) {
+    // The core refuses (and releases) a lease whose granted ttl cannot hold the margin --grace
+    // needs: a configuration error of this command line, like --grace against --ttl.
+    if (e.code() == ErrorCode::failed_precondition &&
+        std::string_view(e.what()).find("granted a ttl") != std::string_view::npos)
+      throw UsageError("--grace " + format_duration(o.grace) +
+                       " does not fit in the ttl the store granted (asked --ttl " +
+                       format_duration(o.ttl) +
+                       "; --grace + 1s must be at most half the granted "
+                       "ttl); the lock was released: " +
+                       e.what());
     throw StoreUnavailable("store failed while acquiring '" + o.lock + "': " + e.what());
   } catch (const InvalidArgument& e) {
     throw UsageError(e.what());
@@ -268,6 +295,7 @@ int run(const RunOptions& o) {
                "; not running " + o.command.front());
     return o.skip_exit_code;
   }
+  check_granted_ttl(*outcome.acquisition.guard, o);
   CommandSpec spec{*path, o.command, {}, std::move(inherited)};
   return run_held(*outcome.acquisition.guard, spec, signals, election, o, log);
 }

@@ -213,3 +213,30 @@ INSTANTIATE_TEST_SUITE_P(Stores, Judge, ::testing::ValuesIn(judged_stores()),
 }  // namespace
 }  // namespace leader::cli_test
 
+namespace leader::cli_test {
+namespace {
+
+class GrantedTtl : public CliTest {};
+
+// ZooKeeper caps the session (the lease) at the server's maxSessionTimeout: 30 s for the shared
+// test server. A --grace that fits --ttl 60s but not the 30 s granted must be refused.
+TEST_F(GrantedTtl, AGraceThatDoesNotFitTheGrantedTtlIsRefusedAndTheLockReleased) {
+  std::string zk = "zk://127.0.0.1:12181";
+  std::string lock = "granted-" + std::to_string(::getpid());
+  std::string mark = "echo ran > " + path("ran");
+  Finished refused = leader({"run", "--store", zk, "--lock", lock, "--ttl", "60s", "--grace", "20s",
+                             "--", "sh", "-c", mark});
+  if (refused.err.find("not built") != std::string::npos) GTEST_SKIP() << refused.err;
+  EXPECT_EQ(refused.code, 64) << refused.err;
+  EXPECT_THAT(refused.err, ::testing::HasSubstr("granted"));
+  EXPECT_EQ(read_file(path("ran")), "") << "the command ran with a grace the lease cannot hold";
+  Finished status = leader({"status", "--store", zk, "--lock", lock});
+  EXPECT_EQ(status.code, 3) << "the refused lease was not released: " << status.out;
+  Finished fits = leader({"run", "--store", zk, "--lock", lock, "--ttl", "60s", "--grace", "5s",
+                          "--", "sh", "-c", mark});
+  EXPECT_EQ(fits.code, 0) << fits.err;
+  EXPECT_EQ(read_file(path("ran")), "ran\n");
+}
+
+}  // namespace
+}  // namespace leader::cli_test
