@@ -2,7 +2,6 @@
 // holder whose renewals are disturbed and checks that its stop signal came at least the safety
 // margin (minus scheduling slack) before the observer, a second client, really got the lock.
 
-#include "awaiting_fix.hpp"
 #include "judge.hpp"
 #include "scaled_clock.hpp"
 
@@ -85,7 +84,6 @@ TEST_P(ContractTest, AnOutageStopsTheHolderBeforeTheServerLetsAnotherInAfterIt) 
 }
 
 TEST_P(ContractTest, ExtendLongerThanTheLeaseKeepsTheStopSignalBeforeTheServerLetsAnotherIn) {
-  LEADER_SKIP_IF_AWAITING_FIX();
   const Ms lease = backend().lease_unit;
   auto fs = std::make_shared<test::FaultyStore>(backend().open());
   auto o = renewing(backend());
@@ -104,7 +102,6 @@ TEST_P(ContractTest, ExtendLongerThanTheLeaseKeepsTheStopSignalBeforeTheServerLe
 }
 
 TEST_P(ContractTest, ExtendShorterRacingARenewalKeepsTheStopSignalBeforeTheServerLetsAnotherIn) {
-  LEADER_SKIP_IF_AWAITING_FIX();
   const Ms lease = backend().lease_unit;
   auto fs = std::make_shared<test::FaultyStore>(backend().open());
   fs->reply_delay = lease / 6;  // the scheduled renewal's reply is late ...
@@ -140,7 +137,6 @@ TEST_P(ContractTest, GrantedTtlShorterThanAskedStopsTheHolderBeforeTheServerLets
 }
 
 TEST_P(ContractTest, GrantedTtlBelowAnExplicitMarginIsRefusedOrStopsInTime) {
-  LEADER_SKIP_IF_AWAITING_FIX();
   const Ms lease = backend().lease_unit;
   auto fs = std::make_shared<test::FaultyStore>(backend().open());
   fs->ttl_cap = lease;

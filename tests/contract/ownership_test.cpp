@@ -3,7 +3,6 @@
 // request with a different size is refused with failed_precondition until the lock is free (defect
 // 6).
 
-#include "awaiting_fix.hpp"
 #include "helpers.hpp"
 
 namespace leader::contract {
@@ -16,7 +15,6 @@ LeaseRequest request(const std::string& name, int slots, Ms ttl) {
 }
 
 TEST_P(ContractTest, TryAcquireWithTheHoldersOwnerTokenReturnsTheSameLease) {
-  LEADER_SKIP_IF_AWAITING_FIX();
   const Ms lease = backend().lease_unit;
   auto name = lock();
   auto s = store();
@@ -41,7 +39,6 @@ TEST_P(ContractTest, TryAcquireWithTheHoldersOwnerTokenReturnsTheSameLease) {
 }
 
 TEST_P(ContractTest, GroupTryAcquireWithTheHoldersOwnerTokenReturnsTheSameSlot) {
-  LEADER_SKIP_IF_AWAITING_FIX();
   const Ms lease = backend().lease_unit * 5;
   auto name = lock();
   auto s = store();
@@ -87,7 +84,6 @@ void hold_and_refuse(const Backend& b, LeaseStore& s, const std::string& name, i
 }
 
 TEST_P(ContractTest, SingleAndGroupRequestsOnOneLockAreRefusedWhileTheOtherIsLive) {
-  LEADER_SKIP_IF_AWAITING_FIX();
   auto name = lock();
   auto s = store();
   hold_and_refuse(backend(), *s, name, 0, {2, 1});  // a group of one is not a single leader
@@ -96,7 +92,6 @@ TEST_P(ContractTest, SingleAndGroupRequestsOnOneLockAreRefusedWhileTheOtherIsLiv
 }
 
 TEST_P(ContractTest, GroupsOfDifferentSizesOnOneLockAreRefusedWhileTheOtherIsLive) {
-  LEADER_SKIP_IF_AWAITING_FIX();
   auto name = lock();
   auto s = store();
   hold_and_refuse(backend(), *s, name, 2, {3, 1});
