@@ -124,9 +124,8 @@ LeaseStatus Core::renew(Lease& lease, Duration ttl, Deadline deadline) {
   if (!h || h->kept || h->czxid != static_cast<std::int64_t>(lease.fencing_token) ||
       sent_at >= h->expire_at)
     return LeaseStatus::lost;
-  Reply r = session_.exists(h->path, deadline);
-  const bool ours =
-      r.rc == ZOK && r.stat.czxid == h->czxid && r.stat.ephemeral_owner == session_.session_id();
+  // On the session that created the node only: a newer session proves nothing about it.
+  const bool ours = session_.stat_own(h->path, h->czxid, h->generation, deadline).has_value();
   const Duration g = granted(ttl);
   std::lock_guard lock(mu_);
   auto it = held_.find(lease.owner);
@@ -146,12 +145,12 @@ LeaseStatus Core::release(const Lease& lease, Duration keep_for, Deadline deadli
   auto h = held(lease.owner);
   if (!h || h->czxid != static_cast<std::int64_t>(lease.fencing_token)) return LeaseStatus::lost;
   if (keep_for.count() > 0) {
-    Reply r = session_.exists(h->path, deadline);
+    const bool ours = session_.stat_own(h->path, h->czxid, h->generation, deadline).has_value();
     {
       std::lock_guard lock(mu_);
       auto it = held_.find(lease.owner);
       if (it == held_.end() || it->second.czxid != h->czxid) return LeaseStatus::lost;
-      if (r.rc != ZOK || r.stat.czxid != h->czxid) {
+      if (!ours) {
         held_.erase(it);
         return LeaseStatus::lost;
       }
@@ -169,9 +168,10 @@ LeaseStatus Core::release(const Lease& lease, Duration keep_for, Deadline deadli
   }
   cv_.notify_all();
   try {
-    return session_.remove(h->path, -1, deadline).rc == ZOK ? LeaseStatus::ok : LeaseStatus::lost;
+    return session_.remove_own(h->path, h->czxid, h->generation, deadline) ? LeaseStatus::ok
+                                                                           : LeaseStatus::lost;
   } catch (const BackendError&) {
-    add_orphan({h->path, lease.owner, false, h->generation});
+    add_orphan({h->path, lease.owner, false, h->generation, 0, h->czxid});
     throw;
   }
 }

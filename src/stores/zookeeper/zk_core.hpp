@@ -40,6 +40,7 @@ struct Orphan {
   bool scan = false;
   std::uint64_t generation = 0;
   int attempts = 0;
+  std::int64_t czxid = 0;  ///< the node's czxid when known (0: any node of that session)
 };
 
 /// One session and the leases it holds. Thread-safe.

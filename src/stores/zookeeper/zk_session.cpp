@@ -4,6 +4,7 @@
 
 #include <cstdio>
 #include <cstdlib>
+#include <thread>
 
 #include "leader/errors.hpp"
 
@@ -369,6 +370,81 @@ void Session::ensure_path(const std::string& path, Deadline deadline) {
     if (r.rc != ZOK && r.rc != ZNODEEXISTS) fail(r.rc, "create " + prefix);
     if (pos == std::string::npos) break;
   }
+}
+
+// The handle of `generation` once connected; null when that session is gone (replaced, expired).
+std::shared_ptr<Session::Handle> Session::handle_of(std::uint64_t generation, Deadline deadline) {
+  std::shared_ptr<Handle> h;
+  {
+    std::lock_guard lock(mu_);
+    if (generation_ != generation || !handle_ || handle_->dead()) return nullptr;
+    h = handle_;
+  }
+  std::unique_lock lock(h->mu);
+  h->cv.wait_until(lock, deadline.at(),
+                   [&] { return h->state == ZOO_CONNECTED_STATE || h->expired || h->auth_failed; });
+  if (h->expired || h->auth_failed) return nullptr;
+  if (h->state != ZOO_CONNECTED_STATE)
+    throw BackendError(ErrorCode::unavailable, kStore,
+                       "not connected to '" + config_.shown + "' before the deadline");
+  return h;
+}
+
+// A get (or a delete with `version`) on `h` only; nullopt when its session expired meanwhile.
+std::optional<Reply> Session::on_handle(const std::shared_ptr<Handle>& h, const std::string& path,
+                                        int version, bool remove, Deadline deadline) {
+  const std::string what = (remove ? "delete " : "get ") + path;
+  check_time(deadline, what);
+  Submit s;
+  int rc = s.done(remove ? zoo_adelete(h->zh, path.c_str(), version, on_void, s.holder)
+                         : zoo_aget(h->zh, path.c_str(), 0, on_data, s.holder));
+  if (rc == ZSESSIONEXPIRED) return std::nullopt;
+  if (rc != ZOK) fail(rc, what);
+  Reply r = Pending(s.st).wait(deadline, what + " on '" + config_.shown + "'");
+  if (r.rc == ZSESSIONEXPIRED) return std::nullopt;
+  if (!is_node_level(r.rc)) fail(r.rc, what);
+  return r;
+}
+
+// A get on the session of `generation`; retried on the same handle after a connection loss (a
+// read: the handle then either reconnects its session or learns that it expired). Null handle
+// or nullopt reply: that session is gone.
+std::pair<std::shared_ptr<Session::Handle>, std::optional<Reply>> Session::get_on(
+    const std::string& path, std::uint64_t generation, Deadline deadline) {
+  while (true) {
+    auto h = handle_of(generation, deadline);
+    if (!h) return {nullptr, std::nullopt};
+    try {
+      return {h, on_handle(h, path, 0, false, deadline)};
+    } catch (const BackendError& e) {
+      if (e.code() != ErrorCode::unavailable || deadline.expired()) throw;
+    }
+    std::this_thread::sleep_for(Duration(20));
+  }
+}
+
+std::optional<NodeStat> Session::stat_own(const std::string& path, std::int64_t czxid,
+                                          std::uint64_t generation, Deadline deadline) {
+  auto [h, r] = get_on(path, generation, deadline);
+  if (!h) return std::nullopt;
+  const clientid_t* id = zoo_client_id(h->zh);
+  if (!r || r->rc != ZOK || r->stat.czxid != czxid || id == nullptr ||
+      r->stat.ephemeral_owner != id->client_id)
+    return std::nullopt;
+  return r->stat;
+}
+
+bool Session::remove_own(const std::string& path, std::int64_t czxid, std::uint64_t generation,
+                         Deadline deadline, const std::function<bool(const Reply&)>& accept) {
+  std::lock_guard own(own_mu_);
+  auto [h, r] = get_on(path, generation, deadline);
+  if (!h) return false;  // that session is gone, and its ephemeral nodes with it
+  const clientid_t* id = zoo_client_id(h->zh);
+  if (!r || r->rc != ZOK || (czxid != 0 && r->stat.czxid != czxid) || id == nullptr ||
+      r->stat.ephemeral_owner != id->client_id || (accept && !accept(*r)))
+    return false;
+  auto d = on_handle(h, path, r->stat.version, true, deadline);
+  return d && d->rc == ZOK;
 }
 
 std::uint64_t Session::generation() const {

@@ -7,6 +7,7 @@
 
 #include <condition_variable>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -91,6 +92,18 @@ class Session {
   Reply get(const std::string& path, Deadline deadline);
   Reply children(const std::string& path, Deadline deadline);
   Reply set(const std::string& path, const std::string& data, int version, Deadline deadline);
+  /// The stat of `path` read on the session of `generation` only, if that session still lives
+  /// and the node is the one it created with `czxid`; nullopt otherwise (never a newer session).
+  std::optional<NodeStat> stat_own(const std::string& path, std::int64_t czxid,
+                                   std::uint64_t generation, Deadline deadline);
+  /// Deletes `path` only if it is a node of the session of `generation` (czxid `czxid` unless 0,
+  /// and `accept(get reply)` when given): a get and a delete with that version, both on that
+  /// session's handle, serialized with every other such delete of this Session. A node path can
+  /// be reused by another owner once our node is gone (group slots), so a newer session must
+  /// never delete by path: when the creating session is gone, its ephemeral node went with it.
+  /// True when deleted.
+  bool remove_own(const std::string& path, std::int64_t czxid, std::uint64_t generation,
+                  Deadline deadline, const std::function<bool(const Reply&)>& accept = {});
   /// Sends a get without waiting (for pipelined reads).
   Pending get_async(const std::string& path, Deadline deadline);
   /// Creates `path` and its missing ancestors as persistent nodes; existing ones are fine.
@@ -114,6 +127,12 @@ class Session {
  private:
   std::shared_ptr<Handle> ready_handle(Deadline deadline);
   std::shared_ptr<Handle> current() const;
+  std::shared_ptr<Handle> handle_of(std::uint64_t generation, Deadline deadline);
+  std::optional<Reply> on_handle(const std::shared_ptr<Handle>& h, const std::string& path,
+                                 int version, bool remove, Deadline deadline);
+  std::pair<std::shared_ptr<Handle>, std::optional<Reply>> get_on(const std::string& path,
+                                                                  std::uint64_t generation,
+                                                                  Deadline deadline);
   [[noreturn]] void fail(int rc, const std::string& what) const;
   static std::optional<Duration> negotiated_of(Handle& h);
   Reply finish(int submit_rc, const std::shared_ptr<Pending::State>& st, Deadline deadline,
@@ -121,6 +140,7 @@ class Session {
 
   SessionConfig config_;
   mutable std::mutex mu_;
+  std::mutex own_mu_;  ///< serializes remove_own (its get and its delete)
   std::shared_ptr<Handle> handle_;
   std::uint64_t generation_ = 0;
   Duration last_negotiated_{0};  ///< of the handles replaced so far

@@ -150,7 +150,8 @@ Acquired ZooKeeperStore::acquire_single(const LeaseRequest& request, Deadline de
                        "create " + prefix + " on '" + session.shown() + "': " + zerror(created.rc));
   if (std::any_of(listed.children.begin(), listed.children.end(),
                   [](const std::string& c) { return slot_index(c).has_value(); })) {
-    withdraw(*core, created.value, request.owner, generation, deadline);  // a group holds it
+    withdraw(*core, created.value, created.stat.czxid, request.owner, generation,
+             deadline);  // a group holds it
     Reply shape = session.get(dir, deadline);
     refuse_other_shape(request, shape, listed.children);
   }
@@ -161,16 +162,17 @@ Acquired ZooKeeperStore::acquire_single(const LeaseRequest& request, Deadline de
   std::optional<Lease> mine;  // a lower node of this owner: an attempt whose reply was lost
   if (!contenders.empty() && contenders.front().name.starts_with(request.owner + "__lock__"))
     mine = core->adopt(request, dir + "/" + contenders.front().name, data, 0, deadline);
-  withdraw(*core, created.value, request.owner, generation, deadline);
+  withdraw(*core, created.value, created.stat.czxid, request.owner, generation, deadline);
   return {std::move(mine)};
 }
 
-void ZooKeeperStore::withdraw(Core& core, const std::string& path, const std::string& owner,
-                              std::uint64_t generation, Deadline deadline) {
-  try {
-    core.session().remove(path, -1, deadline);
+void ZooKeeperStore::withdraw(Core& core, const std::string& path, std::int64_t czxid,
+                              const std::string& owner, std::uint64_t generation,
+                              Deadline deadline) {
+  try {  // only the node we created, on its own session (a slot path can be reused)
+    core.session().remove_own(path, czxid, generation, deadline);
   } catch (const BackendError&) {
-    core.add_orphan({path, owner, false, generation});
+    core.add_orphan({path, owner, false, generation, 0, czxid});
   }
 }
 

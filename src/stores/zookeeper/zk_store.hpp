@@ -64,7 +64,7 @@ class ZooKeeperStore final : public LeaseStore {
   [[noreturn]] void refuse(const LeaseRequest& request, int held) const;
   void refuse_other_shape(const LeaseRequest& request, const Reply& dir,
                           const std::vector<std::string>& children) const;
-  void withdraw(Core& core, const std::string& path, const std::string& owner,
+  void withdraw(Core& core, const std::string& path, std::int64_t czxid, const std::string& owner,
                 std::uint64_t generation, Deadline deadline);
   LeaseStatus release_untracked(const Lease& lease, Duration keep_for, Deadline deadline);
   void holders_of(const std::string& dir, const std::vector<std::string>& children,

@@ -60,12 +60,10 @@ void Core::timer_loop() {
 
 void Core::delete_due(const std::vector<Held>& due) {
   for (const auto& h : due) {
-    if (h.generation != session_.generation()) continue;  // gone with its session
-    try {
-      session_.remove(h.path, -1,
-                      Deadline::after(kStepTimeout));  // ours: owner in the name or slot
+    try {  // only the node its session created: a slot path may hold another owner's node now
+      session_.remove_own(h.path, h.czxid, h.generation, Deadline::after(kStepTimeout));
     } catch (const BackendError&) {
-      add_orphan({h.path, "", false, h.generation});
+      add_orphan({h.path, "", false, h.generation, 0, h.czxid});
     }
   }
 }
@@ -80,18 +78,16 @@ void Core::sweep(std::vector<Orphan> orphans) {
         Reply kids = session_.children(o.path, deadline);
         for (const auto& c : kids.children)
           if (c.starts_with(o.owner))  // deleted next round, with a version check like any node
-            again.push_back(Orphan{o.path + "/" + c, o.owner, false, o.generation, o.attempts});
+            again.push_back(Orphan{o.path + "/" + c, o.owner, false, o.generation, o.attempts, 0});
         continue;
       }
-      Reply r = session_.get(o.path, deadline);
-      if (r.rc != ZOK || r.stat.ephemeral_owner != session_.session_id()) continue;
-      bool owner_matches = o.owner.empty() || recorded_owner(r.value) == o.owner;
-      {
+      session_.remove_own(o.path, o.czxid, o.generation, deadline, [&](const Reply& r) {
+        if (!o.owner.empty() && recorded_owner(r.value) != o.owner) return false;
         std::lock_guard lock(mu_);  // a lease that is tracked again is not an orphan
         for (const auto& [owner, h] : held_)
-          if (h.path == o.path) owner_matches = false;
-      }
-      if (owner_matches) session_.remove(o.path, r.stat.version, deadline);
+          if (h.path == o.path) return false;
+        return true;
+      });
     } catch (const BackendError&) {
       if (++o.attempts < kMaxOrphanAttempts) again.push_back(std::move(o));
     }

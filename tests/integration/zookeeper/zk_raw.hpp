@@ -37,6 +37,12 @@ class RawClient {
     if (zoo_get(zh_, path.c_str(), 0, buf.data(), &len, &st) != ZOK) return std::nullopt;
     return std::string(buf.data(), len > 0 ? static_cast<std::size_t>(len) : 0);
   }
+  /// The stat of `path`, or nullopt when it does not exist.
+  std::optional<struct Stat> stat(const std::string& path) {
+    struct Stat st {};
+    if (zoo_exists(zh_, path.c_str(), 0, &st) != ZOK) return std::nullopt;
+    return st;
+  }
   /// The children of `path` (empty when it does not exist).
   std::vector<std::string> children(const std::string& path) {
     String_vector v{};
