@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <charconv>
 
+#include "leader/detail/group_size.hpp"
 #include "leader/errors.hpp"
 #include "leader/names.hpp"
 #include "ops.hpp"
@@ -73,11 +74,6 @@ std::string owner_of(const KeyValue& kv) {
   Json v = Json::parse(kv.value, nullptr, /*allow_exceptions=*/false);
   auto owner = v.is_object() ? v.find("owner") : v.end();
   return owner != v.end() && owner->is_string() ? owner->get<std::string>() : "";
-}
-
-std::string shape_name(int slots) {
-  if (slots == 0) return "a single leader";
-  return "a group of " + std::to_string(slots) + (slots == 1 ? " slot" : " slots");
 }
 
 EtcdStore::EtcdStore(Config config) : gateway_(std::move(config)), scheme_("etcd") {}
@@ -228,9 +224,7 @@ void EtcdStore::refuse_other_shape(const LeaseRequest& request, const Snapshot& 
     held = seen.slots.value_or(recorded >= 1 ? recorded : std::max(request.slots, 1));
   }
   if (held == request.slots) return;
-  throw BackendError(ErrorCode::failed_precondition, "etcd",
-                     "lock '" + request.lock + "' is held as " + shape_name(held) +
-                         "; this request asks for " + shape_name(request.slots));
+  throw detail::group_size_mismatch("etcd", request.lock, held, request.slots);
 }
 
 bool EtcdStore::move_key(const std::string& key, std::int64_t create_revision, std::int64_t ttl_s,

@@ -89,8 +89,6 @@ class EtcdStore : public LeaseStore {
 [[nodiscard]] std::optional<int> slot_of(std::string_view name);
 /// The owner token recorded in a holder key's value ("" for etcdctl's empty values).
 [[nodiscard]] std::string owner_of(const KeyValue& kv);
-/// "a single leader" (0) or "a group of N slots" (N >= 1), as errors name a lock's shape.
-[[nodiscard]] std::string shape_name(int slots);
 /// The lowest slots of a group lock are claimed in one nested Txn of at most this many levels.
 inline constexpr int kSlotsPerTxn = 16;
 

@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 #include <tuple>
 
+#include "leader/detail/group_size.hpp"
 #include "leader/errors.hpp"
 #include "leader/names.hpp"
 #include "zk_data.hpp"
@@ -45,11 +46,6 @@ std::optional<int> slot_index(std::string_view name) {
   if (!std::all_of(name.begin(), name.end(), [](char c) { return c >= '0' && c <= '9'; }))
     return std::nullopt;
   return std::stoi(std::string(name));
-}
-
-std::string shape_name(int slots) {
-  if (slots == 0) return "a single leader";
-  return "a group of " + std::to_string(slots) + (slots == 1 ? " slot" : " slots");
 }
 
 std::vector<Contender> sorted_contenders(const std::vector<std::string>& children) {
@@ -177,9 +173,7 @@ void ZooKeeperStore::withdraw(Core& core, const std::string& path, std::int64_t 
 }
 
 void ZooKeeperStore::refuse(const LeaseRequest& request, int held) const {
-  throw BackendError(ErrorCode::failed_precondition, config_.scheme,
-                     "lock '" + request.lock + "' is held as " + shape_name(held) +
-                         "; this request asks for " + shape_name(request.slots));
+  throw detail::group_size_mismatch(config_.scheme, request.lock, held, request.slots);
 }
 
 // Throws when a live holder has another shape: contenders of the lock recipe are a single

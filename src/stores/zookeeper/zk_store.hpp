@@ -28,8 +28,6 @@ std::vector<Contender> sorted_contenders(const std::vector<std::string>& childre
 /// The slot index of a child named `slot-<i>`, or nullopt.
 std::optional<int> slot_index(std::string_view name);
 
-/// "a single leader" (0) or "a group of N slots" (N >= 1), as errors name a lock's shape.
-std::string shape_name(int slots);
 
 /// LeaseStore over one ZooKeeper session. Thread-safe.
 class ZooKeeperStore final : public LeaseStore {
