@@ -4,11 +4,17 @@
 # contract unsanitized in scripts/test.sh; add them here to sanitize them too, e.g.
 #   LEADER_SANITIZE_STORES="memory sqlite redis postgres" scripts/ci-asan.sh
 # Usage: scripts/ci-sanitizer.sh <build-dir> <sanitizers>
+#   LEADER_SANITIZER_PHASE=build   only configure and build; =test: only run the tests (already
+#                                  built); default both (scripts/test.sh builds while the server
+#                                  tests run). LEADER_SANITIZER_JOBS: ctest -j (default 2).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 dir=$1 sanitize=$2
 stores=${LEADER_SANITIZE_STORES:-memory sqlite}
-scripts/start-all-servers.sh > /dev/null
+phase=${LEADER_SANITIZER_PHASE:-all}
+if [ "$phase" != build ] && [ -n "$(tr ' ' '\n' <<< "$stores" | grep -vxE 'memory|sqlite|')" ]; then
+  scripts/start-all-servers.sh > /dev/null  # a network store's contract needs its server
+fi
 flags=() targets="unit_tests leader_contract_child"
 for s in sqlite redis postgres mysql etcd zookeeper dynamodb; do
   if [[ " $stores " == *" $s "* ]]; then
@@ -22,6 +28,11 @@ for s in $stores; do targets="$targets contract_$s"; done
 export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=1:verify_asan_link_order=0}
 export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
 export TSAN_OPTIONS=${TSAN_OPTIONS:-halt_on_error=1:second_deadlock_stack=1}
+if [ "$phase" = test ]; then
+  ctest --test-dir "$dir" --output-on-failure --timeout 900 -j"${LEADER_SANITIZER_JOBS:-2}" \
+    -L 'unit|contract'
+  exit
+fi
 BUILD_DIR=$dir BUILD_TYPE=Debug BUILD_TARGETS="$targets" scripts/build.sh \
   -DLEADER_SANITIZE="$sanitize" -DLEADER_BUILD_BENCH=OFF -DLEADER_BUILD_EXAMPLES=OFF \
   -DLEADER_BUILD_TOOLS=OFF "${flags[@]}"
@@ -30,4 +41,6 @@ replays=$(sed -n 's/^-- leader: fuzz harnesses: //p' "$dir/configure.log" | tr '
   sed 's/^/fuzz_replay_/' | tr '\n' ' ')
 # shellcheck disable=SC2086
 [ -z "$replays" ] || cmake --build "$dir" -j"$(nproc)" --target $replays
-ctest --test-dir "$dir" --output-on-failure --timeout 900 -j1 -L 'unit|contract'
+[ "$phase" != build ] || exit 0
+ctest --test-dir "$dir" --output-on-failure --timeout 900 -j"${LEADER_SANITIZER_JOBS:-2}" \
+  -L 'unit|contract'

@@ -9,6 +9,8 @@
 #   FUZZ_JOBS=2        harnesses run at once (default 2)
 #   FUZZ_HARNESSES="fuzz_uri fuzz_resp"   a subset
 #   FUZZ_NICE=10       run the harnesses at this nice level (default 0)
+#   FUZZ_PHASE=build   only build the harnesses; FUZZ_PHASE=run: only run them (already built);
+#                      default both (scripts/test.sh builds while the server tests run)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 SECONDS_EACH=${1:-30}
@@ -26,8 +28,12 @@ cmake -S . -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DLEADER_WERRO
   > "$BUILD/configure.log" 2>&1 || { cat "$BUILD/configure.log" >&2; exit 1; }
 harnesses=${FUZZ_HARNESSES:-$(sed -n 's/^-- leader: fuzz harnesses: //p' "$BUILD/configure.log" | tr ';' ' ')}
 [ -n "$harnesses" ] || { echo "no fuzz harnesses configured (see $BUILD/configure.log)" >&2; exit 1; }
-# shellcheck disable=SC2086
-cmake --build "$BUILD" -j"$(nproc)" --target $harnesses
+PHASE=${FUZZ_PHASE:-all}
+if [ "$PHASE" != run ]; then
+  # shellcheck disable=SC2086
+  cmake --build "$BUILD" -j"$(nproc)" --target $harnesses
+fi
+[ "$PHASE" != build ] || exit 0
 
 # One harness: fuzz a scratch copy of the seed corpus, keep libFuzzer's log and final stats.
 run_one() {
