@@ -113,7 +113,7 @@ TEST(HttpClient, ASilentServerIsDeadlineExceededAtTheDeadlineAndNotReplayedElsew
             ErrorCode::deadline_exceeded);
   const auto took = std::chrono::steady_clock::now() - t0;
   EXPECT_GE(took, Ms{290});
-  EXPECT_LT(took, Ms{1500});
+  EXPECT_LT(took, Ms{2500});  // generous: CI runs three tests at a time
   EXPECT_NE(what.find("outcome unknown"), std::string::npos) << what;
   // The next call starts with the other base URL.
   EXPECT_EQ(c.send({Method::get, "/echo", {}, {}}, soon()).base_url, server.url());
