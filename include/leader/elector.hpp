@@ -27,6 +27,7 @@
 #include "leader/context.hpp"
 #include "leader/errors.hpp"
 #include "leader/events.hpp"
+#include "leader/history.hpp"
 #include "leader/options.hpp"
 #include "leader/result.hpp"
 #include "leader/store.hpp"
@@ -35,10 +36,13 @@ namespace leader {
 
 /// Injected collaborators of an elector; every member is optional.
 struct ElectorHooks {
-  std::shared_ptr<Clock> clock{};  ///< default: Clock::system()
-  std::shared_ptr<ElectionListener> listener{};
+  std::shared_ptr<Clock> clock{};                ///< default: Clock::system()
+  std::shared_ptr<ElectionListener> listener{};  ///< synchronous listener (older form)
+  /// Fed asynchronously with one record per acquisition (attach_history on the elector's bus).
   std::shared_ptr<HistorySink> history{};
   std::uint64_t seed = 0;  ///< backoff jitter seed; 0 = random
+  /// The bus events are published to; default: one of the elector's own.
+  std::shared_ptr<EventBus> events{};
 };
 
 /// Thrown by an action (or by `throw_if_stopped`) to say it stopped because it was cancelled or its
@@ -108,6 +112,7 @@ class ElectionCore : public std::enable_shared_from_this<ElectionCore> {
   [[nodiscard]] int slots() const { return slots_; }
   [[nodiscard]] const std::shared_ptr<LeaseStore>& store() const { return store_; }
   [[nodiscard]] const std::shared_ptr<Clock>& clock() const { return hooks_.clock; }
+  [[nodiscard]] const std::shared_ptr<EventBus>& events() const { return hooks_.events; }
 
  private:
   Acquisition on_backend_error(const std::string& lock, const BackendError& e);
@@ -125,6 +130,7 @@ class ElectionCore : public std::enable_shared_from_this<ElectionCore> {
   ElectorHooks hooks_;
   std::mutex rng_mu_;
   std::mt19937_64 rng_;
+  Subscription history_;  // feeds hooks_.history
 };
 
 /// Calls `f(ctx)` or `f()`, whichever `f` accepts.
@@ -204,6 +210,14 @@ class ElectorBase {
   [[nodiscard]] const ElectionOptions& options() const { return core_->options(); }
   /// The store.
   [[nodiscard]] const std::shared_ptr<LeaseStore>& store() const { return core_->store(); }
+  /// The bus this elector publishes its events to (subscribe, watch_state, state).
+  [[nodiscard]] EventBus& events() const { return *core_->events(); }
+  /// The bus, shared (e.g. to hand to another elector through ElectorHooks::events).
+  [[nodiscard]] std::shared_ptr<EventBus> event_bus() const { return core_->events(); }
+  /// This process's leadership of `lock` (tenant scope applied), as events().state() reports it.
+  [[nodiscard]] LeadershipState leadership(std::string_view lock) const {
+    return events().state(scoped(lock));
+  }
 
  protected:
   ElectorBase(std::shared_ptr<ElectionCore> core, std::string tenant)

@@ -6,6 +6,7 @@
 #include "leader/elector.hpp"
 #include "leader/errors.hpp"
 #include "leader/events.hpp"
+#include "leader/history.hpp"
 #include "leader/group.hpp"
 #include "leader/names.hpp"
 #include "leader/open.hpp"

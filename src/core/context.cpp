@@ -47,8 +47,16 @@ bool LeaderContext::extend(Duration lease_time) {
   std::optional<LeaseStatus> status;
   try {
     status = h.store->renew(copy, lease_time, Deadline::after(h.options.effective_call_timeout()));
-  } catch (...) {
+  } catch (const std::exception& e) {
     h.end_renewal(sent, lease_time, copy, std::nullopt);  // it may still land: bound by it
+    const auto* backend = dynamic_cast<const BackendError*>(&e);
+    h.publish(EventKind::renew_failed, e.what(),
+              backend ? std::optional(backend->code()) : std::nullopt);
+    detail::RenewalScheduler::for_clock(h.clock).reschedule(held_);
+    throw;
+  } catch (...) {
+    h.end_renewal(sent, lease_time, copy, std::nullopt);
+    h.publish(EventKind::renew_failed, "renew threw a non-standard exception");
     detail::RenewalScheduler::for_clock(h.clock).reschedule(held_);
     throw;
   }

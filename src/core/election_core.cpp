@@ -22,12 +22,10 @@ void notify(const std::shared_ptr<ElectionListener>& listener, F&& f) noexcept {
   }
 }
 
-void record(const std::shared_ptr<HistorySink>& sink, HistoryRecord r) noexcept {
-  if (!sink) return;
+void publish(EventBus& bus, ElectionEvent e) noexcept {
   try {
-    r.at = std::chrono::system_clock::now();
-    sink->record(r);
-  } catch (...) {
+    bus.publish(std::move(e));
+  } catch (...) {  // events never disturb the election (allocation failure at worst)
   }
 }
 
@@ -51,15 +49,18 @@ void interruptible_sleep(Clock& clock, Duration d, const std::stop_token& stop) 
 
 }  // namespace
 
-void HeldLease::mark_lost(const std::string& reason) noexcept {
+void HeldLease::mark_lost(const std::string& reason, LeaseOutcome outcome) noexcept {
   {
     std::lock_guard lock(mu);
     if (lost) return;
     lost = true;
+    loss = outcome;
+    loss_reason = reason;
   }
   cv.notify_all();
   stop.request_stop();
   notify(listener, [&](ElectionListener& l) { l.on_lost(info, reason); });
+  publish(EventKind::lost, reason);
 }
 
 ElectionCore::ElectionCore(std::shared_ptr<LeaseStore> store, ElectionOptions options, int slots,
@@ -71,6 +72,8 @@ ElectionCore::ElectionCore(std::shared_ptr<LeaseStore> store, ElectionOptions op
   if (!store_) throw InvalidArgument("elector: the store is null (use leader::open(uri))");
   options_.validate();
   if (!hooks_.clock) hooks_.clock = Clock::system();
+  if (!hooks_.events) hooks_.events = std::make_shared<EventBus>();
+  if (hooks_.history) history_ = attach_history(*hooks_.events, hooks_.history);
   rng_.seed(hooks_.seed != 0 ? hooks_.seed : std::random_device{}());
 }
 
@@ -148,7 +151,7 @@ std::shared_ptr<HeldLease> ElectionCore::hold(const std::string& lock, const Lea
   held->store = store_;
   held->clock = hooks_.clock;
   held->listener = hooks_.listener;
-  held->history = hooks_.history;
+  held->bus = hooks_.events;
   held->options = options_;
   held->ttl = options_.lease_time;
   held->replied_at = acquire.replied;
@@ -178,9 +181,10 @@ std::shared_ptr<HeldLease> ElectionCore::hold(const std::string& lock, const Lea
                          .fail_open = false,
                          .granted_ttl = granted_ttl};
   held->caller = caller;
+  held->started = std::chrono::system_clock::now();
   held->caller_link.emplace(caller, [h = held.get()] { h->stop.request_stop(); });
   notify(hooks_.listener, [&](ElectionListener& l) { l.on_elected(held->info); });
-  record(hooks_.history, {HistoryRecord::Kind::acquired, held->info, {}, {}, {}});
+  held->publish(EventKind::elected);
   RenewalScheduler::for_clock(hooks_.clock).watch(held);
   return held;
 }
@@ -192,6 +196,10 @@ Duration ElectionCore::jittered(Duration backoff) {
 }
 
 Acquisition ElectionCore::on_backend_error(const std::string& lock, const BackendError& e) {
+  publish(*hooks_.events, {.kind = EventKind::backend_error,
+                           .lock = lock,
+                           .error_code = e.code(),
+                           .detail = sanitize_error_text(e.what())});
   switch (options_.on_backend_error) {
     case OnBackendError::rethrow:
       throw e;
@@ -205,9 +213,10 @@ Acquisition ElectionCore::on_backend_error(const std::string& lock, const Backen
       held->store = store_;
       held->clock = hooks_.clock;
       held->listener = hooks_.listener;
-      held->history = hooks_.history;
+      held->bus = hooks_.events;
       held->options = options_;
       held->fail_open = true;
+      held->started = std::chrono::system_clock::now();
       const TimePoint now = hooks_.clock->now();
       held->local_deadline = TimePoint::max();
       held->info = LeaseInfo{.lock = lock,
@@ -216,6 +225,7 @@ Acquisition ElectionCore::on_backend_error(const std::string& lock, const Backen
                              .acquired_at = now,
                              .fail_open = true};
       notify(hooks_.listener, [&](ElectionListener& l) { l.on_elected(held->info); });
+      held->publish(EventKind::elected);
       return {LeaseGuard(shared_from_this(), held), {}};
     }
   }
@@ -224,6 +234,10 @@ Acquisition ElectionCore::on_backend_error(const std::string& lock, const Backen
 
 void ElectionCore::report_skip(const std::string& lock, const Skipped& skipped) noexcept {
   notify(hooks_.listener, [&](ElectionListener& l) { l.on_skipped(lock, skipped); });
+  publish(*hooks_.events, {.kind = EventKind::skipped,
+                           .lock = lock,
+                           .skip_reason = skipped.reason,
+                           .detail = skipped.detail});
 }
 
 void ElectionCore::finish(HeldLease& held, bool failed, const std::string& error) noexcept {
@@ -251,13 +265,17 @@ void ElectionCore::finish(HeldLease& held, bool failed, const std::string& error
     }
   }
   held.caller_link.reset();
-  auto elapsed = std::chrono::duration_cast<Duration>(now - held.info.acquired_at);
-  record(hooks_.history, {failed ? HistoryRecord::Kind::failed : HistoryRecord::Kind::completed,
-                          held.info,
-                          {},
-                          elapsed,
-                          error});
+  std::string detail = failed ? error : std::string();
+  {
+    std::lock_guard lock(held.mu);
+    if (held.loss) {  // lost first: that is how it ended, whatever the action did next
+      detail = held.loss_reason + (failed ? "; the action then failed: " + error : "");
+    } else {
+      held.loss = failed ? LeaseOutcome::failed : LeaseOutcome::completed;
+    }
+  }
   notify(hooks_.listener, [&](ElectionListener& l) { l.on_revoked(held.info); });
+  held.publish(EventKind::released, sanitize_error_text(detail));
 }
 
 bool is_cancellation(const std::exception_ptr& e) noexcept {

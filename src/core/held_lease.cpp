@@ -43,11 +43,29 @@ Duration HeldLease::retry_after_failure() const {
   return std::clamp(std::min(ttl, grant_cap) / 10, Duration{10}, Duration{1000});
 }
 
+void HeldLease::publish(EventKind kind, std::string detail,
+                        std::optional<ErrorCode> code) noexcept {
+  try {
+    ElectionEvent e{.kind = kind, .lock = info.lock, .lease = info, .started = started};
+    {
+      std::lock_guard lock(mu);
+      e.deadline = local_deadline;
+      e.outcome = loss;
+    }
+    e.detail = std::move(detail);
+    e.error_code = code;
+    bus->publish(std::move(e));
+  } catch (...) {  // events never disturb the election (allocation failure at worst)
+  }
+}
+
 std::string HeldLease::end_renewal(TimePoint sent, Duration asked, const Lease& copy,
                                    std::optional<LeaseStatus> status) {
   std::string misfit;
+  bool renewed = false;
   {
     std::lock_guard lock(mu);
+    renewed = status == LeaseStatus::ok && !lost;
     renewing = false;
     calling = false;
     if (status == LeaseStatus::ok) {
@@ -63,6 +81,7 @@ std::string HeldLease::end_renewal(TimePoint sent, Duration asked, const Lease& 
     }
   }
   cv.notify_all();
+  if (renewed && misfit.empty()) publish(EventKind::renewed);
   return misfit;
 }
 

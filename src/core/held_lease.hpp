@@ -25,7 +25,7 @@ struct HeldLease {
   std::shared_ptr<LeaseStore> store;
   std::shared_ptr<Clock> clock;
   std::shared_ptr<ElectionListener> listener;
-  std::shared_ptr<HistorySink> history;
+  std::shared_ptr<EventBus> bus;  // never null
   ElectionOptions options;
   LeaseInfo info;
   bool fail_open = false;
@@ -33,6 +33,7 @@ struct HeldLease {
   std::stop_source stop;
   std::optional<std::stop_callback<std::function<void()>>> caller_link;
   std::stop_token caller;
+  WallTime started{};  // when the lease was granted (system clock), for events and history
 
   std::mutex mu;
   std::condition_variable cv;  // notified when `renewing`, `calling` or `lost` change
@@ -50,6 +51,8 @@ struct HeldLease {
   bool lost = false;      // guarded by mu
   bool finished = false;  // guarded by mu
   bool released = false;  // guarded by mu: finish() ran
+  std::optional<LeaseOutcome> loss;  // guarded by mu: how the lease ended (lost: set at once)
+  std::string loss_reason;           // guarded by mu: why it was lost
 
   /// Position in the scheduler's queue; guarded by the scheduler's own mutex.
   using ScheduleKey = std::pair<TimePoint, std::uint64_t>;
@@ -78,8 +81,12 @@ struct HeldLease {
   /// unsafe (margin_misfit), empty otherwise.
   std::string end_renewal(TimePoint sent, Duration asked, const Lease& copy,
                           std::optional<LeaseStatus> status);
-  /// Marks the lease lost once: fires the stop_token and emits on_lost. Call without `mu` held.
-  void mark_lost(const std::string& reason) noexcept;
+  /// Marks the lease lost once: fires the stop_token, emits on_lost and a `lost` event. Call
+  /// without `mu` held.
+  void mark_lost(const std::string& reason, LeaseOutcome outcome = LeaseOutcome::lost) noexcept;
+  /// Publishes an event of `kind` about this lease (lease, started and deadline filled in).
+  void publish(EventKind kind, std::string detail = {},
+               std::optional<ErrorCode> code = std::nullopt) noexcept;
 };
 
 }  // namespace leader::detail

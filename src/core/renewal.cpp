@@ -121,7 +121,7 @@ class Scheduler final : public RenewalScheduler {
       }
     }
     if (expired) {
-      held->mark_lost("local deadline passed without a confirmed renewal");
+      held->mark_lost("local deadline passed without a confirmed renewal", LeaseOutcome::expired);
       return;
     }
     if (renew) lanes_.post(held->store.get(), [this, held] { renew_once(held); });
@@ -148,11 +148,17 @@ class Scheduler final : public RenewalScheduler {
     auto left = std::chrono::duration_cast<Duration>(local_deadline - sent);
     auto budget = std::clamp(left, Duration{1}, held->options.effective_call_timeout());
     std::optional<LeaseStatus> status;
+    std::optional<BackendError> error;
     try {
       status = held->store->renew(copy, ttl, Deadline::after(budget));
-    } catch (...) {  // outcome unknown: the local deadline is bounded by it
+    } catch (const BackendError& e) {  // outcome unknown: the local deadline is bounded by it
+      error = e;
+    } catch (...) {
+      error = BackendError(ErrorCode::internal, std::string(held->store->scheme()),
+                           "renew threw a non-BackendError exception");
     }
     std::string misfit = held->end_renewal(sent, ttl, copy, status);
+    if (error) held->publish(EventKind::renew_failed, error->what(), error->code());
     if (!misfit.empty()) {      // kept until the action ends: releasing now would admit a second
       held->mark_lost(misfit);  // leader while this one still runs
       return;

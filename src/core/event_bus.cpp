@@ -1,0 +1,383 @@
+// EventBus: per-subscription queues and delivery threads, and the leadership state per lock.
+
+#include <algorithm>
+#include <condition_variable>
+#include <deque>
+#include <map>
+#include <mutex>
+#include <thread>
+
+#include "leader/events.hpp"
+
+namespace leader {
+namespace detail {
+
+// One subscription: a bounded queue drained by its own thread.
+class Subscriber : public std::enable_shared_from_this<Subscriber> {
+ public:
+  using Fn = std::function<void(const ElectionEvent&)>;
+  Subscriber(Fn fn, std::size_t capacity, bool states_only, std::weak_ptr<BusCore> bus)
+      : fn_(std::move(fn)),
+        capacity_(std::max<std::size_t>(capacity, 1)),
+        states_only_(states_only),
+        bus_(std::move(bus)) {}
+
+  void start() {
+    worker_ = std::thread([self = shared_from_this()] { self->run(); });
+  }
+
+  // Queues `event` unless closed or full (then counts a drop). Never blocks on the listener.
+  void offer(const std::shared_ptr<const ElectionEvent>& event) {
+    if (states_only_ && !event->state) return;
+    {
+      std::lock_guard lock(mu_);
+      if (closed_) return;
+      if (queue_.size() >= capacity_) {
+        ++dropped_;
+        return;
+      }
+      queue_.push_back(event);
+    }
+    cv_.notify_all();
+  }
+
+  void close() noexcept;
+
+  bool wait_idle(Duration timeout) {
+    std::unique_lock lock(mu_);
+    return cv_.wait_for(lock, timeout, [&] { return closed_ || (queue_.empty() && !busy_); });
+  }
+
+  bool active() const {
+    std::lock_guard lock(mu_);
+    return !closed_;
+  }
+  std::uint64_t delivered() const {
+    std::lock_guard lock(mu_);
+    return delivered_;
+  }
+  std::uint64_t dropped() const {
+    std::lock_guard lock(mu_);
+    return dropped_;
+  }
+  std::uint64_t failures() const {
+    std::lock_guard lock(mu_);
+    return failures_;
+  }
+
+ private:
+  void run() {
+    std::unique_lock lock(mu_);
+    while (true) {
+      cv_.wait(lock, [&] { return closed_ || !queue_.empty(); });
+      if (closed_) return;
+      auto event = std::move(queue_.front());
+      queue_.pop_front();
+      busy_ = true;
+      lock.unlock();
+      bool threw = false;
+      try {
+        fn_(*event);
+      } catch (...) {  // a listener's failure is counted, never propagated
+        threw = true;
+      }
+      event.reset();
+      lock.lock();
+      busy_ = false;
+      ++delivered_;
+      if (threw) ++failures_;
+      cv_.notify_all();
+    }
+  }
+
+  Fn fn_;
+  const std::size_t capacity_;
+  const bool states_only_;
+  std::weak_ptr<BusCore> bus_;
+  mutable std::mutex mu_;
+  std::condition_variable cv_;
+  std::deque<std::shared_ptr<const ElectionEvent>> queue_;
+  bool closed_ = false;
+  bool busy_ = false;
+  std::uint64_t delivered_ = 0;
+  std::uint64_t dropped_ = 0;
+  std::uint64_t failures_ = 0;
+  std::thread worker_;
+};
+
+// The shared state of a bus; subscribers keep a weak reference to it.
+class BusCore {
+ public:
+  struct Hold {
+    std::uint64_t token;
+    int slot;
+    TimePoint deadline;
+  };
+  struct LockEntry {
+    LeadershipState state;
+    std::vector<Hold> holds;
+  };
+  struct Notification {
+    std::string lock;
+    std::uint64_t after;
+    EventBus::StateWatcher once;
+  };
+
+  mutable std::mutex mu;
+  std::condition_variable_any changed;
+  std::map<std::string, LockEntry, std::less<>> locks;
+  std::vector<std::shared_ptr<Subscriber>> subscribers;
+  std::map<std::uint64_t, Notification> notifications;
+  std::uint64_t sequence = 0;
+  std::uint64_t next_notification = 0;
+
+  void remove(const Subscriber* s) {
+    std::lock_guard lock(mu);
+    std::erase_if(subscribers, [&](const auto& p) { return p.get() == s; });
+  }
+
+  // Applies `event` to its lock's state; true when the state changed.
+  bool apply_locked(const ElectionEvent& event, LeadershipState& out) {
+    const bool lease_event = event.kind == EventKind::elected || event.kind == EventKind::renewed ||
+                             event.kind == EventKind::lost || event.kind == EventKind::released;
+    if (!lease_event || event.lease.fail_open) return false;
+    LockEntry& entry = locks[event.lock];
+    auto& holds = entry.holds;
+    auto same = [&](const Hold& h) {
+      return h.token == event.lease.fencing_token && h.slot == event.lease.slot;
+    };
+    auto it = std::find_if(holds.begin(), holds.end(), same);
+    switch (event.kind) {
+      case EventKind::elected:
+        if (it != holds.end()) return false;
+        holds.push_back({event.lease.fencing_token, event.lease.slot, event.deadline});
+        break;
+      case EventKind::renewed:
+        if (it == holds.end() || it->deadline == event.deadline) return false;
+        it->deadline = event.deadline;
+        break;
+      default:
+        if (it == holds.end()) return false;
+        holds.erase(it);
+        break;
+    }
+    LeadershipState& s = entry.state;
+    s.lock = event.lock;
+    s.holds = static_cast<int>(holds.size());
+    s.held = !holds.empty();
+    const Hold latest =
+        holds.empty() ? Hold{event.lease.fencing_token, event.lease.slot, {}} : holds.back();
+    s.fencing_token = latest.token;
+    s.slot = latest.slot;
+    s.deadline = latest.deadline;
+    ++s.version;
+    out = s;
+    return true;
+  }
+};
+
+void Subscriber::close() noexcept {
+  {
+    std::lock_guard lock(mu_);
+    if (closed_) return;
+    closed_ = true;
+    queue_.clear();
+  }
+  cv_.notify_all();
+  if (auto bus = bus_.lock()) bus->remove(this);
+  if (!worker_.joinable()) return;
+  if (worker_.get_id() == std::this_thread::get_id()) {
+    worker_.detach();  // unsubscribed from its own callback: it ends after this call returns
+  } else {
+    worker_.join();
+  }
+}
+
+}  // namespace detail
+
+std::string_view to_string(EventKind kind) noexcept {
+  switch (kind) {
+    case EventKind::elected:
+      return "elected";
+    case EventKind::renewed:
+      return "renewed";
+    case EventKind::renew_failed:
+      return "renew_failed";
+    case EventKind::released:
+      return "released";
+    case EventKind::lost:
+      return "lost";
+    case EventKind::skipped:
+      return "skipped";
+    case EventKind::backend_error:
+      return "backend_error";
+    case EventKind::candidate_registered:
+      return "candidate_registered";
+    case EventKind::candidate_unregistered:
+      return "candidate_unregistered";
+    case EventKind::candidate_picked:
+      return "candidate_picked";
+  }
+  return "unknown";
+}
+
+std::string_view to_string(LeaseOutcome outcome) noexcept {
+  switch (outcome) {
+    case LeaseOutcome::completed:
+      return "completed";
+    case LeaseOutcome::failed:
+      return "failed";
+    case LeaseOutcome::lost:
+      return "lost";
+    case LeaseOutcome::expired:
+      return "expired";
+  }
+  return "unknown";
+}
+
+Subscription& Subscription::operator=(Subscription&& other) noexcept {
+  if (this != &other) {
+    unsubscribe();
+    subscriber_ = std::move(other.subscriber_);
+  }
+  return *this;
+}
+
+Subscription::~Subscription() { unsubscribe(); }
+
+void Subscription::unsubscribe() noexcept {
+  if (subscriber_) subscriber_->close();
+}
+bool Subscription::active() const noexcept { return subscriber_ && subscriber_->active(); }
+std::uint64_t Subscription::delivered() const noexcept {
+  return subscriber_ ? subscriber_->delivered() : 0;
+}
+std::uint64_t Subscription::dropped() const noexcept {
+  return subscriber_ ? subscriber_->dropped() : 0;
+}
+std::uint64_t Subscription::failures() const noexcept {
+  return subscriber_ ? subscriber_->failures() : 0;
+}
+bool Subscription::wait_idle(Duration timeout) const {
+  return !subscriber_ || subscriber_->wait_idle(timeout);
+}
+
+EventBus::EventBus() : core_(std::make_shared<detail::BusCore>()) {}
+
+EventBus::~EventBus() {
+  std::lock_guard lock(core_->mu);
+  core_->subscribers.clear();  // their Subscriptions close them; nothing is delivered any more
+}
+
+namespace {
+Subscription add_subscriber(const std::shared_ptr<detail::BusCore>& core, detail::Subscriber::Fn fn,
+                            SubscribeOptions options, bool states_only) {
+  if (!fn) throw InvalidArgument("EventBus: the listener is empty");
+  auto sub = std::make_shared<detail::Subscriber>(std::move(fn), options.queue_capacity,
+                                                  states_only, core);
+  sub->start();
+  std::lock_guard lock(core->mu);
+  core->subscribers.push_back(sub);
+  return Subscription(std::move(sub));
+}
+}  // namespace
+
+Subscription EventBus::subscribe(Listener listener, SubscribeOptions options) {
+  return add_subscriber(core_, std::move(listener), options, false);
+}
+
+Subscription EventBus::watch_state(StateWatcher watcher, SubscribeOptions options) {
+  if (!watcher) throw InvalidArgument("EventBus::watch_state: the watcher is empty");
+  return add_subscriber(
+      core_, [w = std::move(watcher)](const ElectionEvent& e) { w(*e.state); }, options, true);
+}
+
+LeadershipState EventBus::state(std::string_view lock) const {
+  std::lock_guard guard(core_->mu);
+  auto it = core_->locks.find(lock);
+  if (it == core_->locks.end()) return LeadershipState{.lock = std::string(lock)};
+  return it->second.state;
+}
+
+std::vector<LeadershipState> EventBus::states() const {
+  std::lock_guard guard(core_->mu);
+  std::vector<LeadershipState> out;
+  out.reserve(core_->locks.size());
+  for (const auto& [name, entry] : core_->locks) out.push_back(entry.state);
+  return out;
+}
+
+std::optional<LeadershipState> EventBus::wait_state_change(std::string_view lock,
+                                                           std::uint64_t after_version,
+                                                           const std::stop_token& stop) const {
+  std::unique_lock guard(core_->mu);
+  auto version = [&] {
+    auto it = core_->locks.find(lock);
+    return it == core_->locks.end() ? std::uint64_t{0} : it->second.state.version;
+  };
+  if (!core_->changed.wait(guard, stop, [&] { return version() > after_version; }))
+    return std::nullopt;
+  return core_->locks.find(lock)->second.state;
+}
+
+std::uint64_t EventBus::notify_state_change(std::string_view lock, std::uint64_t after_version,
+                                            StateWatcher once) {
+  if (!once) throw InvalidArgument("EventBus::notify_state_change: the callback is empty");
+  std::unique_lock guard(core_->mu);
+  const std::uint64_t id = ++core_->next_notification;
+  auto it = core_->locks.find(lock);
+  if (it != core_->locks.end() && it->second.state.version > after_version) {
+    LeadershipState now = it->second.state;
+    guard.unlock();
+    once(now);
+    return id;
+  }
+  core_->notifications.emplace(
+      id, detail::BusCore::Notification{std::string(lock), after_version, std::move(once)});
+  return id;
+}
+
+bool EventBus::cancel_state_notification(std::uint64_t id) {
+  std::lock_guard guard(core_->mu);
+  return core_->notifications.erase(id) > 0;
+}
+
+void EventBus::publish(ElectionEvent event) {
+  if (event.at == WallTime{}) event.at = std::chrono::system_clock::now();
+  std::vector<EventBus::StateWatcher> fire;
+  LeadershipState changed;
+  {
+    std::lock_guard guard(core_->mu);
+    event.sequence = ++core_->sequence;
+    if (core_->apply_locked(event, changed)) {
+      event.state = changed;
+      for (auto it = core_->notifications.begin(); it != core_->notifications.end();) {
+        if (it->second.lock == event.lock && changed.version > it->second.after) {
+          fire.push_back(std::move(it->second.once));
+          it = core_->notifications.erase(it);
+        } else {
+          ++it;
+        }
+      }
+    }
+    if (!core_->subscribers.empty()) {
+      // Queued under the bus lock, so every subscriber sees the publication order.
+      auto shared = std::make_shared<const ElectionEvent>(std::move(event));
+      for (const auto& s : core_->subscribers) s->offer(shared);
+    }
+  }
+  if (!fire.empty() || changed.version != 0) core_->changed.notify_all();
+  for (auto& once : fire) {
+    try {
+      once(changed);
+    } catch (...) {  // a waiter's failure never reaches the publisher
+    }
+  }
+}
+
+std::size_t EventBus::subscribers() const {
+  std::lock_guard guard(core_->mu);
+  return core_->subscribers.size();
+}
+
+}  // namespace leader
