@@ -7,6 +7,7 @@
 #   redis 127.0.0.1:16379   postgres 127.0.0.1:15432   mariadb 127.0.0.1:13306
 #   etcd  127.0.0.1:12379 (peer 12380)   zookeeper 127.0.0.1:12181
 #   dynalite (DynamoDB API) 127.0.0.1:18000
+#   consul: the Consul HTTP API double (tests/doubles/consul, not a real Consul) 127.0.0.1:18500
 set -euo pipefail
 # Servers must not inherit descriptors of the caller: run under `flock LOCK scripts/...`, a server
 # started here would keep LOCK's descriptor open and hold the lock for its whole life (the lock
@@ -17,6 +18,7 @@ for fd in /proc/$$/fd/*; do
 done
 ROOT=${LE_TEST_ROOT:-/tmp/le-test}
 NPM_DIR=${LE_NPM_DIR:-$ROOT/npm}          # where dynalite gets npm-installed
+REPO=$(cd "$(dirname "$0")/.." && pwd)
 
 is_root() { [ "$(id -u)" = 0 ]; }
 as_user() { local u=$1; shift; if is_root; then runuser -u "$u" -- "$@"; else "$@"; fi; }
@@ -61,9 +63,9 @@ cmd=${1:-start}; shift || true
 case $cmd in
 stop) stop_all; exit 0 ;;
 start) ;;
-*) echo "usage: $0 start [redis postgres mariadb etcd zookeeper dynalite] | stop" >&2; exit 64 ;;
+*) echo "usage: $0 start [redis postgres mariadb etcd zookeeper dynalite consul] | stop" >&2; exit 64 ;;
 esac
-SERVERS=${*:-${LE_SERVERS:-"redis postgres mariadb etcd zookeeper dynalite"}}
+SERVERS=${*:-${LE_SERVERS:-"redis postgres mariadb etcd zookeeper dynalite consul"}}
 mkdir -p "$ROOT/pids" "$ROOT/logs"
 chmod 755 "$ROOT"
 running() { local f="$ROOT/pids/$1.pid"; [ -f "$f" ] && kill -0 "$(cat "$f")" 2>/dev/null; }
@@ -152,6 +154,15 @@ dynalite)
     --createTableMs 0 --deleteTableMs 0 --updateTableMs 0 > "$ROOT/logs/dynalite.log" 2>&1 &
   echo $! > "$ROOT/pids/dynalite.pid"
   wait_for dynalite 20 tcp_open 18000
+  ;;
+consul)
+  # In memory (nothing to keep under $ROOT but its log). Sessions end exactly one TTL after the
+  # last renew (the earliest Consul promises; real Consul waits up to 2x), session_ttl_min 100ms
+  # so the contract's 1 s leases fit (Consul's default minimum is 10s).
+  nohup python3 "$REPO/tests/doubles/consul/consul_double.py" --host 127.0.0.1 --port 18500 \
+    --ttl-multiplier 1 --session-ttl-min 100ms > "$ROOT/logs/consul.log" 2>&1 &
+  echo $! > "$ROOT/pids/consul.pid"
+  wait_for consul 20 tcp_open 18500
   ;;
 *) echo "unknown server: $s" >&2; exit 2 ;;
 esac; done
