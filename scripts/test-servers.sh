@@ -8,6 +8,7 @@
 #   etcd  127.0.0.1:12379 (peer 12380)   zookeeper 127.0.0.1:12181
 #   dynalite (DynamoDB API) 127.0.0.1:18000
 #   consul: the Consul HTTP API double (tests/doubles/consul, not a real Consul) 127.0.0.1:18500
+#   k8s (Kubernetes Lease API double, tests/doubles/k8s) 127.0.0.1:16443
 set -euo pipefail
 # Servers must not inherit descriptors of the caller: run under `flock LOCK scripts/...`, a server
 # started here would keep LOCK's descriptor open and hold the lock for its whole life (the lock
@@ -63,9 +64,9 @@ cmd=${1:-start}; shift || true
 case $cmd in
 stop) stop_all; exit 0 ;;
 start) ;;
-*) echo "usage: $0 start [redis postgres mariadb etcd zookeeper dynalite consul] | stop" >&2; exit 64 ;;
+*) echo "usage: $0 start [redis postgres mariadb etcd zookeeper dynalite consul k8s] | stop" >&2; exit 64 ;;
 esac
-SERVERS=${*:-${LE_SERVERS:-"redis postgres mariadb etcd zookeeper dynalite consul"}}
+SERVERS=${*:-${LE_SERVERS:-"redis postgres mariadb etcd zookeeper dynalite consul k8s"}}
 mkdir -p "$ROOT/pids" "$ROOT/logs"
 chmod 755 "$ROOT"
 running() { local f="$ROOT/pids/$1.pid"; [ -f "$f" ] && kill -0 "$(cat "$f")" 2>/dev/null; }
@@ -163,6 +164,13 @@ consul)
     --ttl-multiplier 1 --session-ttl-min 100ms > "$ROOT/logs/consul.log" 2>&1 &
   echo $! > "$ROOT/pids/consul.pid"
   wait_for consul 20 tcp_open 18500
+  ;;
+k8s)
+  # The Kubernetes API double (Python 3 standard library; Debian's /usr/bin/python3).
+  nohup /usr/bin/python3 "$REPO/tests/doubles/k8s/k8s_double.py" --host 127.0.0.1 \
+    --port "${LE_K8S_PORT:-16443}" > "$ROOT/logs/k8s.log" 2>&1 &
+  echo $! > "$ROOT/pids/k8s.pid"
+  wait_for k8s 10 tcp_open "${LE_K8S_PORT:-16443}"
   ;;
 *) echo "unknown server: $s" >&2; exit 2 ;;
 esac; done

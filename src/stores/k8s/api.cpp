@@ -1,0 +1,148 @@
+#include "api.hpp"
+
+#include <fstream>
+#include <sstream>
+
+#include "leader/errors.hpp"
+
+namespace leader::k8s {
+namespace {
+
+constexpr auto kTokenReload = std::chrono::minutes(1);  // as client-go's cached file token source
+
+std::string read_token(const std::string& path) {
+  std::ifstream in(path);
+  if (!in)
+    throw BackendError(ErrorCode::failed_precondition, "k8s",
+                       "cannot read the bearer token file '" + path + "'");
+  std::stringstream s;
+  s << in.rdbuf();
+  std::string token = s.str();
+  while (!token.empty() && (token.back() == '\n' || token.back() == '\r' || token.back() == ' '))
+    token.pop_back();
+  if (token.empty())
+    throw BackendError(ErrorCode::failed_precondition, "k8s",
+                       "the bearer token file '" + path + "' is empty");
+  return token;
+}
+
+http::ClientOptions client_options(const Config& c) {
+  http::ClientOptions o;
+  o.store = "k8s";
+  o.base_urls = {c.base_url};
+  o.tls.ca_file = c.ca_file;
+  o.tls.cert_file = c.cert_file;
+  o.tls.key_file = c.key_file;
+  o.tls.verify = c.tls_verify;
+  o.tls.server_name = c.tls_server_name;
+  o.pool_size = static_cast<std::size_t>(c.pool_size);
+  o.connect_timeout = c.connect_timeout;
+  o.request_timeout = c.request_timeout;
+  o.default_headers = {{"Accept", "application/json", false},
+                       {"Content-Type", "application/json", false}};
+  if (!c.token.empty()) o.default_headers.push_back({"Authorization", "Bearer " + c.token, true});
+  return o;
+}
+
+std::string status_message(const nlohmann::json& body) {
+  if (body.is_object() && body.contains("message") && body["message"].is_string())
+    return body["message"].get<std::string>();
+  return "(no Status message)";
+}
+
+[[noreturn]] void fail(http::Method method, const Reply& r, const std::string& what,
+                       const http::Client& client) {
+  const std::string text =
+      client.redact(std::string(http::to_string(method)) + " " + what + ": HTTP " +
+                    std::to_string(r.status) + " " + r.reason + ": " + status_message(r.body));
+  switch (r.status) {
+    case 401:
+      throw BackendError(ErrorCode::failed_precondition, "k8s",
+                         text + " (the bearer token was refused; check token / token_file)");
+    case 403:
+      throw BackendError(ErrorCode::failed_precondition, "k8s",
+                         text + " (grant the Role of deploy/k8s/rbac.yaml)");
+    case 429:
+    case 503:
+      throw BackendError(ErrorCode::unavailable, "k8s", text);
+    case 500:
+    case 504:
+      throw BackendError(
+          method == http::Method::get ? ErrorCode::unavailable : ErrorCode::deadline_exceeded,
+          "k8s", text + " (the write's outcome is unknown)");
+    default:
+      throw BackendError(ErrorCode::internal, "k8s", text);
+  }
+}
+
+}  // namespace
+
+Api::Api(Config config)
+    : config_(std::move(config)),
+      scope_(config_.base_url + "/" + config_.ns),
+      path_("/apis/coordination.k8s.io/v1/namespaces/" + config_.ns + "/leases"),
+      client_(std::make_unique<http::Client>(client_options(config_))) {}
+
+void Api::refresh_token() {
+  if (config_.token_file.empty()) return;
+  std::lock_guard lock(token_mu_);
+  const auto now = std::chrono::steady_clock::now();
+  if (token_loaded_ && now - token_read_ < kTokenReload) return;
+  client_->set_default_header({"Authorization", "Bearer " + read_token(config_.token_file), true});
+  token_read_ = now;
+  token_loaded_ = true;
+}
+
+Reply Api::call(http::Method method, const std::string& target, const std::string& body,
+                Deadline deadline) {
+  refresh_token();
+  http::Response resp = client_->send({method, target, {}, body}, deadline);
+  if (resp.status == 401 && !config_.token_file.empty()) {
+    {  // the token may have rotated: read it again now and resend (a 401 applied nothing)
+      std::lock_guard lock(token_mu_);
+      token_loaded_ = false;
+    }
+    refresh_token();
+    resp = client_->send({method, target, {}, body}, deadline);
+  }
+  Reply r;
+  r.received = std::chrono::steady_clock::now();
+  r.status = resp.status;
+  if (!resp.body.empty()) {
+    r.body = nlohmann::json::parse(resp.body, nullptr, false);
+    if (r.body.is_discarded())
+      throw BackendError(ErrorCode::internal, "k8s",
+                         std::string(http::to_string(method)) + " " + target + ": HTTP " +
+                             std::to_string(resp.status) + " with a body that is not JSON");
+  }
+  if (!r.ok() && r.body.is_object() && r.body.contains("reason") && r.body["reason"].is_string())
+    r.reason = r.body["reason"].get<std::string>();
+  if (r.ok() || r.not_found() || r.conflict()) return r;
+  fail(method, r, target, *client_);
+}
+
+Reply Api::get(const std::string& name, Deadline deadline) {
+  return call(http::Method::get, path_ + "/" + name, {}, deadline);
+}
+
+Reply Api::list(const std::string& selector, Deadline deadline) {
+  std::string encoded;  // k=v with '/' and '=' percent-encoded
+  for (char c : selector) encoded += c == '/' ? "%2F" : c == '=' ? "%3D" : std::string(1, c);
+  return call(http::Method::get, path_ + "?labelSelector=" + encoded, {}, deadline);
+}
+
+Reply Api::create(const nlohmann::json& object, Deadline deadline) {
+  nlohmann::json body = object;
+  body["metadata"].erase("resourceVersion");
+  return call(http::Method::post, path_, body.dump(), deadline);
+}
+
+Reply Api::replace(const std::string& name, const nlohmann::json& object, Deadline deadline) {
+  return call(http::Method::put, path_ + "/" + name, object.dump(), deadline);
+}
+
+Reply Api::remove(const std::string& name, Deadline deadline) {
+  return call(http::Method::delete_, path_ + "/" + name, {}, deadline);
+}
+
+}  // namespace leader::k8s

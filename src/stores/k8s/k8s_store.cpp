@@ -1,0 +1,225 @@
+#include "k8s_store.hpp"
+
+#include <algorithm>
+
+#include "leader/detail/group_size.hpp"
+#include "leader/errors.hpp"
+#include "sightings.hpp"
+
+namespace leader::k8s {
+namespace {
+
+constexpr int kOwnWriteAttempts = 4;  // 409s followed by one owner before giving up
+
+Lease lease_of(const LeaseRequest& request, std::uint64_t fence, int slot) {
+  Lease l;
+  l.lock = request.lock;
+  l.owner = request.owner;
+  l.node_id = request.node_id;
+  l.fencing_token = fence;
+  l.slot = slot;
+  l.slots = request.slots;
+  l.ttl = request.ttl;
+  return l;
+}
+
+std::string object_of(const Lease& lease) {
+  return lease.slots == 0 ? object_name(lease.lock) : slot_object_name(lease.lock, lease.slot);
+}
+
+Grant grant_for(const Lease& lease, std::string holder, Duration ttl) {
+  Grant g;
+  g.lock = lease.lock;
+  g.holder = std::move(holder);
+  g.duration_seconds = duration_seconds(ttl);
+  g.slots = lease.slots;
+  if (lease.slots > 0) g.slot = lease.slot;
+  return g;
+}
+
+}  // namespace
+
+void check_owner_lock(const LeaseView& view, std::string_view lock) {
+  if (view.lock && *view.lock != lock)
+    throw BackendError(ErrorCode::failed_precondition, "k8s",
+                       "Lease object '" + view.name + "' belongs to lock '" + *view.lock +
+                           "', not to '" + std::string(lock) +
+                           "' (two lock names map to one object name; rename one lock)");
+}
+
+K8sStore::K8sStore(Config config) : api_(std::move(config)) {}
+
+std::string K8sStore::key(const std::string& name) const { return api_.scope() + "/" + name; }
+
+K8sStore::Judgement K8sStore::judge(const LeaseView& view, TimePoint received) {
+  if (view.holder.empty()) {
+    Sightings::shared().forget(key(view.name));
+    return {};
+  }
+  const TimePoint since =
+      Sightings::shared().observe(key(view.name), view.resource_version, received);
+  const Duration left = std::chrono::seconds(view.duration_seconds) -
+                        std::chrono::duration_cast<Duration>(received - since);
+  return {left > Duration{0}, std::max(left, Duration{0})};
+}
+
+void K8sStore::saw_write(const Reply& reply) {
+  const LeaseView v = LeaseView::of(reply.body);
+  (void)judge(v, reply.received);
+}
+
+void K8sStore::remember(const std::string& name, const nlohmann::json& object) {
+  std::lock_guard lock(mu_);
+  cache_[name] = object;
+}
+
+std::optional<nlohmann::json> K8sStore::remembered(const std::string& name) {
+  std::lock_guard lock(mu_);
+  auto it = cache_.find(name);
+  if (it == cache_.end()) return std::nullopt;
+  return it->second;
+}
+
+std::optional<nlohmann::json> K8sStore::write(const std::string& name,
+                                              const nlohmann::json& current, const Grant& grant,
+                                              Deadline deadline) {
+  const nlohmann::json object = apply_grant(current, name, grant);
+  const Reply r =
+      current.is_null() ? api_.create(object, deadline) : api_.replace(name, object, deadline);
+  if (r.conflict() || r.not_found()) return std::nullopt;
+  saw_write(r);
+  remember(name, r.body);
+  return r.body;
+}
+
+Acquired K8sStore::try_acquire(const LeaseRequest& request, Deadline deadline) {
+  return request.slots == 0 ? acquire_single(request, deadline) : acquire_group(request, deadline);
+}
+
+Acquired K8sStore::acquire_single(const LeaseRequest& request, Deadline deadline) {
+  const std::string name = object_name(request.lock);
+  const std::string id = holder_identity(request.node_id, request.owner);
+  Grant grant{request.lock, id, duration_seconds(request.ttl), true, 0, std::nullopt};
+  const Reply r = api_.get(name, deadline);
+  nlohmann::json current;  // null: create
+  if (r.ok()) {
+    const LeaseView v = LeaseView::of(r.body);
+    check_owner_lock(v, request.lock);
+    if (v.slot)
+      throw BackendError(ErrorCode::failed_precondition, "k8s",
+                         "Lease object '" + name + "' is a group slot, not a single lease");
+    if (v.holder == id) {  // the owner's retry: its own lease back, expiry reset
+      grant.new_holder = false;
+      auto again = write(name, r.body, grant, deadline);
+      if (!again) return {};
+      return {lease_of(request, LeaseView::of(*again).fence, 0)};
+    }
+    if (judge(v, r.received).live) return {};
+    current = r.body;
+  }
+  auto written = write(name, current, grant, deadline);
+  if (!written) return {};
+  check_single_shape(request, *written, grant, deadline);
+  return {lease_of(request, LeaseView::of(*written).fence, 0)};
+}
+
+LeaseStatus K8sStore::update_own(const std::string& name, const std::string& identity,
+                                 const Grant& grant, Deadline deadline) {
+  std::optional<nlohmann::json> current = remembered(name);
+  for (int attempt = 0; attempt < kOwnWriteAttempts; ++attempt) {
+    if (!current || LeaseView::of(*current).holder != identity) {
+      const Reply r = api_.get(name, deadline);
+      if (r.not_found()) return LeaseStatus::lost;
+      current = r.body;
+      if (LeaseView::of(r.body).holder != identity) return LeaseStatus::lost;
+    }
+    const Reply w = api_.replace(name, apply_grant(*current, name, grant), deadline);
+    if (w.ok()) {
+      saw_write(w);
+      remember(name, w.body);
+      return LeaseStatus::ok;
+    }
+    if (w.not_found()) return LeaseStatus::lost;
+    current.reset();  // 409: another write came first; read it and look again
+  }
+  throw BackendError(ErrorCode::unavailable, "k8s",
+                     "Lease '" + name + "' kept changing under " +
+                         std::to_string(kOwnWriteAttempts) + " conditional writes of its holder");
+}
+
+LeaseStatus K8sStore::renew(Lease& lease, Duration ttl, Deadline deadline) {
+  const std::string id = holder_identity(lease.node_id, lease.owner);
+  const auto status = update_own(object_of(lease), id, grant_for(lease, id, ttl), deadline);
+  if (status != LeaseStatus::ok) return status;
+  lease.ttl = ttl;
+  return LeaseStatus::ok;
+}
+
+LeaseStatus K8sStore::release(const Lease& lease, Duration keep_for, Deadline deadline) {
+  const std::string id = holder_identity(lease.node_id, lease.owner);
+  // keep_for > 0: stay the holder for keep_for more; otherwise free it as client-go's release
+  // does (holderIdentity "", leaseDurationSeconds 1, leaseTransitions kept).
+  const Grant g = keep_for > Duration{0} ? grant_for(lease, id, keep_for)
+                                         : grant_for(lease, "", std::chrono::seconds(1));
+  return update_own(object_of(lease), id, g, deadline);
+}
+
+void K8sStore::withdraw(const std::string& name, const nlohmann::json& written, const Grant& grant,
+                        Deadline deadline) {
+  Grant free = grant;
+  free.holder.clear();
+  free.new_holder = false;
+  free.duration_seconds = 1;
+  try {
+    const Reply w = api_.replace(name, apply_grant(written, name, free), deadline);
+    if (w.ok()) {
+      saw_write(w);
+      return;
+    }
+    if (w.conflict()) (void)update_own(name, grant.holder, free, deadline);
+  } catch (const BackendError&) {
+    // Left held: it expires after its duration like any lease whose holder vanished.
+  }
+}
+
+LockState K8sStore::inspect(std::string_view lock, Deadline deadline) {
+  LockState state;
+  state.lock = std::string(lock);
+  const std::string name = object_name(lock);
+  const Reply r = api_.get(name, deadline);
+  auto add = [&](const LeaseView& v, TimePoint received, int slot) {
+    if (v.holder.empty()) return;
+    const Judgement j = judge(v, received);
+    if (!j.live) return;
+    auto [node, owner] = split_identity(v.holder);
+    state.holders.push_back({node, owner, v.fence, slot, j.left});
+  };
+  if (r.ok()) {
+    const LeaseView v = LeaseView::of(r.body);
+    check_owner_lock(v, lock);
+    if (!v.slot) add(v, r.received, 0);
+  }
+  TimePoint received{};
+  for (const auto& [v, object] : lock_objects(lock, received, deadline))
+    if (v.slot && v.name != name) add(v, received, *v.slot);
+  std::sort(state.holders.begin(), state.holders.end(),
+            [](const Holder& a, const Holder& b) { return a.slot < b.slot; });
+  return state;
+}
+
+std::vector<std::pair<LeaseView, nlohmann::json>> K8sStore::lock_objects(std::string_view lock,
+                                                                         TimePoint& received,
+                                                                         Deadline deadline) {
+  const Reply r = api_.list(std::string(kLockLabel) + "=" + short_hash(lock), deadline);
+  if (!r.ok() || !r.body.contains("items") || !r.body["items"].is_array())
+    throw BackendError(ErrorCode::internal, "k8s", "LIST of leases gave no items");
+  received = r.received;
+  std::vector<std::pair<LeaseView, nlohmann::json>> out;
+  for (const auto& item : r.body["items"]) {
+    LeaseView v = LeaseView::of(item);
+    if (v.lock && *v.lock == lock) out.emplace_back(std::move(v), item);
+  }
+  return out;
+}
+
+}  // namespace leader::k8s

@@ -1,0 +1,85 @@
+#pragma once
+// leader::k8s: leases as coordination.k8s.io/v1 Lease objects, in the format of client-go's
+// LeaseLock, so client-go leader electors and this library's replicas exclude each other.
+// See README.md (data model, safety argument, failure modes).
+
+#include <mutex>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "api.hpp"
+#include "leader/store.hpp"
+#include "record.hpp"
+
+namespace leader::k8s {
+
+/// The Kubernetes Lease store. Thread-safe.
+class K8sStore : public LeaseStore {
+ public:
+  /// A store over the API server and namespace of `config`; no I/O until the first call.
+  explicit K8sStore(Config config);
+
+  [[nodiscard]] std::string_view scheme() const override { return "k8s"; }
+  Acquired try_acquire(const LeaseRequest& request, Deadline deadline) override;
+  [[nodiscard]] LeaseStatus renew(Lease& lease, Duration ttl,
+                                  Deadline deadline) override;  // TEMP: kit
+  LeaseStatus release(const Lease& lease, Duration keep_for, Deadline deadline) override;
+  [[nodiscard]] LockState inspect(std::string_view lock, Deadline deadline) override;
+  void put_candidate(std::string_view group, const Candidate& candidate, Duration ttl,
+                     Deadline deadline) override;
+  [[nodiscard]] std::vector<Candidate> list_candidates(std::string_view group,
+                                                       Deadline deadline) override;
+  void remove_candidate(std::string_view group, std::string_view node_id,
+                        Deadline deadline) override;
+
+  /// The API client (tests and the benchmark issue raw calls through it).
+  [[nodiscard]] Api& api() { return api_; }
+
+ private:
+  /// What this process's judge says of a held record: live, and how long it has left.
+  struct Judgement {
+    bool live = false;
+    Duration left{};
+  };
+  Judgement judge(const LeaseView& view, TimePoint received);
+  void saw_write(const Reply& reply);
+  Acquired acquire_single(const LeaseRequest& request, Deadline deadline);
+  Acquired acquire_group(const LeaseRequest& request, Deadline deadline);
+  /// Writes `grant` over `current` (a GET's or LIST's object; null to create): the reply, with
+  /// the written object, or nullopt on 409 / 404 (someone else wrote first).
+  std::optional<nlohmann::json> write(const std::string& name, const nlohmann::json& current,
+                                      const Grant& grant, Deadline deadline);
+  /// Rewrites an object this owner holds with `grant` (renew, release), following 409s.
+  LeaseStatus update_own(const std::string& name, const std::string& identity, const Grant& grant,
+                         Deadline deadline);
+  /// Frees `written` (the object our own write returned) after a refused acquisition.
+  void withdraw(const std::string& name, const nlohmann::json& written, const Grant& grant,
+                Deadline deadline);
+  /// The objects of `lock` found by its label (slot objects and, when labelled, the base).
+  std::vector<std::pair<LeaseView, nlohmann::json>> lock_objects(std::string_view lock,
+                                                                 TimePoint& received,
+                                                                 Deadline deadline);
+  /// Bumps the lock's fencing counter on its base object (a group grant's token); refuses when
+  /// the base object has a live single holder.
+  std::uint64_t next_group_fence(const LeaseRequest& request, Deadline deadline);
+  void check_single_shape(const LeaseRequest& request, const nlohmann::json& written,
+                          const Grant& grant, Deadline deadline);
+  void check_group_shape(const LeaseRequest& request, const std::string& own_name,
+                         const nlohmann::json& written, const Grant& grant, Deadline deadline);
+  [[nodiscard]] std::string key(const std::string& name) const;
+  void remember(const std::string& name, const nlohmann::json& object);
+  std::optional<nlohmann::json> remembered(const std::string& name);
+
+  Api api_;
+  std::mutex mu_;
+  std::unordered_map<std::string, nlohmann::json> cache_;  // guarded by mu_: last own writes
+};
+
+/// Throws BackendError(failed_precondition) when `view` belongs to another lock than `lock`
+/// (object names are an encoding; the annotation holds the exact name).
+void check_owner_lock(const LeaseView& view, std::string_view lock);
+
+}  // namespace leader::k8s

@@ -1,0 +1,240 @@
+#include "record.hpp"
+
+#include <charconv>
+#include <cstdio>
+#include <ctime>
+
+#include "leader/errors.hpp"
+
+namespace leader::k8s {
+namespace {
+
+constexpr std::size_t kMaxName = 253;
+constexpr std::size_t kHashedPrefix = 200;  // leaves room for "-<hash>-slot<K>"
+
+bool is_alnum_lower(char c) { return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9'); }
+
+std::string hashed_name(std::string_view lock) {
+  std::string out;
+  for (char c : lock) {
+    const char l = (c >= 'A' && c <= 'Z') ? static_cast<char>(c - 'A' + 'a') : c;
+    const char mapped = is_alnum_lower(l) ? l : '-';
+    if (mapped == '-' && (out.empty() || out.back() == '-')) continue;
+    out.push_back(mapped);
+    if (out.size() >= kHashedPrefix) break;
+  }
+  while (!out.empty() && out.back() == '-') out.pop_back();
+  return (out.empty() ? std::string("lock") : out) + "-" + short_hash(lock);
+}
+
+std::optional<int> int_annotation(const nlohmann::json& annotations, const char* key) {
+  auto it = annotations.find(key);
+  if (it == annotations.end() || !it->is_string()) return std::nullopt;
+  const std::string& s = it->get_ref<const std::string&>();
+  int v = 0;
+  auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
+  if (ec != std::errc() || end != s.data() + s.size() || v < 0) return std::nullopt;
+  return v;
+}
+
+std::uint64_t fence_of(const nlohmann::json& annotations) {
+  auto it = annotations.find(kFenceAnnotation);
+  if (it == annotations.end() || !it->is_string()) return 0;
+  const std::string& s = it->get_ref<const std::string&>();
+  std::uint64_t v = 0;
+  auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
+  if (ec != std::errc() || end != s.data() + s.size())
+    throw BackendError(ErrorCode::internal, "k8s",
+                       "annotation " + std::string(kFenceAnnotation) + " is not a number: '" + s +
+                           "'; the lock's fencing counter was changed by hand");
+  return v;
+}
+
+}  // namespace
+
+std::string short_hash(std::string_view text) {
+  std::uint64_t h = 0xcbf29ce484222325ULL;
+  for (unsigned char c : text) {
+    h ^= c;
+    h *= 0x100000001b3ULL;
+  }
+  char buf[17];
+  std::snprintf(buf, sizeof buf, "%016llx", static_cast<unsigned long long>(h));
+  return buf;
+}
+
+bool is_dns_subdomain(std::string_view name) {
+  if (name.empty() || name.size() > kMaxName) return false;
+  char prev = '.';
+  for (char c : name) {
+    if (c == '.' || c == '-') {
+      if (prev == '.' || (c == '.' && prev == '-')) return false;
+    } else if (!is_alnum_lower(c)) {
+      return false;
+    }
+    prev = c;
+  }
+  return is_alnum_lower(prev);
+}
+
+std::string object_name(std::string_view lock) {
+  return is_dns_subdomain(lock) ? std::string(lock) : hashed_name(lock);
+}
+
+std::string slot_object_name(std::string_view lock, int slot) {
+  const std::string suffix = "-slot" + std::to_string(slot);
+  std::string base = object_name(lock);
+  if (base.size() + suffix.size() > kMaxName) base = hashed_name(lock);
+  return base + suffix;
+}
+
+std::string micro_time(WallTime t) {
+  const auto us = std::chrono::duration_cast<std::chrono::microseconds>(t.time_since_epoch());
+  const std::time_t secs =
+      static_cast<std::time_t>(std::chrono::floor<std::chrono::seconds>(us).count());
+  const auto frac = us.count() - static_cast<long long>(secs) * 1000000;
+  std::tm tm{};
+  gmtime_r(&secs, &tm);
+  char buf[96];
+  std::snprintf(buf, sizeof buf, "%04d-%02d-%02dT%02d:%02d:%02d.%06lldZ", tm.tm_year + 1900,
+                tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec,
+                static_cast<long long>(frac));
+  return buf;
+}
+
+std::optional<WallTime> parse_micro_time(std::string_view text) {
+  int y = 0, mo = 0, d = 0, h = 0, mi = 0, s = 0, used = 0;
+  const std::string str(text);
+  if (std::sscanf(str.c_str(), "%4d-%2d-%2dT%2d:%2d:%2d%n", &y, &mo, &d, &h, &mi, &s, &used) != 6)
+    return std::nullopt;
+  std::string_view rest = text.substr(static_cast<std::size_t>(used));
+  long long us = 0;
+  int digits = 0;
+  if (!rest.empty() && rest.front() == '.') {
+    rest.remove_prefix(1);
+    while (!rest.empty() && rest.front() >= '0' && rest.front() <= '9') {
+      if (digits < 6) us = us * 10 + (rest.front() - '0'), ++digits;
+      rest.remove_prefix(1);
+    }
+    for (; digits < 6; ++digits) us *= 10;
+  }
+  if (rest != "Z") return std::nullopt;  // the server writes UTC (MicroTime marshals t.UTC())
+  std::tm tm{};
+  tm.tm_year = y - 1900;
+  tm.tm_mon = mo - 1;
+  tm.tm_mday = d;
+  tm.tm_hour = h;
+  tm.tm_min = mi;
+  tm.tm_sec = s;
+  const std::time_t secs = timegm(&tm);
+  return WallTime(std::chrono::seconds(secs)) + std::chrono::microseconds(us);
+}
+
+std::string holder_identity(std::string_view node_id, std::string_view owner) {
+  return std::string(node_id) + "_" + std::string(owner);
+}
+
+std::pair<std::string, std::string> split_identity(std::string_view identity) {
+  constexpr std::size_t kOwner = 32;
+  if (identity.size() > kOwner + 1 && identity[identity.size() - kOwner - 1] == '_') {
+    const auto owner = identity.substr(identity.size() - kOwner);
+    bool hex = true;
+    for (char c : owner) hex = hex && is_alnum_lower(c) && c <= 'f';
+    if (hex)
+      return {std::string(identity.substr(0, identity.size() - kOwner - 1)), std::string(owner)};
+  }
+  return {std::string(identity), std::string()};
+}
+
+std::int32_t duration_seconds(Duration ttl) {
+  const auto ms = ttl.count();
+  const long long secs = ms <= 0 ? 1 : (ms + 999) / 1000;
+  return static_cast<std::int32_t>(std::min<long long>(secs, 0x7fffffff));
+}
+
+LeaseView LeaseView::of(const nlohmann::json& object) {
+  if (!object.is_object() || object.value("kind", "") != "Lease" || !object.contains("metadata") ||
+      !object["metadata"].is_object())
+    throw BackendError(ErrorCode::internal, "k8s", "the API server answered with no Lease object");
+  const auto& meta = object["metadata"];
+  LeaseView v;
+  v.name = meta.value("name", "");
+  v.resource_version = meta.value("resourceVersion", "");
+  const auto spec = object.value("spec", nlohmann::json::object());
+  if (spec.is_object()) {
+    if (spec.contains("holderIdentity") && spec["holderIdentity"].is_string())
+      v.holder = spec["holderIdentity"].get<std::string>();
+    if (spec.contains("leaseDurationSeconds") && spec["leaseDurationSeconds"].is_number_integer())
+      v.duration_seconds = spec["leaseDurationSeconds"].get<std::int32_t>();
+    if (spec.contains("leaseTransitions") && spec["leaseTransitions"].is_number_integer())
+      v.transitions = spec["leaseTransitions"].get<std::int32_t>();
+  }
+  const auto annotations = meta.value("annotations", nlohmann::json::object());
+  if (annotations.is_object()) {
+    if (annotations.contains(kLockAnnotation) && annotations[kLockAnnotation].is_string())
+      v.lock = annotations[kLockAnnotation].get<std::string>();
+    v.slots = int_annotation(annotations, kSlotsAnnotation);
+    v.slot = int_annotation(annotations, kSlotAnnotation);
+    v.fence = fence_of(annotations);
+  }
+  return v;
+}
+
+nlohmann::json bump_fence(nlohmann::json base, std::string_view name, std::string_view lock) {
+  const bool create = !base.is_object() || !base.contains("metadata");
+  const std::uint64_t fence = create ? 0 : LeaseView::of(base).fence;
+  if (create) {
+    const std::string now = micro_time(std::chrono::system_clock::now());
+    base = nlohmann::json{{"metadata", {{"name", std::string(name)}}},
+                          {"spec",
+                           {{"holderIdentity", ""},
+                            {"leaseDurationSeconds", 1},
+                            {"acquireTime", now},
+                            {"renewTime", now},
+                            {"leaseTransitions", 0}}}};
+  }
+  base["apiVersion"] = "coordination.k8s.io/v1";
+  base["kind"] = "Lease";
+  auto& meta = base["metadata"];
+  if (!meta["annotations"].is_object()) meta["annotations"] = nlohmann::json::object();
+  if (!meta["labels"].is_object()) meta["labels"] = nlohmann::json::object();
+  meta["annotations"][kLockAnnotation] = std::string(lock);
+  meta["annotations"][kFenceAnnotation] = std::to_string(fence + 1);
+  meta["labels"][kLockLabel] = short_hash(lock);
+  return base;
+}
+
+nlohmann::json apply_grant(nlohmann::json base, std::string_view name, const Grant& grant) {
+  const bool create = !base.is_object() || !base.contains("metadata");
+  const LeaseView old = create ? LeaseView{} : LeaseView::of(base);
+  if (create) base = nlohmann::json{{"metadata", {{"name", std::string(name)}}}};
+  base["apiVersion"] = "coordination.k8s.io/v1";
+  base["kind"] = "Lease";
+  auto& meta = base["metadata"];
+  auto& annotations = meta["annotations"];
+  if (!annotations.is_object()) annotations = nlohmann::json::object();
+  auto& labels = meta["labels"];
+  if (!labels.is_object()) labels = nlohmann::json::object();
+  annotations[kLockAnnotation] = grant.lock;
+  annotations[kSlotsAnnotation] = std::to_string(grant.slots);
+  if (grant.slot) annotations[kSlotAnnotation] = std::to_string(*grant.slot);
+  labels[kLockLabel] = short_hash(grant.lock);
+  const std::string now = micro_time(std::chrono::system_clock::now());
+  auto spec = base.value("spec", nlohmann::json::object());
+  if (!spec.is_object()) spec = nlohmann::json::object();
+  spec["holderIdentity"] = grant.holder;
+  spec["leaseDurationSeconds"] = grant.duration_seconds;
+  spec["renewTime"] = now;
+  if (grant.new_holder || grant.holder.empty() || !spec.contains("acquireTime"))
+    spec["acquireTime"] = now;
+  if (grant.new_holder) {
+    annotations[kFenceAnnotation] = std::to_string(grant.fence.value_or(old.fence + 1));
+    spec["leaseTransitions"] = create ? 0 : old.transitions + 1;
+  } else if (!spec.contains("leaseTransitions")) {
+    spec["leaseTransitions"] = old.transitions;
+  }
+  base["spec"] = spec;
+  return base;
+}
+
+}  // namespace leader::k8s
