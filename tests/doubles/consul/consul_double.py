@@ -30,6 +30,7 @@ DEFAULT_WAIT, MAX_WAIT = 300.0, 600.0  # blocking queries: default 5 min, capped
 
 class Handler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"  # keep-alive, as Consul's Go HTTP server
+    disable_nagle_algorithm = True  # one segment per reply: no delayed-ACK stalls
     server_version = "consul-double"
 
     def log_message(self, fmt, *args):  # quiet; errors still go to stderr via send_error paths
