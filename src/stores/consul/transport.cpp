@@ -1,5 +1,7 @@
 #include "transport.hpp"
 
+#include "http/client.hpp"
+
 namespace leader::consul {
 namespace {
 
@@ -25,11 +27,14 @@ http::Method method_of(std::string_view m) {
 
 }  // namespace
 
-Transport::Transport(const Config& config) : client_(options_of(config)) {}
+Transport::Transport(const Config& config)
+    : client_(std::make_unique<http::Client>(options_of(config))) {}
+
+Transport::~Transport() = default;
 
 Reply Transport::send(std::string_view method, const std::string& target, const std::string& body,
                       Deadline deadline) {
-  http::Response r = client_.send({method_of(method), target, {}, body}, deadline);
+  http::Response r = client_->send({method_of(method), target, {}, body}, deadline);
   Reply out;
   out.status = r.status;
   out.body = std::move(r.body);

@@ -11,7 +11,10 @@
 #include <string_view>
 
 #include "config.hpp"
-#include "http/client.hpp"
+
+namespace leader::http {
+class Client;
+}  // namespace leader::http
 
 namespace leader::consul {
 
@@ -27,13 +30,16 @@ class Transport {
  public:
   /// Keeps `config`; connects lazily.
   explicit Transport(const Config& config);
+  ~Transport();
+  Transport(const Transport&) = delete;
+  Transport& operator=(const Transport&) = delete;
 
   /// Sends `method` (GET, PUT, DELETE) to `target` (path and query) with `body`.
   [[nodiscard]] Reply send(std::string_view method, const std::string& target,
                            const std::string& body, Deadline deadline);
 
  private:
-  http::Client client_;
+  std::unique_ptr<http::Client> client_;  // leader_http stays a private dependency
 };
 
 }  // namespace leader::consul
