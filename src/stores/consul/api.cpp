@@ -135,6 +135,16 @@ bool Api::release(const std::string& key, const std::string& id, std::uint64_t f
   return parse_bool(r, "KV release");
 }
 
+bool Api::acquire(const std::string& key, const std::string& id, std::uint64_t flags,
+                  const std::string& value, Deadline deadline) {
+  Reply r = call(
+      "PUT",
+      "/v1/kv/" + url_path(key) + "?acquire=" + url_path(id) + "&flags=" + std::to_string(flags),
+      value, deadline);
+  if (r.status != 200) fail("KV acquire", r);
+  return parse_bool(r, "KV acquire");
+}
+
 void Api::put(const std::string& key, const std::string& value, Deadline deadline) {
   Reply r = call("PUT", "/v1/kv/" + url_path(key), value, deadline);
   if (r.status != 200) fail("KV put", r);

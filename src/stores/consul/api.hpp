@@ -66,6 +66,9 @@ class Api {
   /// PUT /v1/kv/<key>?release=<id>&flags=<flags> with `value`; Consul's true/false.
   bool release(const std::string& key, const std::string& id, std::uint64_t flags,
                const std::string& value, Deadline deadline);
+  /// PUT /v1/kv/<key>?acquire=<id>&flags=<flags> with `value`; Consul's true/false.
+  bool acquire(const std::string& key, const std::string& id, std::uint64_t flags,
+               const std::string& value, Deadline deadline);
   /// PUT /v1/kv/<key> (plain write, keeps the holder).
   void put(const std::string& key, const std::string& value, Deadline deadline);
   /// DELETE /v1/kv/<key>?cas=<index>; Consul's true/false.

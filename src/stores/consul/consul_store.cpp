@@ -230,13 +230,9 @@ ConsulStore::Renewed ConsulStore::move_to_new_session(const Lease& lease, const 
   const std::uint64_t flags = flags_for(lease.slots);
   Json ops = Json::array({kv_op("unlock", held.key, held.value, flags, 0, held.session),
                           kv_op("lock", held.key, encode_holder(value), flags, 0, fresh)});
-  TxnResult r;
-  try {
-    r = api_.txn(ops, deadline);
-  } catch (...) {
-    api_.destroy_quietly(fresh, deadline);
-    throw;
-  }
+  // No destroy of `fresh` when the outcome is unknown: the move may have committed, and ending
+  // the session that now holds the key would free it before the holder's deadline.
+  TxnResult r = api_.txn(ops, deadline);
   if (!r.committed) {
     api_.destroy_quietly(fresh, deadline);
     return {};

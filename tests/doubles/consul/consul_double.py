@@ -286,6 +286,7 @@ def main():
     server.daemon_threads = True
     server.state = state
     server.acl_token = a.acl_token
+    print("PORT %d" % server.server_address[1], flush=True)  # --port 0: the port picked
     if a.pid_file:
         with open(a.pid_file, "w") as f:
             f.write(str(os.getpid()))

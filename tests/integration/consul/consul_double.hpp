@@ -1,0 +1,37 @@
+#pragma once
+// A private Consul HTTP API double (tests/doubles/consul) on a free port, stopped when destroyed,
+// and helpers shared by the Consul integration tests.
+
+#include <chrono>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "child_process.hpp"
+#include "consul/consul_store.hpp"
+#include "leader/leader.hpp"
+
+namespace leader::consul::test {
+
+using Ms = std::chrono::milliseconds;
+
+/// One double process; `args` are extra command-line options (e.g. "--acl-token", "t").
+class DoubleServer {
+ public:
+  explicit DoubleServer(std::vector<std::string> args = {});
+  /// "consul://127.0.0.1:<port>?prefix=it&session_ttl_min=100ms" plus `extra` ("&k=v...").
+  [[nodiscard]] std::string uri(const std::string& extra = "") const;
+  /// A store of this double.
+  [[nodiscard]] std::shared_ptr<ConsulStore> store(const std::string& extra = "") const;
+
+ private:
+  std::unique_ptr<leader::test::ChildProcess> child_;
+  int port_ = 0;
+};
+
+/// A deadline 5 s from now.
+inline Deadline soon() { return Deadline::after(Ms{5000}); }
+/// A single-leader request for `lock` with a fresh owner token.
+LeaseRequest single(const std::string& lock, Ms ttl, int slots = 0);
+
+}  // namespace leader::consul::test
