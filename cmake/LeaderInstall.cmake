@@ -30,6 +30,9 @@ set(LEADER_COMPONENTS ${LEADER_BUILT_STORES})
 if(TARGET leader_asio)
   list(APPEND LEADER_COMPONENTS asio)
 endif()
+if(TARGET leader_scheduler)
+  list(APPEND LEADER_COMPONENTS scheduler)
+endif()
 configure_package_config_file(cmake/leader-config.cmake.in
   ${CMAKE_CURRENT_BINARY_DIR}/leader-config.cmake INSTALL_DESTINATION ${LEADER_CMAKE_DIR})
 write_basic_package_version_file(${CMAKE_CURRENT_BINARY_DIR}/leader-config-version.cmake

@@ -7,6 +7,7 @@ PACKAGES=(
   libgtest-dev libgmock-dev libbenchmark-dev
   libsqlite3-dev sqlite3 libhiredis-dev libssl-dev openssl libpq-dev libmariadb-dev
   libzookeeper-mt-dev libcurl4-openssl-dev nlohmann-json3-dev libasio-dev libcli11-dev
+  libhowardhinnant-date-dev tzdata
   redis-server redis-tools postgresql-15 mariadb-server mariadb-client etcd-server etcd-client
   zookeeper python3-kazoo python3-redis faketime libfaketime iproute2 nftables procps psmisc
 )

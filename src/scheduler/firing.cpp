@@ -1,0 +1,151 @@
+// One firing on a worker thread: the window check, the task's lock, the task, and the lock hold
+// that keeps slower replicas from running the same instant (docs/scheduler.md).
+
+#include <exception>
+
+#include "leader/errors.hpp"
+#include "leader/uri.hpp"
+#include "scheduler_core.hpp"
+
+namespace leader::detail {
+namespace {
+
+Duration to_duration(WallTime::duration d) { return std::chrono::duration_cast<Duration>(d); }
+
+// Runs the task; returns the exception text, or nullopt when it returned.
+std::optional<std::string> run_task(const Scheduler::Task& fn, LeaderContext& ctx) {
+  try {
+    fn(ctx);
+    return std::nullopt;
+  } catch (const std::exception& e) {
+    return std::string(e.what());
+  } catch (...) {
+    return std::string("unknown exception");
+  }
+}
+
+FiringOutcome skip_outcome(SkipReason reason) {
+  switch (reason) {
+    case SkipReason::contention:
+      return FiringOutcome::ran_elsewhere;
+    case SkipReason::backend_error:
+      return FiringOutcome::backend_error;
+    case SkipReason::cancelled:
+      return FiringOutcome::cancelled;
+  }
+  return FiringOutcome::ran_elsewhere;
+}
+
+}  // namespace
+
+bool SchedulerCore::late(const Firing& f, WallTime at) const {
+  return f.instant && !f.catch_up && at >= *f.instant + f.window;
+}
+
+TimePoint SchedulerCore::hold_end(const Firing& f, WallTime reply_w, TimePoint reply_s) const {
+  if (!f.instant) {  // fixed_delay: the next run anywhere starts >= delay - allowance after this
+    return saturating_add(clock_->now(), f.window);
+  }
+  // Held until our wall clock reads instant + window + skew: every other replica's lease for
+  // this instant would have to be granted before then (its reply must come within the window by
+  // its clock, at most max_clock_skew ahead of ours). A catch-up keeps the lock until shortly
+  // before the next instant, so that other late replicas do not catch up too.
+  WallTime end = *f.instant + f.window + options_.max_clock_skew;
+  if (f.catch_up && f.next) end = *f.next - options_.max_clock_skew - options_.latency_allowance;
+  return saturating_add(reply_s, to_duration(end - reply_w));
+}
+
+FiringResult SchedulerCore::run_firing(TaskState& t, Firing f) {
+  FiringRecord rec{.task = t.options.name, .instant = f.instant, .started = wall_->now()};
+  auto done = [&](FiringOutcome outcome, std::string detail) {
+    rec.outcome = outcome;
+    rec.detail = std::move(detail);
+    rec.finished = wall_->now();
+    return FiringResult{rec, nullptr};
+  };
+  if (!f.instant) f.window = t.options.trigger.period() - options_.latency_allowance;
+  std::string missed =
+      f.missed > 0 ? "; " + std::to_string(f.missed) + " earlier instant(s) missed" : "";
+  if (f.instant && f.window <= Duration{0})
+    return done(FiringOutcome::skipped_late, "the next instant is too close for max_clock_skew");
+  if (late(f, rec.started) || (f.missed > 0 && !f.catch_up)) {
+    if (t.options.misfire == MisfirePolicy::skip && late(f, rec.started))
+      return done(FiringOutcome::skipped_late,
+                  "started " + format_duration(to_duration(rec.started - *f.instant)) +
+                      " after its instant, past its window of " + format_duration(f.window) +
+                      missed);
+    if (t.options.misfire == MisfirePolicy::run_once) f.catch_up = true;
+  }
+  rec.catch_up = f.catch_up;
+  if (t.stop.stop_requested()) return done(FiringOutcome::cancelled, "the scheduler is stopping");
+  if (elector_.strategic) return run_strategic(t, f, rec);
+  Acquisition acq;
+  try {
+    acq = elector_.single ? elector_.single->acquire(t.options.name, t.stop.get_token())
+                          : elector_.group->acquire(t.options.name, t.stop.get_token());
+  } catch (const std::exception& e) {
+    return done(FiringOutcome::backend_error, e.what());
+  }
+  WallTime reply_w = wall_->now();
+  TimePoint reply_s = clock_->now();
+  if (!acq) return done(skip_outcome(acq.skipped.reason), acq.skipped.detail + missed);
+  LeaseGuard& guard = *acq.guard;
+  if (late(f, reply_w)) {
+    guard.release();
+    return done(FiringOutcome::skipped_late,
+                "the lease came " + format_duration(to_duration(reply_w - *f.instant)) +
+                    " after the instant, past its window of " + format_duration(f.window));
+  }
+  rec.fencing_token = guard.info().fencing_token;
+  rec.slot = guard.info().slot;
+  auto error = run_task(t.fn, guard.context());
+  bool cancelled = error && t.stop.stop_requested();
+  FiringResult out = done(
+      error ? (cancelled ? FiringOutcome::cancelled : FiringOutcome::failed) : FiringOutcome::ran,
+      error.value_or("") + missed);
+  TimePoint until = hold_end(f, reply_w, reply_s);
+  std::lock_guard lock(mu_);
+  if (until > clock_->now() && !stopping_) {
+    out.parked = std::make_shared<Parked>(
+        Parked{until, std::move(acq.guard), error.has_value(), error.value_or("")});
+    return out;
+  }
+  guard.release(error.has_value(), error.value_or(""));
+  return out;
+}
+
+FiringResult SchedulerCore::run_strategic(TaskState& t, const Firing& f, FiringRecord rec) {
+  bool was_late = false;
+  std::optional<std::string> error;
+  auto result = elector_.strategic->run_if_leader_result(
+      t.options.name,
+      [&](LeaderContext& ctx) {
+        WallTime reply_w = wall_->now();
+        TimePoint reply_s = clock_->now();
+        if ((was_late = late(f, reply_w))) return;
+        rec.fencing_token = ctx.fencing_token();
+        rec.slot = ctx.slot();
+        error = run_task(t.fn, ctx);
+        // The lock hold runs inside the action: the strategic elector releases on return.
+        TimePoint until = hold_end(f, reply_w, reply_s);
+        std::unique_lock lock(mu_);
+        while (!stopping_ && clock_->now() < until) clock_->wait_until(lock, idle_cv_, until);
+        lock.unlock();
+        if (error) throw std::runtime_error(*error);
+      },
+      t.stop.get_token());
+  rec.finished = wall_->now();
+  if (result.skipped()) {
+    rec.outcome = skip_outcome(result.skip_reason());
+    rec.detail = std::get<Skipped>(result.variant()).detail;
+  } else if (was_late) {
+    rec.outcome = FiringOutcome::skipped_late;
+    rec.detail = "the lease came after the firing's window";
+  } else {
+    rec.outcome = error ? FiringOutcome::failed : FiringOutcome::ran;
+    rec.detail = error.value_or("");
+  }
+  return FiringResult{rec, nullptr};
+}
+
+}  // namespace leader::detail
