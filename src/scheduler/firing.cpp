@@ -100,6 +100,8 @@ FiringResult SchedulerCore::run_firing(TaskState& t, Firing f) {
   rec.slot = guard.info().slot;
   auto error = run_task(t.fn, guard.context());
   bool cancelled = error && t.stop.stop_requested();
+  if (guard.context().stop_token().stop_requested() && !t.stop.stop_requested())
+    missed += "; the lease was lost while it ran";
   FiringResult out = done(
       error ? (cancelled ? FiringOutcome::cancelled : FiringOutcome::failed) : FiringOutcome::ran,
       error.value_or("") + missed);

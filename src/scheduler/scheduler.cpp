@@ -101,6 +101,7 @@ void SchedulerCore::add(TaskOptions options, Scheduler::Task fn) {
     if (other->options.name == t->options.name)
       throw InvalidArgument("task '" + t->options.name + "' is already scheduled");
   if (stopping_) throw InvalidArgument("the scheduler is stopped");
+  if (started_) first_due(*t, clock_->now(), wall_->now());
   tasks_.push_back(std::move(t));
   timer_cv_.notify_all();
 }
@@ -111,6 +112,7 @@ void SchedulerCore::start() {
   started_ = true;
   start_wall_ = wall_->now();
   start_steady_ = clock_->now();
+  for (auto& t : tasks_) first_due(*t, start_steady_, start_wall_);
   for (int i = 0; i < options_.max_concurrent; ++i)
     workers_.emplace_back([this] { worker_loop(); });
   timer_ = std::thread([this] { timer_loop(); });
