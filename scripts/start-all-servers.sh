@@ -2,7 +2,7 @@
 # Starts every test server and runs the stores' extra setup scripts (databases, TLS, ACL users).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-scripts/test-servers.sh start redis postgres mariadb etcd zookeeper dynalite consul k8s
+scripts/test-servers.sh start redis postgres mariadb etcd zookeeper dynalite consul k8s mongodb
 for setup in scripts/sql-setup.sh scripts/redis-tls.sh scripts/etcd-tls.sh; do
   if [ -x "$setup" ]; then "$setup" start; fi
 done

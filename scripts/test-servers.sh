@@ -9,6 +9,8 @@
 #   dynalite (DynamoDB API) 127.0.0.1:18000
 #   consul: the Consul HTTP API double (tests/doubles/consul, not a real Consul) 127.0.0.1:18500
 #   k8s (Kubernetes Lease API double, tests/doubles/k8s) 127.0.0.1:16443
+#   mongodb (mongomock behind an OP_MSG shim, tests/doubles/mongodb; in memory) 127.0.0.1:17017
+#     ($LE_MONGODB_PORT overrides the port of a private instance)
 set -euo pipefail
 # Servers must not inherit descriptors of the caller: run under `flock LOCK scripts/...`, a server
 # started here would keep LOCK's descriptor open and hold the lock for its whole life (the lock
@@ -64,9 +66,9 @@ cmd=${1:-start}; shift || true
 case $cmd in
 stop) stop_all; exit 0 ;;
 start) ;;
-*) echo "usage: $0 start [redis postgres mariadb etcd zookeeper dynalite consul k8s] | stop" >&2; exit 64 ;;
+*) echo "usage: $0 start [redis postgres mariadb etcd zookeeper dynalite consul k8s mongodb] | stop" >&2; exit 64 ;;
 esac
-SERVERS=${*:-${LE_SERVERS:-"redis postgres mariadb etcd zookeeper dynalite consul k8s"}}
+SERVERS=${*:-${LE_SERVERS:-"redis postgres mariadb etcd zookeeper dynalite consul k8s mongodb"}}
 mkdir -p "$ROOT/pids" "$ROOT/logs"
 chmod 755 "$ROOT"
 running() { local f="$ROOT/pids/$1.pid"; [ -f "$f" ] && kill -0 "$(cat "$f")" 2>/dev/null; }
@@ -171,6 +173,14 @@ k8s)
     --port "${LE_K8S_PORT:-16443}" > "$ROOT/logs/k8s.log" 2>&1 &
   echo $! > "$ROOT/pids/k8s.pid"
   wait_for k8s 10 tcp_open "${LE_K8S_PORT:-16443}"
+  ;;
+mongodb)
+  # Debian's /usr/bin/python3: python3-mongomock and python3-bson are installed for it.
+  MONGODB_PORT=${LE_MONGODB_PORT:-17017}
+  nohup /usr/bin/python3 "$REPO/tests/doubles/mongodb/shim.py" --host 127.0.0.1 \
+    --port "$MONGODB_PORT" > "$ROOT/logs/mongodb.log" 2>&1 &
+  echo $! > "$ROOT/pids/mongodb.pid"
+  wait_for mongodb 20 tcp_open "$MONGODB_PORT"
   ;;
 *) echo "unknown server: $s" >&2; exit 2 ;;
 esac; done

@@ -1,0 +1,54 @@
+#pragma once
+// leader::mongodb: leases in one MongoDB document per lock, every transition one conditional
+// findAndModify or update judged by the server's clock ($$NOW, $currentDate). See README.md.
+
+#include <mutex>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "config.hpp"
+#include "connection.hpp"
+#include "leader/store.hpp"
+#include "lock_doc.hpp"
+
+namespace leader::mongodb {
+
+/// The MongoDB store. Thread-safe. Opening does no I/O: the first call connects.
+class MongoStore : public LeaseStore {
+ public:
+  /// A store over `config`'s deployment and database.
+  explicit MongoStore(Config config);
+
+  [[nodiscard]] std::string_view scheme() const override { return "mongodb"; }
+  Acquired try_acquire(const LeaseRequest& request, Deadline deadline) override;
+  [[nodiscard]] LeaseStatus renew(Lease& lease, Duration ttl, Deadline deadline) override;
+  LeaseStatus release(const Lease& lease, Duration keep_for, Deadline deadline) override;
+  [[nodiscard]] LockState inspect(std::string_view lock, Deadline deadline) override;
+  void put_candidate(std::string_view group, const Candidate& candidate, Duration ttl,
+                     Deadline deadline) override;
+  [[nodiscard]] std::vector<Candidate> list_candidates(std::string_view group,
+                                                       Deadline deadline) override;
+  void remove_candidate(std::string_view group, std::string_view node_id,
+                        Deadline deadline) override;
+
+  /// The connection (tests and the benchmark send raw commands through it).
+  [[nodiscard]] Connection& connection() { return connection_; }
+
+ private:
+  LockDoc read_lock(std::string_view lock, Deadline deadline);
+  std::optional<std::uint64_t> grant(const LeaseRequest& request, const LockDoc& doc, int slot,
+                                     bool size_change, Deadline deadline);
+  LeaseStatus refresh(const Lease& lease, Duration ttl, const std::string* node, Deadline deadline);
+  bool refresh_candidate(std::string_view group, const Candidate& c, Duration ttl, bool insert,
+                         Deadline deadline);
+  void ensure_candidate_indexes(Deadline deadline);
+
+  Connection connection_;
+  std::string locks_;
+  std::string candidates_;
+  std::mutex index_mu_;
+  bool indexes_ready_ = false;
+};
+
+}  // namespace leader::mongodb
