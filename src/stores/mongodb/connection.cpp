@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <cctype>
 #include <cstdio>
-#include <set>
+#include <string_view>
 
 #include "leader/errors.hpp"
 #include "stream.hpp"
@@ -184,7 +184,11 @@ DocPtr Connection::run(const char* what, bson_t* command, bool is_write, Deadlin
   if (deadline.expired())
     throw BackendError(ErrorCode::deadline_exceeded, "mongodb",
                        std::string(what) + ": the deadline passed before the call was sent");
-  BSON_APPEND_INT64(command, "maxTimeMS", std::max<int64_t>(1, deadline.remaining().count()));
+  bson_iter_t first;
+  const bool get_more = bson_iter_init(&first, command) && bson_iter_next(&first) &&
+                        std::string_view(bson_iter_key(&first)) == "getMore";
+  if (!get_more)  // the server refuses maxTimeMS on getMore of a non-tailable cursor
+    BSON_APPEND_INT64(command, "maxTimeMS", std::max<int64_t>(1, deadline.remaining().count()));
   Lent lent{this, borrow(deadline)};
   mongoc_client_t* client = lent.borrowed.client;
   CallDeadline bound(deadline);
@@ -226,7 +230,11 @@ std::optional<DocPtr> Connection::write(const char* what, bson_t* command, Deadl
 }
 
 DocPtr Connection::read(const char* what, bson_t* command, Deadline deadline) {
-  return run(what, command, false, deadline);
+  DocPtr reply = run(what, command, false, deadline);
+  if (!reply)
+    throw BackendError(ErrorCode::internal, "mongodb",
+                       std::string(what) + ": unexpected duplicate key error on a read");
+  return reply;
 }
 
 std::optional<std::int64_t> get_int(const bson_t* doc, const char* dotted) {
