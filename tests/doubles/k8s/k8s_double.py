@@ -5,7 +5,7 @@ Written from the API reference notes in /work/shared/reference/kubernetes-lease.
 numbers below, "ref 3.2" etc.); FIDELITY.md lists what it implements and what it does not.
 Python 3 standard library only.
 
-  k8s_double.py --port 16443 [--host 127.0.0.1] [--token T ...] [--token-file F]
+  k8s_double.py --port 16443 (0: any free port) [--host 127.0.0.1] [--token T ...] [--token-file F]
                 [--forbidden-token T ...] [--tls-cert C --tls-key K] [--pid-file P]
 
 Auth: with no --token/--token-file every request is accepted; otherwise a request needs
@@ -18,7 +18,7 @@ object {"fail_next": [503, 500, ...]} answers the next requests with those codes
 body) without applying them; {"lose_next": n} applies the next n lease writes and then closes
 the connection without a reply (an outcome-unknown write); {"delay_ms": d} delays every reply by
 d ms; {} clears them. GET /_double/healthz answers 200. SIGSTOP of the process makes every request
-hang (the outage the contract suite uses).
+hang (the outage the contract suite uses). Prints "READY <port>" once it listens.
 """
 
 import argparse
@@ -328,6 +328,7 @@ REASONS = {429: "TooManyRequests", 500: "InternalError", 503: "ServiceUnavailabl
 class Handler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
     server_version = "k8s-double/1"
+    disable_nagle_algorithm = True  # TCP_NODELAY: headers and body are separate writes
 
     def log_message(self, fmt, *args):  # quiet unless K8S_DOUBLE_LOG is set
         if os.environ.get("K8S_DOUBLE_LOG"):
@@ -362,8 +363,7 @@ class Handler(BaseHTTPRequestHandler):
         self.wfile.write(data)
 
     def read_body(self):
-        n = int(self.headers.get("Content-Length") or 0)
-        raw = self.rfile.read(n) if n else b""
+        raw = self.raw_body
         if not raw:
             return None
         try:
@@ -373,13 +373,14 @@ class Handler(BaseHTTPRequestHandler):
 
     def dispatch(self, method):
         url = urlsplit(self.path)
+        n = int(self.headers.get("Content-Length") or 0)
+        self.raw_body = self.rfile.read(n) if n else b""  # always consumed: keep-alive framing
         try:
             if url.path.startswith("/_double/"):
                 return self.admin(method, url.path)
             self.authorize(url.path)
             failure = self.server.faults.take_failure()
             if failure:
-                self.read_body()
                 headers = [("Retry-After", "1")] if failure == 429 else []
                 return self.reply(failure, status_body(failure, REASONS.get(failure, "Unknown"),
                                                        "injected by the double"), headers)
@@ -493,6 +494,7 @@ def main():
     if a.pid_file:
         with open(a.pid_file, "w") as f:
             f.write("%d\n" % os.getpid())
+    print("READY %d" % server.server_address[1], flush=True)  # --port 0: the port chosen
     server.serve_forever()
 
 

@@ -1,0 +1,35 @@
+#pragma once
+// A private instance of the Kubernetes API double (tests/doubles/k8s) on a free port, and raw
+// API access next to the store's, for the k8s integration tests.
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "child_process.hpp"
+#include "k8s/k8s_store.hpp"
+
+namespace leader::k8s::test {
+
+/// The double, started with `args` (e.g. {"--token", "t"}); killed when destroyed.
+class Double {
+ public:
+  explicit Double(const std::vector<std::string>& args = {});
+  /// "k8s://127.0.0.1:<port>?tls=false&namespace=<ns>" + `extra` ("&token=...").
+  [[nodiscard]] std::string uri(const std::string& ns, const std::string& extra = "") const;
+  /// A store of this double (not wrapped by open(), so api() is reachable).
+  [[nodiscard]] std::shared_ptr<K8sStore> store(const std::string& ns,
+                                                const std::string& extra = "") const;
+  /// POSTs `spec` to /_double/faults.
+  void faults(const std::string& spec) const;
+  [[nodiscard]] int port() const { return port_; }
+
+ private:
+  std::unique_ptr<leader::test::ChildProcess> process_;
+  int port_ = 0;
+};
+
+/// A deadline five seconds from now.
+inline Deadline soon() { return Deadline::after(std::chrono::seconds(5)); }
+
+}  // namespace leader::k8s::test

@@ -1,0 +1,126 @@
+// The Lease objects this store writes, read back raw from the double: the fields and formats of
+// client-go's LeaseLock (reference notes section 4), leaseTransitions, release, and the fencing
+// annotation.
+
+#include <gtest/gtest.h>
+
+#include <regex>
+#include <thread>
+
+#include "k8s_double.hpp"
+#include "leader/leader.hpp"
+#include "timing.hpp"
+
+namespace leader::k8s::test {
+namespace {
+
+using Ms = std::chrono::milliseconds;
+
+LeaseRequest request(const std::string& lock, const std::string& node, Ms ttl, int slots = 0) {
+  return {lock, new_owner_token(), node, ttl, slots};
+}
+
+nlohmann::json raw(K8sStore& s, const std::string& name) {
+  auto r = s.api().get(name, soon());
+  EXPECT_EQ(r.status, 200) << r.body.dump();
+  return r.body;
+}
+
+class K8sFormat : public ::testing::Test {
+ protected:
+  Double server_;
+};
+
+TEST_F(K8sFormat, AGrantWritesTheFieldsOfClientGosLeaseLock) {
+  auto s = server_.store("fmt");
+  auto got = s->try_acquire(request("nightly-settlement", "host-a:1", Ms{15000}), soon());
+  ASSERT_TRUE(got);
+  auto obj = raw(*s, "nightly-settlement");
+  EXPECT_EQ(obj["apiVersion"], "coordination.k8s.io/v1");
+  EXPECT_EQ(obj["kind"], "Lease");
+  const auto& spec = obj["spec"];
+  EXPECT_EQ(spec["holderIdentity"], "host-a:1_" + got.lease->owner);
+  EXPECT_EQ(spec["leaseDurationSeconds"], 15);
+  EXPECT_EQ(spec["leaseTransitions"], 0);  // client-go: 0 on create
+  const std::regex micro(R"(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{6}Z)");
+  EXPECT_TRUE(std::regex_match(spec["acquireTime"].get<std::string>(), micro)) << spec;
+  EXPECT_TRUE(std::regex_match(spec["renewTime"].get<std::string>(), micro)) << spec;
+  const auto& ann = obj["metadata"]["annotations"];
+  EXPECT_EQ(ann[kFenceAnnotation], std::to_string(got.lease->fencing_token));
+  EXPECT_EQ(ann[kLockAnnotation], "nightly-settlement");
+  EXPECT_EQ(obj["metadata"]["labels"][kLockLabel], short_hash("nightly-settlement"));
+  EXPECT_FALSE(spec.contains("strategy"));
+}
+
+TEST_F(K8sFormat, ReleaseWritesAnEmptyHolderAndTheNextHolderCountsATransition) {
+  auto s = server_.store("fmt");
+  auto first = s->try_acquire(request("job-b", "a", Ms{5000}), soon());
+  ASSERT_TRUE(first);
+  EXPECT_EQ(s->release(*first.lease, Ms{0}, soon()), LeaseStatus::ok);
+  auto obj = raw(*s, "job-b");
+  EXPECT_EQ(obj["spec"]["holderIdentity"], "");  // a pointer to "", still written
+  EXPECT_EQ(obj["spec"]["leaseDurationSeconds"], 1);
+  EXPECT_EQ(obj["spec"]["leaseTransitions"], 0);
+  // An empty holder is free at once, whatever the times (client-go's rule), for a new client too.
+  auto second = server_.store("fmt")->try_acquire(request("job-b", "b", Ms{5000}), soon());
+  ASSERT_TRUE(second);
+  EXPECT_GT(second.lease->fencing_token, first.lease->fencing_token);
+  EXPECT_EQ(raw(*s, "job-b")["spec"]["leaseTransitions"], 1);
+}
+
+TEST_F(K8sFormat, RenewalsInOneSecondStillChangeTheWholeSecondRecord) {
+  auto s = server_.store("fmt");
+  auto got = s->try_acquire(request("job-c", "a", Ms{3000}), soon());
+  ASSERT_TRUE(got);
+  std::string prev = raw(*s, "job-c")["spec"]["renewTime"];
+  for (int i = 0; i < 3; ++i) {
+    Lease l = *got.lease;
+    ASSERT_EQ(s->renew(l, Ms{3000}, soon()), LeaseStatus::ok);
+    const std::string now = raw(*s, "job-c")["spec"]["renewTime"];
+    EXPECT_NE(now.substr(0, 19), prev.substr(0, 19)) << "client-go would see no change";
+    prev = now;
+  }
+}
+
+TEST_F(K8sFormat, ANonDnsLockNameIsEncodedAndItsExactNameKeptInAnAnnotation) {
+  auto s = server_.store("fmt");
+  const std::string lock = "tenant:Acme:Nightly_Job";
+  auto got = s->try_acquire(request(lock, "a", Ms{5000}), soon());
+  ASSERT_TRUE(got);
+  auto obj = raw(*s, object_name(lock));
+  EXPECT_EQ(obj["metadata"]["annotations"][kLockAnnotation], lock);
+  auto state = s->inspect(lock, soon());
+  ASSERT_EQ(state.holders.size(), 1u);
+  EXPECT_EQ(state.holders[0].owner, got.lease->owner);
+  EXPECT_EQ(state.holders[0].node_id, "a");
+}
+
+TEST_F(K8sFormat, AnObjectOfAnotherLockUnderTheSameNameIsRefused) {
+  auto s = server_.store("fmt");
+  // A single lock named like slot 0 of group "grp": the annotation tells them apart.
+  auto group = s->try_acquire(request("grp", "a", Ms{5000}, 2), soon());
+  ASSERT_TRUE(group);
+  try {
+    (void)s->try_acquire(request("grp-slot0", "b", Ms{5000}), soon());
+    ADD_FAILURE() << "a lock shared another lock's object";
+  } catch (const BackendError& e) {
+    EXPECT_EQ(e.code(), ErrorCode::failed_precondition) << e.what();
+  }
+}
+
+TEST_F(K8sFormat, GroupSlotsAreSeparateLeasesNamedSlotK) {
+  auto s = server_.store("fmt");
+  auto a = s->try_acquire(request("workers", "a", Ms{5000}, 2), soon());
+  auto b = s->try_acquire(request("workers", "b", Ms{5000}, 2), soon());
+  ASSERT_TRUE(a && b);
+  EXPECT_EQ(a.lease->slot, 0);
+  EXPECT_EQ(b.lease->slot, 1);
+  EXPECT_GT(b.lease->fencing_token, a.lease->fencing_token);
+  auto slot1 = raw(*s, "workers-slot1");
+  EXPECT_EQ(slot1["metadata"]["annotations"][kSlotsAnnotation], "2");
+  EXPECT_EQ(slot1["metadata"]["annotations"][kSlotAnnotation], "1");
+  EXPECT_EQ(slot1["spec"]["holderIdentity"], "b_" + b.lease->owner);
+}
+
+}  // namespace
+}  // namespace leader::k8s::test
