@@ -100,9 +100,10 @@ void K8sStore::put_candidate(std::string_view group, const Candidate& candidate,
 std::vector<Candidate> K8sStore::list_candidates(std::string_view group, Deadline deadline) {
   const Reply r = api_.list(std::string(kCandidateLabel) + "=" + short_hash(group), deadline);
   std::vector<Candidate> out;
-  if (!r.ok() || !r.body.contains("items") || !r.body["items"].is_array()) return out;
+  const auto items = r.ok() ? r.body.value("items", nlohmann::json::array()) : nlohmann::json();
+  if (!items.is_array()) return out;  // null: an empty list
   const auto now = epoch_ms(std::chrono::system_clock::now());
-  for (const auto& item : r.body["items"]) {
+  for (const auto& item : items) {
     auto e = entry_in(item, group);
     if (e && e->value("expires_ms", std::int64_t{0}) > now) out.push_back(candidate_of(*e));
   }

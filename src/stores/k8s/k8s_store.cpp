@@ -56,8 +56,10 @@ K8sStore::Judgement K8sStore::judge(const LeaseView& view, TimePoint received) {
     Sightings::shared().forget(key(view.name));
     return {};
   }
+  // The uid joins the version: a re-created object (or a restarted double) may reuse a
+  // resourceVersion this process saw on its predecessor; it never reuses the uid.
   const TimePoint since =
-      Sightings::shared().observe(key(view.name), view.resource_version, received);
+      Sightings::shared().observe(key(view.name), view.uid + "/" + view.resource_version, received);
   const Duration left = std::chrono::seconds(view.duration_seconds) -
                         std::chrono::duration_cast<Duration>(received - since);
   return {left > Duration{0}, std::max(left, Duration{0})};
@@ -211,11 +213,14 @@ std::vector<std::pair<LeaseView, nlohmann::json>> K8sStore::lock_objects(std::st
                                                                          TimePoint& received,
                                                                          Deadline deadline) {
   const Reply r = api_.list(std::string(kLockLabel) + "=" + short_hash(lock), deadline);
-  if (!r.ok() || !r.body.contains("items") || !r.body["items"].is_array())
-    throw BackendError(ErrorCode::internal, "k8s", "LIST of leases gave no items");
+  if (!r.ok() || !r.body.is_object())
+    throw BackendError(ErrorCode::internal, "k8s", "LIST of leases gave no LeaseList");
   received = r.received;
   std::vector<std::pair<LeaseView, nlohmann::json>> out;
-  for (const auto& item : r.body["items"]) {
+  const auto items = r.body.value("items", nlohmann::json::array());  // null: empty
+  if (!items.is_array() && !items.is_null())
+    throw BackendError(ErrorCode::internal, "k8s", "LIST of leases: items is not an array");
+  for (const auto& item : items.is_array() ? items : nlohmann::json::array()) {
     LeaseView v = LeaseView::of(item);
     if (v.lock && *v.lock == lock) out.emplace_back(std::move(v), item);
   }

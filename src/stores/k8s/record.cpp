@@ -167,13 +167,15 @@ std::int32_t duration_seconds(Duration ttl) {
 }
 
 LeaseView LeaseView::of(const nlohmann::json& object) {
-  if (!object.is_object() || object.value("kind", "") != "Lease" || !object.contains("metadata") ||
-      !object["metadata"].is_object())
+  // LIST items carry no kind/apiVersion (the API server omits them: kubernetes/kubernetes#3030).
+  if (!object.is_object() || object.value("kind", "Lease") != "Lease" ||
+      !object.contains("metadata") || !object["metadata"].is_object())
     throw BackendError(ErrorCode::internal, "k8s", "the API server answered with no Lease object");
   const auto& meta = object["metadata"];
   LeaseView v;
   v.name = meta.value("name", "");
   v.resource_version = meta.value("resourceVersion", "");
+  v.uid = meta.value("uid", "");
   const auto spec = object.value("spec", nlohmann::json::object());
   if (spec.is_object()) {
     if (spec.contains("holderIdentity") && spec["holderIdentity"].is_string())

@@ -51,6 +51,7 @@ inline constexpr const char* kLockLabel = "leader/lock-hash";
 struct LeaseView {
   std::string name;
   std::string resource_version;
+  std::string uid;                    ///< metadata.uid: new when the object is re-created
   std::string holder;                 ///< empty: free
   std::int32_t duration_seconds = 0;  ///< leaseDurationSeconds (0 when absent)
   std::int32_t transitions = 0;       ///< leaseTransitions

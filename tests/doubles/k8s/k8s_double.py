@@ -124,7 +124,10 @@ class Store:
     def list(self, ns, selector):
         with self.mu:
             items = [o for (n, _), o in sorted(self.objects.items()) if n == ns]
-            items = [o for o in items if matches(o, selector)]
+            # Items carry no kind/apiVersion, as the real server sends them
+            # (kubernetes/kubernetes issues 3030 and 63676).
+            items = [{k: v for k, v in o.items() if k not in ("kind", "apiVersion")}
+                     for o in items if matches(o, selector)]
             return {"apiVersion": API_VERSION, "kind": "LeaseList",
                     "metadata": {"resourceVersion": str(self.revision)}, "items": items}
 
