@@ -8,6 +8,13 @@
 # outsider/outsiderpw (readwrite on /other only). Simple auth tokens live 2 s (--auth-token-ttl),
 # so the tests also cover re-authentication.
 set -euo pipefail
+# Servers must not inherit descriptors of the caller (as in test-servers.sh): started under
+# `flock LOCK scripts/start-all-servers.sh`, a daemon would keep LOCK's descriptor and hold the
+# shared lock for its whole life (it happened: every locked test run waited on redis-tls).
+for fd in /proc/$$/fd/*; do
+  fd=${fd##*/}
+  if [ "$fd" -gt 2 ] 2>/dev/null && [ "$fd" != 255 ]; then eval "exec $fd>&-" 2>/dev/null || true; fi
+done
 ROOT=${LE_TEST_ROOT:-/tmp/le-test}
 DIR=$ROOT/etcd-tls
 CERTS=$DIR/certs

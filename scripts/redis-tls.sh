@@ -10,6 +10,13 @@
 #   leader-test   / leader-test-password   keys ~leader:* ~{leader:*, all commands
 #   leader-noperm / leader-test-password   keys ~other:* only (every lock is refused: NOPERM)
 set -euo pipefail
+# Servers must not inherit descriptors of the caller (as in test-servers.sh): started under
+# `flock LOCK scripts/start-all-servers.sh`, a daemon would keep LOCK's descriptor and hold the
+# shared lock for its whole life (it happened: every locked test run waited on redis-tls).
+for fd in /proc/$$/fd/*; do
+  fd=${fd##*/}
+  if [ "$fd" -gt 2 ] 2>/dev/null && [ "$fd" != 255 ]; then eval "exec $fd>&-" 2>/dev/null || true; fi
+done
 ROOT=${LE_TEST_ROOT:-/tmp/le-test}
 DIR=$ROOT/redis-tls
 PORT=${LE_REDIS_TLS_PORT:-16380}
