@@ -76,7 +76,7 @@ def parse_op_msg(body):
         elif kind == 1:
             (size,) = struct.unpack_from("<i", body, pos)
             ident, docs_at = cstring(body, pos + 4)
-            sequences[ident] = bson.decode_all(body[docs_at:pos + size], codec_options=CODEC)
+            sequences[ident] = bson.decode_all(body[docs_at:pos + size], CODEC)
             pos += size
         else:
             raise ProtocolError("unknown OP_MSG section kind %d" % kind)
@@ -113,9 +113,11 @@ class Connection(socketserver.BaseRequestHandler):
         try:
             while self.serve_one(sock, conn_id):
                 pass
-        except (ConnectionError, ProtocolError, struct.error, ValueError, OSError) as e:
-            if not isinstance(e, ConnectionError):
-                print("shim: closing connection %d: %s" % (conn_id, e), file=sys.stderr)
+        except ConnectionError:
+            pass
+        except Exception as e:  # malformed input of any kind: log it and close, as a server does
+            print("shim: closing connection %d: %s: %s" % (conn_id, type(e).__name__, e),
+                  file=sys.stderr)
 
     def serve_one(self, sock, conn_id):
         header = read_exact(sock, 16)
