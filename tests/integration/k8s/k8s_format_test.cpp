@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdio>
 #include <regex>
 #include <thread>
 
@@ -120,6 +121,38 @@ TEST_F(K8sFormat, GroupSlotsAreSeparateLeasesNamedSlotK) {
   EXPECT_EQ(slot1["metadata"]["annotations"][kSlotsAnnotation], "2");
   EXPECT_EQ(slot1["metadata"]["annotations"][kSlotAnnotation], "1");
   EXPECT_EQ(slot1["spec"]["holderIdentity"], "b_" + b.lease->owner);
+}
+
+/// The Lease `name` as Debian's python3-kubernetes (the official client, typed models generated
+/// from the OpenAPI spec) deserializes it, as JSON; nullopt when that package is missing.
+std::optional<nlohmann::json> read_with_python_client(int port, const std::string& ns,
+                                                      const std::string& name) {
+  const std::string cmd = "/usr/bin/python3 " LEADER_SOURCE_DIR
+                          "/tests/doubles/k8s/selftest.py --read " +
+                          std::to_string(port) + " " + ns + " " + name;
+  FILE* p = ::popen(cmd.c_str(), "r");
+  if (p == nullptr) return std::nullopt;
+  std::string out;
+  char buf[4096];
+  while (std::fgets(buf, sizeof buf, p) != nullptr) out += buf;
+  const int rc = ::pclose(p);
+  if (rc != 0) return std::nullopt;
+  auto j = nlohmann::json::parse(out, nullptr, false);
+  if (j.is_discarded()) return std::nullopt;
+  return j;
+}
+
+TEST_F(K8sFormat, TheOfficialPythonClientReadsOurLeaseIntoItsTypedModel) {
+  auto s = server_.store("fmt");
+  auto got = s->try_acquire(request("typed", "host-b:2", Ms{4000}), soon());
+  ASSERT_TRUE(got);
+  auto seen = read_with_python_client(server_.port(), "fmt", "typed");
+  if (!seen) GTEST_SKIP() << "python3-kubernetes is not installed (scripts/install-deps.sh)";
+  EXPECT_EQ((*seen)["holderIdentity"], "host-b:2_" + got.lease->owner);
+  EXPECT_EQ((*seen)["leaseDurationSeconds"], 4);
+  EXPECT_EQ((*seen)["leaseTransitions"], 0);
+  EXPECT_EQ((*seen)["renewTzUtc"], true);
+  EXPECT_EQ((*seen)["annotations"][kFenceAnnotation], std::to_string(got.lease->fencing_token));
 }
 
 }  // namespace
