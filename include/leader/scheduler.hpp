@@ -124,6 +124,13 @@ struct FiringRecord {
   std::string detail{};             ///< the exception text, the holder, or why it was skipped
 };
 
+/// What a task function may know about the firing it runs.
+struct FiringInfo {
+  std::string task{};
+  std::optional<WallTime> instant{};  ///< the scheduled instant; empty for fixed_delay
+  bool catch_up = false;              ///< a run_once catch-up firing
+};
+
 /// A snapshot of one task.
 struct TaskStatus {
   std::string name{};
@@ -176,6 +183,8 @@ class Scheduler {
  public:
   /// The task function: `fn(ctx)`; ctx.stop_token() fires when the lease is lost or stop() runs.
   using Task = std::function<void(LeaderContext&)>;
+  /// A task function that also receives its firing (e.g. to key its work by the instant).
+  using FiringTask = std::function<void(LeaderContext&, const FiringInfo&)>;
 
   /// A scheduler over `store` with a single-leader elector of scheduled_election_options().
   explicit Scheduler(std::shared_ptr<LeaseStore> store, SchedulerOptions options = {});
@@ -192,6 +201,8 @@ class Scheduler {
   /// Adds a task (before or after start()). Throws InvalidArgument for a bad name, a duplicate,
   /// a trigger whose instants are too close for max_clock_skew, or a jitter that cannot fit.
   void schedule(TaskOptions options, Task task);
+  /// The same, for a function that receives its FiringInfo.
+  void schedule(TaskOptions options, FiringTask task);
   /// Starts the timer and the workers.
   void start();
   /// No new firings; requests stop of running tasks; waits up to stop_timeout for them and for

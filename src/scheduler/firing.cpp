@@ -13,9 +13,10 @@ namespace {
 Duration to_duration(WallTime::duration d) { return std::chrono::duration_cast<Duration>(d); }
 
 // Runs the task; returns the exception text, or nullopt when it returned.
-std::optional<std::string> run_task(const Scheduler::Task& fn, LeaderContext& ctx) {
+std::optional<std::string> run_task(const Scheduler::FiringTask& fn, LeaderContext& ctx,
+                                    const FiringRecord& rec) {
   try {
-    fn(ctx);
+    fn(ctx, FiringInfo{rec.task, rec.instant, rec.catch_up});
     return std::nullopt;
   } catch (const std::exception& e) {
     return std::string(e.what());
@@ -98,7 +99,7 @@ FiringResult SchedulerCore::run_firing(TaskState& t, Firing f) {
   }
   rec.fencing_token = guard.info().fencing_token;
   rec.slot = guard.info().slot;
-  auto error = run_task(t.fn, guard.context());
+  auto error = run_task(t.fn, guard.context(), rec);
   bool cancelled = error && t.stop.stop_requested();
   if (guard.context().stop_token().stop_requested() && !t.stop.stop_requested())
     missed += "; the lease was lost while it ran";
@@ -127,7 +128,7 @@ FiringResult SchedulerCore::run_strategic(TaskState& t, const Firing& f, FiringR
         if ((was_late = late(f, reply_w))) return;
         rec.fencing_token = ctx.fencing_token();
         rec.slot = ctx.slot();
-        error = run_task(t.fn, ctx);
+        error = run_task(t.fn, ctx, rec);
         // The lock hold runs inside the action: the strategic elector releases on return.
         TimePoint until = hold_end(f, reply_w, reply_s);
         std::unique_lock lock(mu_);

@@ -87,7 +87,7 @@ void SchedulerCore::check_trigger(const TaskOptions& o) const {
                           "latency_allowance))");
 }
 
-void SchedulerCore::add(TaskOptions options, Scheduler::Task fn) {
+void SchedulerCore::add(TaskOptions options, Scheduler::FiringTask fn) {
   validate_lock_name(options.name);
   if (!fn) throw InvalidArgument("task '" + options.name + "' has no function");
   check_trigger(options);
@@ -354,6 +354,11 @@ Scheduler::Scheduler(std::shared_ptr<StrategicElector> elector, SchedulerOptions
 Scheduler::~Scheduler() = default;
 
 void Scheduler::schedule(TaskOptions options, Task task) {
+  if (!task) throw InvalidArgument("task '" + options.name + "' has no function");
+  core_->add(std::move(options),
+             [fn = std::move(task)](LeaderContext& ctx, const FiringInfo&) { fn(ctx); });
+}
+void Scheduler::schedule(TaskOptions options, FiringTask task) {
   core_->add(std::move(options), std::move(task));
 }
 void Scheduler::start() { core_->start(); }

@@ -37,7 +37,7 @@ struct Firing {
 /// A task and its timing on this replica (guarded by SchedulerCore::mu_).
 struct TaskState {
   TaskOptions options;
-  Scheduler::Task fn;
+  Scheduler::FiringTask fn;
   bool scheduled = false;  ///< first due time computed
   std::optional<WallTime> next_instant;
   WallTime next_due_wall{};     ///< next_instant + this firing's jitter
@@ -66,7 +66,7 @@ class SchedulerCore {
  public:
   SchedulerCore(ElectorRef elector, SchedulerOptions options);
   ~SchedulerCore();
-  void add(TaskOptions options, Scheduler::Task fn);
+  void add(TaskOptions options, Scheduler::FiringTask fn);
   void start();
   void stop();
   [[nodiscard]] std::vector<TaskStatus> tasks() const;
