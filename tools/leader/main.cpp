@@ -14,6 +14,9 @@
 #include "log.hpp"
 #include "run_command.hpp"
 #include "status_command.hpp"
+#ifdef LEADER_HAVE_CRON
+#include "cron_command.hpp"
+#endif
 
 #ifndef LEADER_VERSION
 #define LEADER_VERSION "unknown"
@@ -29,7 +32,11 @@ constexpr const char* kRunUsage =
     "[ARGS...]";
 constexpr const char* kStatusUsage =
     "Usage: leader status [--store URI] --lock NAME [--slots N] [--json] [-v]";
-constexpr const char* kMainUsage = "Usage: leader run|status [OPTIONS] (see leader --help)";
+constexpr const char* kCronUsage =
+    "Usage: leader cron [--store URI] (--schedule CRON --lock NAME [--time-zone TZ] -- COMMAND "
+    "[ARGS...] | --crontab FILE) [--ttl 30s] [--grace 5s] [--max-clock-skew 2s] [--misfire "
+    "skip|run-once] [--node-id ID] [-v|--quiet]";
+constexpr const char* kMainUsage = "Usage: leader run|status|cron [OPTIONS] (see leader --help)";
 
 constexpr const char* kRunFooter = R"(
 COMMAND runs (without a shell) in its own process group with LEADER_LOCK,
@@ -52,6 +59,19 @@ Exit codes:
   69       store unavailable or misconfigured (one-line reason on stderr)
   71       leader could not start COMMAND (fork failed)
   75       the lease was lost while COMMAND ran; its process group was killed)";
+
+constexpr const char* kCronFooter = R"(
+Runs until SIGTERM/SIGINT on every replica; each firing of the schedule runs
+COMMAND on one replica, supervised as by `leader run` (process group, lost-lease
+kill, LEADER_LOCK, LEADER_FENCING_TOKEN, LEADER_NODE_ID, LEADER_SCHEDULED_AT).
+One line per firing: ran here / ran elsewhere / skipped, with timestamps.
+--crontab FILE: one job per line, "SCHEDULE LOCK COMMAND" (5 fields or @macro;
+a 6-field schedule in double quotes; CRON_TZ=ZONE lines; # comments); each
+COMMAND runs with /bin/sh -c. Replicas' clocks must agree within
+--max-clock-skew; firings need a gap > 2 x skew + 250ms. Details: docs/cli.md.
+
+Exit codes: 0 stopped by SIGTERM/SIGINT, 64 usage error (with the crontab line),
+69 store unavailable, 126/127 COMMAND not executable / not found.)";
 
 constexpr const char* kStatusFooter = R"(
 Exit codes: 0 held, 3 free, 64 usage error, 69 store unavailable.)";
@@ -142,10 +162,65 @@ std::string redact_uri_words(const std::string& message) {
   return out;
 }
 
+#ifdef LEADER_HAVE_CRON
+// Options of `leader cron` as text, converted after parsing so that errors name the flag.
+struct CronText {
+  std::string ttl = "30s", grace, skew = "2s", misfire = "skip";
+  CLI::Option* grace_option = nullptr;
+  bool verbose = false, quiet = false;
+};
+
+void add_cron(CLI::App& app, CronOptions& o, CronText& t) {
+  auto* cron =
+      app.add_subcommand("cron", "Run COMMAND on one replica at each firing of a schedule");
+  cron->footer(kCronFooter);
+  cron->positionals_at_end();
+  cron->add_option("--store", o.store, "Store URI (default: $LEADER_STORE, else SQLite file)")
+      ->type_name("URI");
+  cron->add_option("--schedule", o.schedule, "Cron expression, e.g. '*/5 * * * *'")
+      ->type_name("CRON");
+  cron->add_option("--lock", o.lock, "Lock name of the job")->type_name("NAME");
+  cron->add_option("--time-zone", o.time_zone, "UTC or an IANA zone, e.g. Europe/Berlin")
+      ->type_name("TZ")
+      ->capture_default_str();
+  cron->add_option("--crontab", o.crontab, "Several jobs from a crontab-like file")
+      ->type_name("FILE");
+  cron->add_option("--ttl", t.ttl, "Lease time, renewed while COMMAND runs")
+      ->type_name("DURATION")
+      ->capture_default_str();
+  t.grace_option = cron->add_option("--grace", t.grace, "SIGTERM-to-SIGKILL delay (as leader run)")
+                       ->type_name("DURATION");
+  cron->add_option("--max-clock-skew", t.skew, "Largest clock difference between replicas")
+      ->type_name("DURATION")
+      ->capture_default_str();
+  cron->add_option("--misfire", t.misfire, "A firing started too late: skip or run-once")
+      ->check(CLI::IsMember({"skip", "run-once"}))
+      ->capture_default_str();
+  cron->add_option("--node-id", o.node_id, "This replica's id (default: <host>:<pid>)")
+      ->type_name("ID");
+  auto* verbose = cron->add_flag("-v,--verbose", t.verbose, "Say what happens");
+  cron->add_flag("-q,--quiet", t.quiet, "Only errors")->excludes(verbose);
+  cron->add_option("command", o.command, "COMMAND [ARGS...] (after --)");
+}
+
+int run_cron(CronOptions& o, const CronText& t) {
+  o.ttl = duration_arg(t.ttl, "--ttl");
+  o.grace =
+      t.grace_option->count() > 0 ? duration_arg(t.grace, "--grace") : default_grace_for(o.ttl);
+  o.max_clock_skew = duration_arg(t.skew, "--max-clock-skew");
+  o.run_once = t.misfire == "run-once";
+  o.verbosity = t.verbose ? 1 : (t.quiet ? -1 : 0);
+  return cron(o);
+}
+#endif
+
 int usage_error(const std::string& message, const std::string& sub) {
   std::fprintf(stderr, "leader: %s\n%s\nRun 'leader %s--help' for more information.\n",
                without_secrets(redact_uri_words(message)).c_str(),
-               sub == "run" ? kRunUsage : (sub == "status" ? kStatusUsage : kMainUsage),
+               sub == "run"      ? kRunUsage
+               : sub == "status" ? kStatusUsage
+               : sub == "cron"   ? kCronUsage
+                                 : kMainUsage,
                sub.empty() ? "" : (sub + " ").c_str());
   return kExitUsage;
 }
@@ -162,7 +237,13 @@ int main(int argc, char** argv) {
   bool status_verbose = false;
   add_run(app, run_options, run_text);
   add_status(app, status_options, status_verbose);
-  std::string sub = argc > 1 && (std::string(argv[1]) == "run" || std::string(argv[1]) == "status")
+#ifdef LEADER_HAVE_CRON
+  CronOptions cron_options;
+  CronText cron_text;
+  add_cron(app, cron_options, cron_text);
+#endif
+  std::string sub = argc > 1 && (std::string(argv[1]) == "run" ||
+                                 std::string(argv[1]) == "status" || std::string(argv[1]) == "cron")
                         ? argv[1]
                         : "";
   try {
@@ -172,6 +253,9 @@ int main(int argc, char** argv) {
     return usage_error(e.what(), sub);
   }
   try {
+#ifdef LEADER_HAVE_CRON
+    if (app.got_subcommand("cron")) return run_cron(cron_options, cron_text);
+#endif
     if (app.got_subcommand("status")) {
       status_options.verbosity = status_verbose ? 1 : 0;
       return status(status_options);

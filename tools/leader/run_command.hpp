@@ -47,6 +47,9 @@ struct LeaseWatch {
   std::string lock;
   std::function<std::string()> reason;  ///< why it was lost, when known
   std::function<TimePoint()> deadline;  ///< the local deadline after the last confirmed renewal
+  /// `leader cron` is stopping: the group gets SIGTERM (SIGKILL after --grace) and the exit code
+  /// is the command's own, not 75. Checked before `lost` (which fires on the same stop).
+  std::stop_token shutdown{};
 };
 
 /// Waits for the command group to finish while forwarding signals, feeding the keeper each new
@@ -54,6 +57,9 @@ struct LeaseWatch {
 /// deadline passed) and SIGKILLing it --grace after a repeated SIGINT/SIGTERM; returns the exit
 /// code (the command's status, 128+signal, or 75).
 int supervise(CommandGroup& group, SignalChannel& signals, const LeaseWatch& lease,
+              const RunOptions& options, const Log& log);
+/// The same without a signal channel (`leader cron`: its main thread handles the signals).
+int supervise(CommandGroup& group, SignalChannel* signals, const LeaseWatch& lease,
               const RunOptions& options, const Log& log);
 
 }  // namespace leader::cli

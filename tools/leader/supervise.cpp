@@ -148,20 +148,33 @@ struct Supervision {
 
 int supervise(CommandGroup& group, SignalChannel& signals, const LeaseWatch& lease,
               const RunOptions& options, const Log& log) {
+  return supervise(group, &signals, lease, options, log);
+}
+
+int supervise(CommandGroup& group, SignalChannel* signals, const LeaseWatch& lease,
+              const RunOptions& options, const Log& log) {
   Supervision s{group, options, log, false, 0, 0, false, std::nullopt};
   StopEvent lost(lease.lost);
+  bool shutting_down = false;
   for (;;) {
     if (lease.deadline && !lease.lost.stop_requested()) group.feed_deadline(lease.deadline());
     group.poll();
-    bool lost_now = lease.lost.stop_requested() || group.deadline_passed();
+    if (!shutting_down && lease.shutdown.stop_requested() && !group.finished()) {
+      shutting_down = true;
+      log.notice("stopping: SIGTERM to process group " + std::to_string(group.pgid()) +
+                 " (SIGKILL in " + format_duration(options.grace) + ")");
+      s.terminate();
+    }
+    bool lost_now = (!shutting_down && lease.lost.stop_requested()) || group.deadline_passed();
     if (!s.lease_lost && lost_now) s.on_lease_lost(lease);
     if (group.finished()) break;
     s.escalate();
-    pollfd fds[3] = {
-        {signals.fd(), POLLIN, 0}, {group.report_fd(), POLLIN, 0}, {lost.fd(), POLLIN, 0}};
+    pollfd fds[3] = {{signals != nullptr ? signals->fd() : -1, POLLIN, 0},
+                     {group.report_fd(), POLLIN, 0},
+                     {lost.fd(), POLLIN, 0}};
     if (::poll(fds, 3, s.poll_timeout_ms()) < 0 && errno != EINTR) break;
     if ((fds[2].revents & POLLIN) != 0) lost.clear();
-    s.on_signals(signals.drain());
+    if (signals != nullptr) s.on_signals(signals->drain());
   }
   return s.exit_code();
 }
