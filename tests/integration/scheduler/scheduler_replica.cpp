@@ -70,17 +70,16 @@ int main(int argc, char** argv) {
       trigger_text.rfind("rate:", 0) == 0
           ? leader::Trigger::fixed_rate(leader::Duration{std::stoll(trigger_text.substr(5))})
           : leader::Trigger::cron(trigger_text.substr(5));
-  scheduler.schedule({.name = argv[2], .trigger = trigger},
-                     [&](leader::LeaderContext& ctx, const leader::FiringInfo& firing) {
-                       std::string id = std::to_string(firing.instant ? ms(*firing.instant) : 0) +
-                                        " " + std::to_string(ctx.fencing_token()) + " " + node;
-                       append(ledger, "start " + id + "\n");
-                       auto until = std::chrono::steady_clock::now() + work;
-                       while (std::chrono::steady_clock::now() < until &&
-                              !ctx.stop_token().stop_requested())
-                         std::this_thread::sleep_for(5ms);
-                       append(ledger, "end " + id + "\n");
-                     });
+  scheduler.schedule({.name = argv[2], .trigger = trigger}, [&](leader::LeaderContext& ctx,
+                                                                const leader::FiringInfo& firing) {
+    std::string id = std::to_string(firing.instant ? ms(*firing.instant) : 0) + " " +
+                     std::to_string(ctx.fencing_token()) + " " + node;
+    append(ledger, "start " + id + "\n");
+    auto until = std::chrono::steady_clock::now() + work;
+    while (std::chrono::steady_clock::now() < until && !ctx.stop_token().stop_requested())
+      std::this_thread::sleep_for(5ms);
+    append(ledger, "end " + id + "\n");
+  });
   scheduler.start();
   std::printf("ready\n");
   std::fflush(stdout);
