@@ -38,7 +38,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 FAKETIME = (glob.glob("/usr/lib/*/faketime/libfaketimeMT.so.1") +
             ["/usr/lib/x86_64-linux-gnu/faketime/libfaketimeMT.so.1"])[0]  # Debian: libfaketime
 SERVERS = {"redis": "redis", "postgres": "postgres", "mysql": "mariadb", "etcd": "etcd",
-           "zookeeper": "zookeeper"}
+           "zookeeper": "zookeeper", "k8s": "k8s"}
 DURABLE = {"postgres", "mysql", "etcd", "zookeeper", "dynamodb"}  # keep leases and counters
 SCENARIOS = ["mixed", "clock-wall", "clock-mono", "restart", "restart-rdb", "restart-aof", "group",
              "extend", "netns"]
@@ -65,6 +65,7 @@ def store_uri(store, out, port):
         "etcd": "etcd://%s?prefix=/leader-faults" % hostport,
         "zookeeper": "zk://%s?root=/leader-faults" % hostport,
         "dynamodb": "dynamodb://test:test@%s?tls=false&table=leader_faults" % hostport,
+        "k8s": "k8s://%s?tls=false&namespace=faults" % hostport,
     }[store]
 
 
@@ -76,6 +77,7 @@ def target(store):
         "mysql": env("LEADER_FAULTS_MYSQL", "127.0.0.1:13306"),
         "etcd": env("LEADER_FAULTS_ETCD", "127.0.0.1:12379"),
         "zookeeper": env("LEADER_FAULTS_ZOOKEEPER", "127.0.0.1:12181"),
+        "k8s": env("LEADER_FAULTS_K8S", "127.0.0.1:16443"),  # the API double (in memory)
     }[store]
 
 
