@@ -107,6 +107,8 @@ struct ElectionEvent {
 struct SubscribeOptions {
   /// Events queued for this listener at most; further ones are dropped and counted (>= 1).
   std::size_t queue_capacity = 1024;
+  /// Only events of these kinds are queued (and counted); empty = every kind.
+  std::vector<EventKind> kinds{};
 };
 
 namespace detail {

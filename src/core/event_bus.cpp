@@ -16,9 +16,10 @@ namespace detail {
 class Subscriber : public std::enable_shared_from_this<Subscriber> {
  public:
   using Fn = std::function<void(const ElectionEvent&)>;
-  Subscriber(Fn fn, std::size_t capacity, bool states_only, std::weak_ptr<BusCore> bus)
+  Subscriber(Fn fn, const SubscribeOptions& options, bool states_only, std::weak_ptr<BusCore> bus)
       : fn_(std::move(fn)),
-        capacity_(std::max<std::size_t>(capacity, 1)),
+        capacity_(std::max<std::size_t>(options.queue_capacity, 1)),
+        kinds_(options.kinds),
         states_only_(states_only),
         bus_(std::move(bus)) {}
 
@@ -29,6 +30,8 @@ class Subscriber : public std::enable_shared_from_this<Subscriber> {
   // Queues `event` unless closed or full (then counts a drop). Never blocks on the listener.
   void offer(const std::shared_ptr<const ElectionEvent>& event) {
     if (states_only_ && !event->state) return;
+    if (!kinds_.empty() && std::find(kinds_.begin(), kinds_.end(), event->kind) == kinds_.end())
+      return;
     {
       std::lock_guard lock(mu_);
       if (closed_) return;
@@ -92,6 +95,7 @@ class Subscriber : public std::enable_shared_from_this<Subscriber> {
 
   Fn fn_;
   const std::size_t capacity_;
+  const std::vector<EventKind> kinds_;
   const bool states_only_;
   std::weak_ptr<BusCore> bus_;
   mutable std::mutex mu_;
@@ -273,8 +277,7 @@ namespace {
 Subscription add_subscriber(const std::shared_ptr<detail::BusCore>& core, detail::Subscriber::Fn fn,
                             SubscribeOptions options, bool states_only) {
   if (!fn) throw InvalidArgument("EventBus: the listener is empty");
-  auto sub = std::make_shared<detail::Subscriber>(std::move(fn), options.queue_capacity,
-                                                  states_only, core);
+  auto sub = std::make_shared<detail::Subscriber>(std::move(fn), options, states_only, core);
   sub->start();
   std::lock_guard lock(core->mu);
   core->subscribers.push_back(sub);

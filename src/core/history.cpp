@@ -99,6 +99,7 @@ std::optional<HistoryRecord> history_record(const ElectionEvent& event) {
 Subscription attach_history(EventBus& bus, std::shared_ptr<HistorySink> sink,
                             SubscribeOptions options) {
   if (!sink) throw InvalidArgument("attach_history: the sink is null");
+  options.kinds = {EventKind::released};
   return bus.subscribe(
       [sink = std::move(sink)](const ElectionEvent& e) {
         if (auto r = history_record(e)) sink->record(*r);

@@ -2,6 +2,7 @@
 #include <memory>
 
 #include "leader/open.hpp"
+#include "my_history.hpp"
 #include "mysql_store.hpp"
 
 extern "C" const int leader_store_mysql_anchor = 0;
@@ -15,6 +16,7 @@ const bool kRegistered = [] {
           leader::detail::my::parse_options(uri));
     });
   }
+  leader::detail::my::register_history_sinks();
   return true;
 }();
 

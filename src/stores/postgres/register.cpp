@@ -2,6 +2,7 @@
 #include <memory>
 
 #include "leader/open.hpp"
+#include "pg_history.hpp"
 #include "postgres_store.hpp"
 
 extern "C" const int leader_store_postgres_anchor = 0;
@@ -15,6 +16,7 @@ const bool kRegistered = [] {
           leader::detail::pg::parse_options(uri));
     });
   }
+  leader::detail::pg::register_history_sinks();
   return true;
 }();
 

@@ -2,6 +2,7 @@
 
 #include <memory>
 
+#include "history.hpp"
 #include "leader/open.hpp"
 #include "sqlite_store.hpp"
 
@@ -19,6 +20,7 @@ const bool kRegistered = [] {
                            return std::make_shared<leader::sqlite::SqliteStore>(
                                leader::sqlite::Options::from_uri(uri));
                          });
+  leader::sqlite::register_history_sinks();
   return true;
 }();
 

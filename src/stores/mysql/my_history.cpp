@@ -1,0 +1,98 @@
+#include "my_history.hpp"
+
+#include <mutex>
+
+#include "leader/history.hpp"
+#include "mysql_store.hpp"
+
+namespace leader::detail::my {
+namespace {
+
+// "2026-12-01 00:33:01.123" (UTC), the form a DATETIME(3) column takes.
+std::string sql_time(WallTime t) {
+  std::string s = format_utc(t);
+  s[10] = ' ';
+  s.pop_back();
+  return s;
+}
+
+constexpr const char* kInsert = "history_insert";
+constexpr const char* kPruneAge = "history_prune_age";
+constexpr const char* kPruneCount = "history_prune_count";
+
+// Writes records through one connection of its own, reconnecting after a failure.
+class MysqlHistory final : public HistorySink {
+ public:
+  MysqlHistory(StoreOptions store, HistoryOptions options)
+      : store_(std::move(store)), options_(options), table_(store_.tables.prefix + "history") {
+    options_.validate();
+  }
+
+  void record(const HistoryRecord& r) override {
+    std::lock_guard lock(mu_);
+    const Deadline deadline = Deadline::after(options_.write_timeout);
+    Connection& conn = connection(deadline);
+    conn.execute(kInsert,
+                 {r.lock, r.node_id.substr(0, 255), static_cast<std::int64_t>(r.fencing_token),
+                  std::int64_t{r.slot}, sql_time(r.started), sql_time(r.ended),
+                  std::string(to_string(r.outcome)), r.error, std::int64_t{r.fail_open ? 1 : 0}},
+                 deadline);
+    const auto now = std::chrono::steady_clock::now();
+    if (last_prune_ != TimePoint{} && now - last_prune_ < options_.prune_interval) return;
+    last_prune_ = now;
+    if (options_.max_age > Duration{0})
+      conn.execute(kPruneAge, {sql_time(std::chrono::system_clock::now() - options_.max_age)},
+                   deadline);
+    if (options_.max_records > 0)
+      conn.execute(kPruneCount, {static_cast<std::int64_t>(options_.max_records - 1)}, deadline);
+  }
+
+ private:
+  Connection& connection(Deadline deadline) {
+    if (conn_ && !conn_->broken()) return *conn_;
+    conn_.reset();
+    auto conn = Connection::open(store_.connect, deadline);
+    if (store_.create_schema)
+      conn->query("CREATE TABLE IF NOT EXISTS " + table_ +
+                      " (id BIGINT NOT NULL AUTO_INCREMENT PRIMARY KEY,"
+                      " lock_name VARCHAR(255) NOT NULL, node_id VARCHAR(255) NOT NULL,"
+                      " fencing_token BIGINT UNSIGNED NOT NULL, slot INTEGER NOT NULL,"
+                      " started_at DATETIME(3) NOT NULL, ended_at DATETIME(3) NOT NULL,"
+                      " outcome VARCHAR(16) NOT NULL, error TEXT NOT NULL,"
+                      " fail_open BOOLEAN NOT NULL, INDEX (ended_at))"
+                      " ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin",
+                  deadline);
+    conn->prepare(kInsert,
+                  "INSERT INTO " + table_ +
+                      " (lock_name, node_id, fencing_token, slot, started_at, ended_at, outcome,"
+                      " error, fail_open) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                  deadline);
+    conn->prepare(kPruneAge, "DELETE FROM " + table_ + " WHERE ended_at < ?", deadline);
+    // MariaDB refuses a subquery on the table a DELETE changes unless it is materialised.
+    conn->prepare(kPruneCount,
+                  "DELETE FROM " + table_ + " WHERE id < (SELECT id FROM (SELECT id FROM " +
+                      table_ + " ORDER BY id DESC LIMIT 1 OFFSET ?) AS newest)",
+                  deadline);
+    conn_ = std::move(conn);
+    return *conn_;
+  }
+
+  StoreOptions store_;
+  HistoryOptions options_;
+  std::string table_;
+  std::mutex mu_;
+  std::unique_ptr<Connection> conn_;
+  TimePoint last_prune_{};
+};
+
+}  // namespace
+
+void register_history_sinks() {
+  for (const char* scheme : {"mysql", "mariadb"}) {
+    register_history_sink(scheme, [](const Uri& uri, const HistoryOptions& options) {
+      return std::make_shared<MysqlHistory>(parse_options(uri), options);
+    });
+  }
+}
+
+}  // namespace leader::detail::my
