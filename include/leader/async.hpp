@@ -248,6 +248,7 @@ class DispatchedRun
 
   void run_action() {
     try {
+      ThreadHold on_this_thread(guard_->store(), guard_->context());  // for reentrant calls
       if constexpr (Unwrapped<T>::kIsFuture) {
         pending_.emplace(invoke_action(action_, guard_->context()));
         return on_pool([self = this->shared_from_this()] { self->await_future(); });

@@ -72,6 +72,8 @@ class [[nodiscard]] LeaseGuard {
   [[nodiscard]] LeaderContext& context() { return ctx_; }
   /// The lease as reported in results.
   [[nodiscard]] const LeaseInfo& info() const { return ctx_.lease(); }
+  /// The store the lease lives in.
+  [[nodiscard]] const LeaseStore* store() const;
   /// Releases now (idempotent). `failed` only changes the history record and events.
   void release(bool failed = false, const std::string& error = {}) noexcept;
 
@@ -114,6 +116,15 @@ class ElectionCore : public std::enable_shared_from_this<ElectionCore> {
   [[nodiscard]] const std::shared_ptr<Clock>& clock() const { return hooks_.clock; }
   [[nodiscard]] const std::shared_ptr<EventBus>& events() const { return hooks_.events; }
 
+  /// Hooks of strategic elections: `check` runs before each acquire (a Skipped it returns is the
+  /// call's result), `record` learns how each held lease ended (true: the action completed).
+  struct Turns {
+    std::function<std::optional<Skipped>(const std::string& lock)> check;
+    std::function<void(bool completed)> record;
+  };
+  /// Installs `turns`; call before the core is shared.
+  void set_turns(Turns turns) { turns_ = std::move(turns); }
+
  private:
   Acquisition on_backend_error(const std::string& lock, const BackendError& e);
   /// Starts holding a granted lease (watched, events emitted); throws failed_precondition (after
@@ -131,7 +142,22 @@ class ElectionCore : public std::enable_shared_from_this<ElectionCore> {
   std::mutex rng_mu_;
   std::mt19937_64 rng_;
   Subscription history_;  // feeds hooks_.history
+  Turns turns_;
 };
+
+/// Registers, for the lifetime of this object, that the calling thread runs an action under the
+/// lease of `lock` on `store` (consulted by reentrant run_if_leader calls).
+class ThreadHold {
+ public:
+  ThreadHold(const LeaseStore* store, LeaderContext& ctx);
+  ~ThreadHold();
+  ThreadHold(const ThreadHold&) = delete;
+  ThreadHold& operator=(const ThreadHold&) = delete;
+};
+
+/// The context of the innermost action this thread runs under the lease of `lock` on `store`,
+/// or null.
+LeaderContext* held_on_this_thread(const LeaseStore* store, std::string_view lock) noexcept;
 
 /// Calls `f(ctx)` or `f()`, whichever `f` accepts.
 template <class F>
@@ -166,6 +192,14 @@ class ElectorBase {
   template <class F>
   auto run_if_leader(std::string_view lock, F&& action, std::stop_token stop = {}) const {
     using T = action_result_t<F>;
+    if (LeaderContext* outer = reentered(lock)) {  // runs under the lease this thread holds
+      if constexpr (std::is_void_v<T>) {
+        invoke_action(action, *outer);
+        return true;
+      } else {
+        return std::optional<T>{invoke_action(action, *outer)};
+      }
+    }
     Acquisition acq = acquire(lock, std::move(stop));
     if constexpr (std::is_void_v<T>) {
       if (!acq) return false;
@@ -184,11 +218,24 @@ class ElectorBase {
                             const std::stop_token& stop = {}) const
       -> RunResult<action_result_t<F>> {
     using T = action_result_t<F>;
-    Acquisition acq = acquire(lock, stop);
-    if (!acq) return acq.skipped;
-    LeaseGuard& guard = *acq.guard;
-    LeaseInfo info = guard.info();
+    LeaderContext* outer = reentered(lock);
+    std::optional<Acquisition> acq;
+    if (!outer) {
+      acq.emplace(acquire(lock, stop));
+      if (!*acq) return acq->skipped;
+    }
+    LeaseInfo info = outer ? outer->lease() : acq->guard->info();
     try {
+      if (outer) {  // runs under the lease this thread holds
+        if constexpr (std::is_void_v<T>) {
+          invoke_action(action, *outer);
+          return Elected<void>{info};
+        } else {
+          T value = invoke_action(action, *outer);
+          return Elected<T>{std::move(value), info};
+        }
+      }
+      LeaseGuard& guard = *acq->guard;
       if constexpr (std::is_void_v<T>) {
         run_guarded(guard, action);
         return Elected<void>{info};
@@ -224,6 +271,11 @@ class ElectorBase {
       : core_(std::move(core)), tenant_(std::move(tenant)) {}
   /// The full lock name: validated, with the tenant prefix when scoped.
   [[nodiscard]] std::string scoped(std::string_view lock) const;
+  /// With options().reentrant: the context of the lease of `lock` this thread runs under.
+  [[nodiscard]] LeaderContext* reentered(std::string_view lock) const {
+    if (!core_->options().reentrant) return nullptr;
+    return held_on_this_thread(core_->store().get(), scoped(lock));
+  }
 
   std::shared_ptr<ElectionCore> core_;
   std::string tenant_;
@@ -232,6 +284,7 @@ class ElectorBase {
   template <class F>
   static decltype(auto) run_guarded(LeaseGuard& guard, F& action) {
     try {
+      ThreadHold on_this_thread(guard.store(), guard.context());
       if constexpr (std::is_void_v<action_result_t<F>>) {
         invoke_action(action, guard.context());
         guard.release();

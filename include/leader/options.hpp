@@ -47,6 +47,10 @@ struct ElectionOptions {
   Duration safety_margin = Duration{0};
   /// Bound of one store call (acquire, renew, release); 0 = min(lease_time / 3, 10 s).
   Duration call_timeout = Duration{0};
+  /// A run_if_leader nested in an action this thread runs under the same lock (same store) runs
+  /// directly under the outer lease (same token, same stop_token). Off: it tries the lock like
+  /// any caller, which skips it (a group elector may give it another slot).
+  bool reentrant = false;
 
   /// Throws InvalidArgument when a rule is broken.
   void validate() const;
@@ -66,6 +70,7 @@ struct GroupOptions {
   OnBackendError on_backend_error = OnBackendError::rethrow;
   Duration safety_margin = Duration{0};
   Duration call_timeout = Duration{0};
+  bool reentrant = false;
   /// Number of slots; >= 1.
   int max_leaders = 2;
 

@@ -63,71 +63,36 @@ struct StrategicOptions {
   std::map<std::string, std::string> metadata{};
 };
 
-/// Strategy-picked election among registered candidates.
-class StrategicElector {
+namespace detail {
+struct StrategicState;
+}
+
+/// Strategy-picked election among registered candidates. Every run_if_leader form of the other
+/// electors (including the future, executor and asio forms of async.hpp and asio/) refreshes the
+/// registration, runs only when the strategy picks this replica and it gets the lock, and
+/// updates the success and failure counts when the lease ends. Cheap to copy; copies share state.
+class StrategicElector : public detail::ElectorBase {
  public:
+  /// Validates the group name, strategy and options (InvalidArgument).
   StrategicElector(std::shared_ptr<LeaseStore> store, std::string group,
                    std::shared_ptr<ElectionStrategy> strategy, StrategicOptions options = {},
                    ElectorHooks hooks = {});
 
   /// Registers (or refreshes) this replica as a candidate.
-  void register_candidate();
+  void register_candidate() const;
   /// Removes this replica's registration.
-  void unregister_candidate();
+  void unregister_candidate() const;
   /// The unexpired candidates.
   [[nodiscard]] std::vector<Candidate> candidates() const;
   /// Whom the strategy picks now, from a fresh candidate list.
   [[nodiscard]] std::optional<std::string> pick() const;
   /// This replica's node id.
-  [[nodiscard]] const std::string& node_id() const { return elector_.options().node_id; }
-
-  /// Refreshes the registration; runs `action` only if the strategy picks this replica and it
-  /// gets the lock. Success and failure counts are updated automatically.
-  template <class F>
-  auto run_if_leader_result(std::string_view lock, F&& action, std::stop_token stop = {})
-      -> RunResult<detail::action_result_t<F>> {
-    if (auto not_mine = check_turn()) return *not_mine;
-    auto result = elector_.run_if_leader_result(lock, std::forward<F>(action), std::move(stop));
-    if (!result.skipped()) record_outcome(result.elected());
-    return result;
-  }
-
-  /// As LeaderElector::run_if_leader, when picked; exceptions propagate after being counted.
-  template <class F>
-  auto run_if_leader(std::string_view lock, F&& action, std::stop_token stop = {}) {
-    using T = detail::action_result_t<F>;
-    auto skipped = check_turn();
-    if constexpr (std::is_void_v<T>) {
-      if (skipped) return false;
-    } else {
-      if (skipped) return std::optional<T>{};
-    }
-    bool ran = false;
-    auto counted = [&](LeaderContext& ctx) -> decltype(auto) {
-      ran = true;
-      return detail::invoke_action(action, ctx);
-    };
-    try {
-      auto out = elector_.run_if_leader(lock, counted, std::move(stop));
-      if (ran) record_outcome(true);
-      return out;
-    } catch (...) {
-      if (ran) record_outcome(false);
-      throw;
-    }
-  }
+  [[nodiscard]] const std::string& node_id() const { return options().node_id; }
+  /// The candidate group.
+  [[nodiscard]] const std::string& group() const;
 
  private:
-  std::optional<Skipped> check_turn();
-  void record_outcome(bool success);
-  Candidate self_locked() const;
-
-  LeaderElector elector_;
-  std::string group_;
-  std::shared_ptr<ElectionStrategy> strategy_;
-  StrategicOptions options_;
-  mutable std::mutex mu_;
-  Candidate self_;
+  std::shared_ptr<detail::StrategicState> state_;
 };
 
 }  // namespace leader

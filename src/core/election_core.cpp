@@ -82,6 +82,18 @@ Acquisition ElectionCore::acquire(const std::string& lock, const std::stop_token
   // recognises a lease the lost attempt got as ours, instead of contending with it.
   const LeaseRequest request{lock, new_owner_token(), options_.node_id, options_.lease_time,
                              slots_};
+  if (turns_.check) {
+    std::optional<Skipped> not_mine;
+    try {
+      not_mine = turns_.check(lock);
+    } catch (const BackendError& e) {
+      return on_backend_error(lock, e);
+    }
+    if (not_mine) {
+      report_skip(lock, *not_mine);
+      return {std::nullopt, *not_mine};
+    }
+  }
   Clock& clock = *hooks_.clock;
   const TimePoint wait_until = saturating_add(clock.now(), options_.wait_time);
   Duration backoff = kFirstBackoff;
@@ -276,6 +288,17 @@ void ElectionCore::finish(HeldLease& held, bool failed, const std::string& error
   }
   notify(hooks_.listener, [&](ElectionListener& l) { l.on_revoked(held.info); });
   held.publish(EventKind::released, sanitize_error_text(detail));
+  if (turns_.record && !held.fail_open) {
+    bool completed;
+    {
+      std::lock_guard lock(held.mu);
+      completed = held.loss == LeaseOutcome::completed;
+    }
+    try {
+      turns_.record(completed);
+    } catch (...) {  // the counts are re-sent with the next registration
+    }
+  }
 }
 
 bool is_cancellation(const std::exception_ptr& e) noexcept {

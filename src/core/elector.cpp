@@ -33,11 +33,35 @@ LeaseGuard& LeaseGuard::operator=(LeaseGuard&& other) noexcept {
 
 LeaseGuard::~LeaseGuard() { release(); }
 
+const LeaseStore* LeaseGuard::store() const { return held_ ? held_->store.get() : nullptr; }
+
 void LeaseGuard::release(bool failed, const std::string& error) noexcept {
   if (core_ && held_) core_->finish(*held_, failed, error);
 }
 
 namespace detail {
+namespace {
+
+struct ThreadHoldEntry {
+  const LeaseStore* store;
+  LeaderContext* ctx;
+};
+// The leases this thread runs actions under, innermost last.
+thread_local std::vector<ThreadHoldEntry> thread_holds;
+
+}  // namespace
+
+ThreadHold::ThreadHold(const LeaseStore* store, LeaderContext& ctx) {
+  thread_holds.push_back({store, &ctx});
+}
+
+ThreadHold::~ThreadHold() { thread_holds.pop_back(); }
+
+LeaderContext* held_on_this_thread(const LeaseStore* store, std::string_view lock) noexcept {
+  for (auto it = thread_holds.rbegin(); it != thread_holds.rend(); ++it)
+    if (it->store == store && it->ctx->lock_name() == lock) return it->ctx;
+  return nullptr;
+}
 
 std::string ElectorBase::scoped(std::string_view lock) const {
   if (tenant_.empty()) {

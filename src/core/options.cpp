@@ -77,7 +77,8 @@ ElectionOptions GroupOptions::election() const {
                          .node_id = node_id,
                          .on_backend_error = on_backend_error,
                          .safety_margin = safety_margin,
-                         .call_timeout = call_timeout};
+                         .call_timeout = call_timeout,
+                         .reentrant = reentrant};
 }
 
 }  // namespace leader

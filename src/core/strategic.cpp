@@ -117,64 +117,101 @@ Scorer weighted(std::vector<std::pair<double, Scorer>> parts) {
 }
 }  // namespace scorers
 
+namespace detail {
+
+// What copies of one StrategicElector share.
+struct StrategicState {
+  std::shared_ptr<LeaseStore> store;
+  std::shared_ptr<EventBus> bus;
+  std::string group;
+  std::shared_ptr<ElectionStrategy> strategy;
+  StrategicOptions options;
+  Duration call_timeout{};
+  std::mutex mu;
+  Candidate self;
+
+  Candidate self_copy() {
+    std::lock_guard lock(mu);
+    return self;
+  }
+
+  void publish(EventKind kind, std::string detail = {}) {
+    try {
+      bus->publish({.kind = kind, .lock = group, .detail = std::move(detail)});
+    } catch (...) {  // events never disturb the election
+    }
+  }
+
+  void register_candidate() {
+    Candidate me = self_copy();
+    store->put_candidate(group, me, options.candidate_ttl, Deadline::after(call_timeout));
+    publish(EventKind::candidate_registered, me.node_id);
+  }
+
+  std::optional<std::string> pick() {
+    return strategy->pick(store->list_candidates(group, Deadline::after(call_timeout)),
+                          std::chrono::system_clock::now());
+  }
+
+  // Refreshes the registration and asks the strategy; a Skipped when it picks someone else.
+  std::optional<Skipped> check_turn() {
+    register_candidate();
+    auto winner = pick();
+    publish(EventKind::candidate_picked, winner.value_or(""));
+    if (winner == self_copy().node_id) return std::nullopt;
+    return Skipped{SkipReason::contention,
+                   "strategy '" + strategy->name() + "' picked " + winner.value_or("nobody")};
+  }
+
+  void record_outcome(bool success) {
+    {
+      std::lock_guard lock(mu);
+      (success ? self.successes : self.failures) += 1;
+      self.last_completion = std::chrono::system_clock::now();
+    }
+    register_candidate();
+  }
+};
+
+}  // namespace detail
+
 StrategicElector::StrategicElector(std::shared_ptr<LeaseStore> store, std::string group,
                                    std::shared_ptr<ElectionStrategy> strategy,
                                    StrategicOptions options, ElectorHooks hooks)
-    : elector_(std::move(store), options.election, std::move(hooks)),
-      group_(std::move(group)),
-      strategy_(std::move(strategy)),
-      options_(std::move(options)) {
-  validate_lock_name(group_);
-  if (!strategy_) throw InvalidArgument("StrategicElector: the strategy is null");
-  if (options_.candidate_ttl <= Duration{0})
+    : ElectorBase(
+          std::make_shared<detail::ElectionCore>(store, options.election, 0, std::move(hooks)), {}),
+      state_(std::make_shared<detail::StrategicState>()) {
+  validate_lock_name(group);
+  if (!strategy) throw InvalidArgument("StrategicElector: the strategy is null");
+  if (options.candidate_ttl <= Duration{0})
     throw InvalidArgument("StrategicOptions.candidate_ttl must be > 0");
-  check_duration_bound("StrategicOptions", "candidate_ttl", options_.candidate_ttl);
-  self_.node_id = elector_.options().node_id;
-  self_.metadata = options_.metadata;
+  check_duration_bound("StrategicOptions", "candidate_ttl", options.candidate_ttl);
+  auto& st = *state_;
+  st.store = std::move(store);
+  st.bus = core_->events();
+  st.group = std::move(group);
+  st.strategy = std::move(strategy);
+  st.call_timeout = core_->options().effective_call_timeout();
+  st.self.node_id = core_->options().node_id;
+  st.self.metadata = options.metadata;
+  st.options = std::move(options);
+  core_->set_turns({[state = state_](const std::string&) { return state->check_turn(); },
+                    [state = state_](bool completed) { state->record_outcome(completed); }});
 }
 
-Candidate StrategicElector::self_locked() const {
-  std::lock_guard lock(mu_);
-  return self_;
-}
+void StrategicElector::register_candidate() const { state_->register_candidate(); }
 
-void StrategicElector::register_candidate() {
-  elector_.store()->put_candidate(group_, self_locked(), options_.candidate_ttl,
-                                  Deadline::after(elector_.options().effective_call_timeout()));
-}
-
-void StrategicElector::unregister_candidate() {
-  elector_.store()->remove_candidate(group_, node_id(),
-                                     Deadline::after(elector_.options().effective_call_timeout()));
+void StrategicElector::unregister_candidate() const {
+  state_->store->remove_candidate(state_->group, node_id(), Deadline::after(state_->call_timeout));
+  state_->publish(EventKind::candidate_unregistered, node_id());
 }
 
 std::vector<Candidate> StrategicElector::candidates() const {
-  return elector_.store()->list_candidates(
-      group_, Deadline::after(elector_.options().effective_call_timeout()));
+  return state_->store->list_candidates(state_->group, Deadline::after(state_->call_timeout));
 }
 
-std::optional<std::string> StrategicElector::pick() const {
-  return strategy_->pick(candidates(), std::chrono::system_clock::now());
-}
+std::optional<std::string> StrategicElector::pick() const { return state_->pick(); }
 
-std::optional<Skipped> StrategicElector::check_turn() {
-  register_candidate();
-  auto winner = pick();
-  if (winner == node_id()) return std::nullopt;
-  return Skipped{SkipReason::contention,
-                 "strategy '" + strategy_->name() + "' picked " + winner.value_or("nobody")};
-}
-
-void StrategicElector::record_outcome(bool success) {
-  {
-    std::lock_guard lock(mu_);
-    (success ? self_.successes : self_.failures) += 1;
-    self_.last_completion = std::chrono::system_clock::now();
-  }
-  try {
-    register_candidate();
-  } catch (...) {  // the counts are re-sent with the next registration
-  }
-}
+const std::string& StrategicElector::group() const { return state_->group; }
 
 }  // namespace leader

@@ -155,6 +155,7 @@ class RunOperation
   /// A plain action: runs to completion on the action executor.
   void run_action() {
     try {
+      leader::detail::ThreadHold on_this_thread(guard_->store(), guard_->context());
       if constexpr (std::is_void_v<V>) {
         leader::detail::invoke_action(action_, guard_->context());
         outcome_.value.emplace();
