@@ -119,7 +119,8 @@ TEST(StrategicAsync, FutureAndExecutorFormsRunOnlyOnThePickedReplicaAndCount) {
   EXPECT_EQ(on.get(), std::optional<int>(5));
   auto failed = run_if_leader_result_async(first, "job", [] { throw std::runtime_error("no"); });
   EXPECT_TRUE(failed.get().failed());
-  const Candidate* me = find(first.candidates(), "first");
+  const auto all = first.candidates();
+  const Candidate* me = find(all, "first");
   ASSERT_NE(me, nullptr);
   EXPECT_EQ(me->successes, 2u);
   EXPECT_EQ(me->failures, 1u);
