@@ -38,7 +38,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 FAKETIME = (glob.glob("/usr/lib/*/faketime/libfaketimeMT.so.1") +
             ["/usr/lib/x86_64-linux-gnu/faketime/libfaketimeMT.so.1"])[0]  # Debian: libfaketime
 SERVERS = {"redis": "redis", "postgres": "postgres", "mysql": "mariadb", "etcd": "etcd",
-           "zookeeper": "zookeeper", "k8s": "k8s"}
+           "zookeeper": "zookeeper", "k8s": "k8s", "consul": "consul"}
 DURABLE = {"postgres", "mysql", "etcd", "zookeeper", "dynamodb"}  # keep leases and counters
 SCENARIOS = ["mixed", "clock-wall", "clock-mono", "restart", "restart-rdb", "restart-aof", "group",
              "extend", "netns"]
@@ -66,6 +66,7 @@ def store_uri(store, out, port):
         "zookeeper": "zk://%s?root=/leader-faults" % hostport,
         "dynamodb": "dynamodb://test:test@%s?tls=false&table=leader_faults" % hostport,
         "k8s": "k8s://%s?tls=false&namespace=faults" % hostport,
+        "consul": "consul://%s?prefix=leader-faults&session_ttl_min=100ms" % hostport,
     }[store]
 
 
@@ -78,6 +79,7 @@ def target(store):
         "etcd": env("LEADER_FAULTS_ETCD", "127.0.0.1:12379"),
         "zookeeper": env("LEADER_FAULTS_ZOOKEEPER", "127.0.0.1:12181"),
         "k8s": env("LEADER_FAULTS_K8S", "127.0.0.1:16443"),  # the API double (in memory)
+        "consul": env("LEADER_FAULTS_CONSUL", "127.0.0.1:18500"),  # the API double (in memory)
     }[store]
 
 
