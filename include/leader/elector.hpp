@@ -115,6 +115,7 @@ class ElectionCore : public std::enable_shared_from_this<ElectionCore> {
   [[nodiscard]] const std::shared_ptr<LeaseStore>& store() const { return store_; }
   [[nodiscard]] const std::shared_ptr<Clock>& clock() const { return hooks_.clock; }
   [[nodiscard]] const std::shared_ptr<EventBus>& events() const { return hooks_.events; }
+  [[nodiscard]] const Subscription& history_feed() const { return history_; }
 
   /// Hooks of strategic elections: `check` runs before each acquire (a Skipped it returns is the
   /// call's result), `record` learns how each held lease ended (true: the action completed).
@@ -261,6 +262,9 @@ class ElectorBase {
   [[nodiscard]] EventBus& events() const { return *core_->events(); }
   /// The bus, shared (e.g. to hand to another elector through ElectorHooks::events).
   [[nodiscard]] std::shared_ptr<EventBus> event_bus() const { return core_->events(); }
+  /// The feed of ElectorHooks::history (its dropped() and failures() count lost records);
+  /// inactive when no sink was given.
+  [[nodiscard]] const Subscription& history_feed() const { return core_->history_feed(); }
   /// This process's leadership of `lock` (tenant scope applied), as events().state() reports it.
   [[nodiscard]] LeadershipState leadership(std::string_view lock) const {
     return events().state(scoped(lock));

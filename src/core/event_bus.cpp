@@ -32,6 +32,7 @@ class Subscriber : public std::enable_shared_from_this<Subscriber> {
     if (states_only_ && !event->state) return;
     if (!kinds_.empty() && std::find(kinds_.begin(), kinds_.end(), event->kind) == kinds_.end())
       return;
+    bool wake = false;
     {
       std::lock_guard lock(mu_);
       if (closed_) return;
@@ -40,8 +41,9 @@ class Subscriber : public std::enable_shared_from_this<Subscriber> {
         return;
       }
       queue_.push_back(event);
+      wake = worker_waiting_;  // a busy worker finds the event when it looks again
     }
-    cv_.notify_all();
+    if (wake) cv_.notify_all();
   }
 
   void close() noexcept;
@@ -72,7 +74,11 @@ class Subscriber : public std::enable_shared_from_this<Subscriber> {
   void run() {
     std::unique_lock lock(mu_);
     while (true) {
-      cv_.wait(lock, [&] { return closed_ || !queue_.empty(); });
+      while (!closed_ && queue_.empty()) {
+        worker_waiting_ = true;
+        cv_.wait(lock);
+        worker_waiting_ = false;
+      }
       if (closed_) return;
       auto event = std::move(queue_.front());
       queue_.pop_front();
@@ -103,6 +109,7 @@ class Subscriber : public std::enable_shared_from_this<Subscriber> {
   std::deque<std::shared_ptr<const ElectionEvent>> queue_;
   bool closed_ = false;
   bool busy_ = false;
+  bool worker_waiting_ = false;  // the worker sleeps on cv_ for an event
   std::uint64_t delivered_ = 0;
   std::uint64_t dropped_ = 0;
   std::uint64_t failures_ = 0;

@@ -174,6 +174,8 @@ TEST(HistoryFeed, ABlockedOrFailingSinkNeverDelaysOrFailsAnElection) {
   EXPECT_EQ(blocked->writes.load(), 0);
   blocked->gate.set_value();
   ASSERT_TRUE(eventually([&] { return blocked->writes.load() == 50; }));
+  EXPECT_EQ(e.history_feed().failures() + e.history_feed().dropped(), 0u);
+  EXPECT_TRUE(e.history_feed().active());
 }
 
 }  // namespace
