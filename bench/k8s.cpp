@@ -13,6 +13,7 @@
 
 #include <cstdlib>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "k8s/k8s_store.hpp"
@@ -33,6 +34,16 @@ std::string uri() {
 
 leader::k8s::K8sStore raw_store() {
   return leader::k8s::K8sStore(leader::k8s::Config::from_uri(leader::Uri::parse(uri())));
+}
+
+// renew() returns a LeaseStatus or (after the kit's interface change) a Renewal.
+template <class Result>
+leader::LeaseStatus status_of(const Result& r) {
+  if constexpr (std::is_same_v<Result, leader::LeaseStatus>) {
+    return r;
+  } else {
+    return r.status;
+  }
 }
 
 void BM_RunIfLeaderUncontended(benchmark::State& state) {
@@ -57,7 +68,7 @@ void BM_StoreRenew(benchmark::State& state) {
   for (auto _ : state) {
     auto t0 = Clock::now();
     leader::Lease l = *held.lease;
-    if (s->renew(l, 10s, leader::Deadline::after(5s)) != leader::LeaseStatus::ok)
+    if (status_of(s->renew(l, 10s, leader::Deadline::after(5s))) != leader::LeaseStatus::ok)
       state.SkipWithError("renew lost");
     us.push_back(micros_since(t0));
   }

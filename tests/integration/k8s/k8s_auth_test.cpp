@@ -45,7 +45,7 @@ TEST_F(K8sAuth, ATokenFileIsReadAgainWhenTheServerRefusesARotatedToken) {
   ASSERT_TRUE(got);
   write("token-two");  // the kubelet rotated the projected token; the server knows only the new
   Lease l = *got.lease;
-  EXPECT_EQ(s->renew(l, Ms{5000}, soon()), LeaseStatus::ok);
+  EXPECT_EQ(status_of(s->renew(l, Ms{5000}, soon())), LeaseStatus::ok);
 }
 
 TEST_F(K8sAuth, ARefusedTokenIsFailedPreconditionWithoutTheToken) {

@@ -88,7 +88,7 @@ TEST_F(K8sConflict, ARenewAfterAnotherWriterChangedTheObjectFollowsThe409AndStay
   obj["metadata"]["annotations"]["team"] = "payments";
   ASSERT_EQ(s->api().replace("annotated", obj, soon()).status, 200);
   Lease l = *got.lease;
-  EXPECT_EQ(s->renew(l, Ms{5000}, soon()), LeaseStatus::ok);
+  EXPECT_EQ(status_of(s->renew(l, Ms{5000}, soon())), LeaseStatus::ok);
   auto after = s->api().get("annotated", soon()).body;
   EXPECT_EQ(after["metadata"]["annotations"]["team"], "payments");  // kept
   EXPECT_EQ(s->release(*got.lease, Ms{0}, soon()), LeaseStatus::ok);
@@ -103,7 +103,7 @@ TEST_F(K8sConflict, ARenewAfterAnotherHolderTookOverIsLostAndChangesNothing) {
   obj["spec"]["holderIdentity"] = "go-pod-2";
   ASSERT_EQ(s->api().replace("taken", obj, soon()).status, 200);
   Lease l = *got.lease;
-  EXPECT_EQ(s->renew(l, Ms{5000}, soon()), LeaseStatus::lost);
+  EXPECT_EQ(status_of(s->renew(l, Ms{5000}, soon())), LeaseStatus::lost);
   EXPECT_EQ(s->api().get("taken", soon()).body["spec"]["holderIdentity"], "go-pod-2");
 }
 

@@ -76,7 +76,7 @@ TEST_F(K8sFormat, RenewalsInOneSecondStillChangeTheWholeSecondRecord) {
   std::string prev = raw(*s, "job-c")["spec"]["renewTime"];
   for (int i = 0; i < 3; ++i) {
     Lease l = *got.lease;
-    ASSERT_EQ(s->renew(l, Ms{3000}, soon()), LeaseStatus::ok);
+    ASSERT_EQ(status_of(s->renew(l, Ms{3000}, soon())), LeaseStatus::ok);
     const std::string now = raw(*s, "job-c")["spec"]["renewTime"];
     EXPECT_NE(now.substr(0, 19), prev.substr(0, 19)) << "client-go would see no change";
     prev = now;
