@@ -15,6 +15,8 @@ namespace {
 constexpr Duration kMaxSleep = std::chrono::seconds(1);
 // Instants checked by schedule() for gaps too short for max_clock_skew.
 constexpr int kGapsChecked = 1000;
+// ... within this horizon (a year and a bit: every month length and DST transition).
+constexpr auto kGapHorizon = std::chrono::hours(24 * 400);
 
 Duration to_duration(WallTime::duration d) { return std::chrono::duration_cast<Duration>(d); }
 
@@ -65,7 +67,10 @@ void SchedulerCore::check_trigger(const TaskOptions& o) const {
   }
   Duration smallest = Duration::max();
   WallTime at = wall_->now();
-  for (int i = 0; i < kGapsChecked; ++i) {
+  const WallTime horizon = at + kGapHorizon;
+  const bool fixed_rate = o.trigger.kind() == Trigger::Kind::fixed_rate;
+  if (fixed_rate) smallest = window(at, at + o.trigger.period());  // one gap: the period
+  for (int i = 0; i < kGapsChecked && at < horizon && !fixed_rate; ++i) {
     auto next = o.trigger.next_after(at);
     if (!next) break;
     auto after = o.trigger.next_after(*next);
