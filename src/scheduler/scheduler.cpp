@@ -277,6 +277,7 @@ void SchedulerCore::stop() {
   stopping_ = true;
   for (auto& t : tasks_) t->stop.request_stop();
   timer_cv_.notify_all();
+  idle_cv_.notify_all();  // strategic holds wait on it
   lock.unlock();
   if (timer_.joinable()) timer_.join();
   lock.lock();
