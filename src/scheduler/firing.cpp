@@ -79,11 +79,9 @@ FiringResult SchedulerCore::run_firing(TaskState& t, Firing f) {
   }
   rec.catch_up = f.catch_up;
   if (t.stop.stop_requested()) return done(FiringOutcome::cancelled, "the scheduler is stopping");
-  if (elector_.strategic) return run_strategic(t, f, rec);
   Acquisition acq;
   try {
-    acq = elector_.single ? elector_.single->acquire(t.options.name, t.stop.get_token())
-                          : elector_.group->acquire(t.options.name, t.stop.get_token());
+    acq = elector_->acquire(t.options.name, t.stop.get_token());
   } catch (const std::exception& e) {
     return done(FiringOutcome::backend_error, e.what());
   }
@@ -115,40 +113,6 @@ FiringResult SchedulerCore::run_firing(TaskState& t, Firing f) {
   }
   guard.release(error.has_value(), error.value_or(""));
   return out;
-}
-
-FiringResult SchedulerCore::run_strategic(TaskState& t, const Firing& f, FiringRecord rec) {
-  bool was_late = false;
-  std::optional<std::string> error;
-  auto result = elector_.strategic->run_if_leader_result(
-      t.options.name,
-      [&](LeaderContext& ctx) {
-        WallTime reply_w = wall_->now();
-        TimePoint reply_s = clock_->now();
-        if ((was_late = late(f, reply_w))) return;
-        rec.fencing_token = ctx.fencing_token();
-        rec.slot = ctx.slot();
-        error = run_task(t.fn, ctx, rec);
-        // The lock hold runs inside the action: the strategic elector releases on return.
-        TimePoint until = hold_end(f, reply_w, reply_s);
-        std::unique_lock lock(mu_);
-        while (!stopping_ && clock_->now() < until) clock_->wait_until(lock, idle_cv_, until);
-        lock.unlock();
-        if (error) throw std::runtime_error(*error);
-      },
-      t.stop.get_token());
-  rec.finished = wall_->now();
-  if (result.skipped()) {
-    rec.outcome = skip_outcome(result.skip_reason());
-    rec.detail = std::get<Skipped>(result.variant()).detail;
-  } else if (was_late) {
-    rec.outcome = FiringOutcome::skipped_late;
-    rec.detail = "the lease came after the firing's window";
-  } else {
-    rec.outcome = error ? FiringOutcome::failed : FiringOutcome::ran;
-    rec.detail = error.value_or("");
-  }
-  return FiringResult{rec, nullptr};
 }
 
 }  // namespace leader::detail

@@ -27,13 +27,9 @@ SchedulerCore::SchedulerCore(ElectorRef elector, SchedulerOptions options)
   options_.validate();
   clock_ = options_.clock ? options_.clock : Clock::system();
   wall_ = options_.wall_clock ? options_.wall_clock : WallClock::system();
-  if (!elector_.single && !elector_.group && !elector_.strategic)
-    throw InvalidArgument("Scheduler: no elector");
+  if (!elector_) throw InvalidArgument("Scheduler: no elector");
   rng_.seed(options_.seed != 0 ? options_.seed : std::random_device{}());
-  const ElectionOptions* e = elector_.single  ? &elector_.single->options()
-                             : elector_.group ? &elector_.group->options()
-                                              : nullptr;
-  if (e != nullptr && !e->auto_extend)
+  if (!elector_->options().auto_extend)
     throw InvalidArgument(
         "Scheduler: the elector's auto_extend must be on (a lease is kept after its task until "
         "the firing's window closes; use scheduled_election_options())");
@@ -347,15 +343,14 @@ Scheduler::Scheduler(std::shared_ptr<LeaseStore> store, SchedulerOptions options
 
 Scheduler::Scheduler(LeaderElector elector, SchedulerOptions options)
     : core_(std::make_shared<detail::SchedulerCore>(
-          detail::ElectorRef{.single = std::move(elector)}, std::move(options))) {}
+          std::make_shared<const LeaderElector>(std::move(elector)), std::move(options))) {}
 
 Scheduler::Scheduler(LeaderGroupElector elector, SchedulerOptions options)
-    : core_(std::make_shared<detail::SchedulerCore>(detail::ElectorRef{.group = std::move(elector)},
-                                                    std::move(options))) {}
+    : core_(std::make_shared<detail::SchedulerCore>(
+          std::make_shared<const LeaderGroupElector>(std::move(elector)), std::move(options))) {}
 
 Scheduler::Scheduler(std::shared_ptr<StrategicElector> elector, SchedulerOptions options)
-    : core_(std::make_shared<detail::SchedulerCore>(
-          detail::ElectorRef{.strategic = std::move(elector)}, std::move(options))) {}
+    : core_(std::make_shared<detail::SchedulerCore>(std::move(elector), std::move(options))) {}
 
 Scheduler::~Scheduler() = default;
 

@@ -18,12 +18,9 @@
 
 namespace leader::detail {
 
-/// The elector a scheduler runs its firings with: exactly one member is set.
-struct ElectorRef {
-  std::optional<LeaderElector> single{};
-  std::optional<LeaderGroupElector> group{};
-  std::shared_ptr<StrategicElector> strategic{};
-};
+/// The elector a scheduler runs its firings with (single, group or strategic: every elector is
+/// an ElectorBase whose acquire() applies its own rules, e.g. the strategy's turn).
+using ElectorRef = std::shared_ptr<const ElectorBase>;
 
 /// One firing handed to a worker.
 struct Firing {
@@ -91,7 +88,6 @@ class SchedulerCore {
 
   // firing.cpp
   FiringResult run_firing(TaskState& t, Firing firing);
-  FiringResult run_strategic(TaskState& t, const Firing& firing, FiringRecord rec);
   [[nodiscard]] TimePoint hold_end(const Firing& f, WallTime reply_w, TimePoint reply_s) const;
   [[nodiscard]] bool late(const Firing& f, WallTime at) const;
 
