@@ -16,6 +16,10 @@ if [ "$phase" != build ] && [ -n "$(tr ' ' '\n' <<< "$stores" | grep -vxE 'memor
   scripts/start-all-servers.sh > /dev/null  # a network store's contract needs its server
 fi
 flags=() targets="unit_tests leader_contract_child"
+# The scheduler's unit tests (fake clock, many threads) when its dependency (date-tz) is installed.
+if compgen -G "/usr/lib/*/cmake/date/dateConfig.cmake" > /dev/null; then
+  targets="$targets unit_scheduler_tests"
+fi
 for s in sqlite redis postgres mysql etcd zookeeper dynamodb; do
   if [[ " $stores " == *" $s "* ]]; then
     flags+=("-DLEADER_WITH_${s^^}=ON")
