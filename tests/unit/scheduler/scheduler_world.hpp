@@ -156,12 +156,12 @@ struct World {
       r->scheduler->start();
     }
   }
-  /// Advances fake time by `step` until `total`; with `settle`, after each step waits until
-  /// every replica reported every instant due on its clock.
-  void run_for(Duration total, Duration step, bool settle = true) {
+  /// Advances fake time by `step` until `total`, `pace` of real time per step; with `settle`,
+  /// after each step waits until every replica reported every instant due on its clock.
+  void run_for(Duration total, Duration step, bool settle = true, Duration pace = 2ms) {
     for (Duration t{0}; t < total; t += step) {
       clock->advance(step);
-      std::this_thread::sleep_for(2ms);  // lets timers see the step (holds end on time)
+      std::this_thread::sleep_for(pace);  // lets timers see the step (holds end on time)
       if (!settle) continue;
       for (auto& r : replicas) eventually([&] { return r->records().size() >= r->due(); });
     }
