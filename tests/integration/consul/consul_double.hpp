@@ -5,6 +5,7 @@
 #include <chrono>
 #include <memory>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "child_process.hpp"
@@ -28,6 +29,26 @@ class DoubleServer {
   std::unique_ptr<leader::test::ChildProcess> child_;
   int port_ = 0;
 };
+
+/// The status of a renew() result, before (LeaseStatus) and after (Renewal) the kit's change.
+template <class Result>
+LeaseStatus status_of(const Result& r) {
+  if constexpr (std::is_same_v<Result, LeaseStatus>) {
+    return r;
+  } else {
+    return r.status;
+  }
+}
+
+/// The ttl a renew() granted: the lease's (old interface, set by the store) or the result's.
+template <class Result>
+Duration granted_of(const Result& r, const Lease& renewed) {
+  if constexpr (std::is_same_v<Result, LeaseStatus>) {
+    return renewed.ttl;
+  } else {
+    return r.ttl;
+  }
+}
 
 /// A deadline 5 s from now.
 inline Deadline soon() { return Deadline::after(Ms{5000}); }

@@ -114,7 +114,7 @@ TEST(ConsulSessions, AnInvalidatedSessionLosesTheLeaseAndTheNextTokenIsLarger) {
   ASSERT_TRUE(key && !key->session.empty());
   s->api().destroy_session(key->session, soon());  // as an operator or a failed check would
   Lease copy = *first.lease;
-  EXPECT_EQ(s->renew(copy, Ms{5000}, soon()), LeaseStatus::lost);
+  EXPECT_EQ(status_of(s->renew(copy, Ms{5000}, soon())), LeaseStatus::lost);
   EXPECT_EQ(s->release(*first.lease, Ms{0}, soon()), LeaseStatus::lost);
   auto second = s->try_acquire(single("inv", Ms{5000}), soon());
   ASSERT_TRUE(second);
@@ -156,15 +156,17 @@ TEST(ConsulMoves, ARenewWithAnotherTtlMovesTheKeyToANewSessionKeepingTheToken) {
   const std::string key = s->holder_key("mv", 0, 0);
   const std::string before = s->api().get(key, soon())->session;
   Lease l = *g.lease;
-  ASSERT_EQ(s->renew(l, Ms{2500}, soon()), LeaseStatus::ok);
-  EXPECT_EQ(l.ttl, Ms{2500});
+  const auto r = s->renew(l, Ms{2500}, soon());
+  ASSERT_EQ(status_of(r), LeaseStatus::ok);
+  EXPECT_EQ(granted_of(r, l), Ms{2500});
   const std::string after = s->api().get(key, soon())->session;
   EXPECT_NE(before, after);
   EXPECT_FALSE(s->api().renew_session(before, soon())) << "the old session still lives";
   auto state = s->inspect("mv", soon());
   ASSERT_EQ(state.holders.size(), 1u);
   EXPECT_EQ(state.holders[0].fencing_token, g.lease->fencing_token);
-  ASSERT_EQ(s->renew(l, Ms{2500}, soon()), LeaseStatus::ok);  // same ttl: a plain session renew
+  ASSERT_EQ(status_of(s->renew(l, Ms{2500}, soon())),
+            LeaseStatus::ok);  // same ttl: a plain session renew
   EXPECT_EQ(s->api().get(key, soon())->session, after);
   EXPECT_EQ(s->release(l, Ms{0}, soon()), LeaseStatus::ok);
 }
