@@ -124,36 +124,36 @@ void MongoStore::ensure_candidate_indexes(Deadline deadline) {
   indexes_ready_ = true;
 }
 
-// insert = false: refresh a live entry (keeps `registered`); true: replace an expired or absent
-// entry (new `registered`). False when the condition did not match.
-bool MongoStore::refresh_candidate(std::string_view group, const Candidate& c, Duration ttl,
-                                   bool insert, Deadline deadline) {
+// How put_candidate writes an entry (three conditions, because the server refuses $expr in the
+// query of an upsert: code 224, MongoDB JIRA DOCS-14158).
+enum class CandidateWrite {
+  refresh,  ///< a live entry: keep `registered`
+  replace,  ///< an expired entry: new `registered`
+  insert,   ///< no entry: upsert (a concurrent insert collides on the unique index)
+};
+
+// False when the condition did not match (or the insert collided).
+bool MongoStore::write_candidate(std::string_view group, const Candidate& c, Duration ttl, int mode,
+                                 Deadline deadline) {
+  const auto how = static_cast<CandidateWrite>(mode);
   Doc cmd, q, u;
   append_key(&q.b, group, c.node_id);
-  bson_t clauses, alt, absent, cond, set, now;
-  BSON_APPEND_ARRAY_BEGIN(&q.b, "$and", &clauses);
-  if (insert) {
-    BSON_APPEND_DOCUMENT_BEGIN(&clauses, "0", &alt);
-    bson_t list;
-    BSON_APPEND_ARRAY_BEGIN(&alt, "$or", &list);
-    BSON_APPEND_DOCUMENT_BEGIN(&list, "0", &absent);
-    BSON_APPEND_DOCUMENT_BEGIN(&absent, "renewed", &cond);
-    BSON_APPEND_BOOL(&cond, "$exists", false);
-    bson_append_document_end(&absent, &cond);
-    bson_append_document_end(&list, &absent);
-    append_expiry_expr(&list, "1", "", "$lte");
-    bson_append_array_end(&alt, &list);
-    bson_append_document_end(&clauses, &alt);
+  bson_t clauses, absent, set, now;
+  if (how == CandidateWrite::insert) {
+    BSON_APPEND_DOCUMENT_BEGIN(&q.b, "renewed", &absent);
+    BSON_APPEND_BOOL(&absent, "$exists", false);
+    bson_append_document_end(&q.b, &absent);
   } else {
-    append_expiry_expr(&clauses, "0", "", "$gt");
+    BSON_APPEND_ARRAY_BEGIN(&q.b, "$and", &clauses);
+    append_expiry_expr(&clauses, "0", "", how == CandidateWrite::refresh ? "$gt" : "$lte");
+    bson_append_array_end(&q.b, &clauses);
   }
-  bson_append_array_end(&q.b, &clauses);
   BSON_APPEND_DOCUMENT_BEGIN(&u.b, "$set", &set);
   append_fields(&set, c, ttl);
   bson_append_document_end(&u.b, &set);
   BSON_APPEND_DOCUMENT_BEGIN(&u.b, "$currentDate", &now);
   BSON_APPEND_BOOL(&now, "renewed", true);
-  if (insert) BSON_APPEND_BOOL(&now, "registered", true);
+  if (how != CandidateWrite::refresh) BSON_APPEND_BOOL(&now, "registered", true);
   bson_append_document_end(&u.b, &now);
   bson_t updates, item;
   BSON_APPEND_UTF8(&cmd.b, "update", candidates_.c_str());
@@ -161,7 +161,7 @@ bool MongoStore::refresh_candidate(std::string_view group, const Candidate& c, D
   BSON_APPEND_DOCUMENT_BEGIN(&updates, "0", &item);
   BSON_APPEND_DOCUMENT(&item, "q", &q.b);
   BSON_APPEND_DOCUMENT(&item, "u", &u.b);
-  if (insert) BSON_APPEND_BOOL(&item, "upsert", true);
+  if (how == CandidateWrite::insert) BSON_APPEND_BOOL(&item, "upsert", true);
   bson_append_document_end(&updates, &item);
   bson_append_array_end(&cmd.b, &updates);
   auto reply = connection_.write("update (candidate)", &cmd.b, deadline);
@@ -175,12 +175,11 @@ void MongoStore::put_candidate(std::string_view group, const Candidate& c, Durat
     throw InvalidArgument("mongodb: candidate ttl " + std::to_string(ttl.count()) +
                           "ms must be > 0 and <= gc_after (the TTL index would delete it)");
   ensure_candidate_indexes(deadline);
-  // Refresh a live entry; else replace an expired/absent one; a concurrent insert (duplicate
-  // key on the unique (group, node) index) makes the entry live: refresh it then.
-  for (int i = 0; i < 2; ++i) {
-    if (refresh_candidate(group, c, ttl, false, deadline)) return;
-    if (refresh_candidate(group, c, ttl, true, deadline)) return;
-  }
+  // Refresh a live entry, else replace an expired one, else insert; a concurrent writer can
+  // change the entry between these conditional writes: start over once.
+  for (int i = 0; i < 2; ++i)
+    for (auto how : {CandidateWrite::refresh, CandidateWrite::replace, CandidateWrite::insert})
+      if (write_candidate(group, c, ttl, static_cast<int>(how), deadline)) return;
   throw BackendError(ErrorCode::unavailable, "mongodb",
                      "candidate '" + c.node_id + "' kept changing under concurrent writers");
 }

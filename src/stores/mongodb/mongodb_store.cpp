@@ -42,11 +42,20 @@ void build_update(bson_t* cmd, const std::string& coll, const bson_t* q, const b
 }
 
 // The grant's condition: the lock document exactly at the fence value read (no grant since),
-// and the chosen slot free or expired by $$NOW (a size change: every record read expired).
+// and the chosen slot free or expired by $$NOW (a size change: every record read expired). A
+// lock without a document: only "still no document" ({fence: {$exists: false}}, false for every
+// document this store writes), because the server refuses $expr in the query of an upsert
+// (code 224, MongoDB JIRA DOCS-14158) and a missing document has no holders anyway.
 void build_grant_query(bson_t* q, const LeaseRequest& r, const LockDoc& doc, int slot,
                        bool size_change) {
   BSON_APPEND_UTF8(q, "_id", r.lock.c_str());
   bson_t clauses, fence, absent;
+  if (!doc.exists) {
+    BSON_APPEND_DOCUMENT_BEGIN(q, "fence", &absent);
+    BSON_APPEND_BOOL(&absent, "$exists", false);
+    bson_append_document_end(q, &absent);
+    return;
+  }
   BSON_APPEND_ARRAY_BEGIN(q, "$and", &clauses);
   BSON_APPEND_DOCUMENT_BEGIN(&clauses, "0", &fence);
   if (doc.fence) {

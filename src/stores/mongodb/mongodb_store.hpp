@@ -40,8 +40,9 @@ class MongoStore : public LeaseStore {
   std::optional<std::uint64_t> grant(const LeaseRequest& request, const LockDoc& doc, int slot,
                                      bool size_change, Deadline deadline);
   LeaseStatus refresh(const Lease& lease, Duration ttl, const std::string* node, Deadline deadline);
-  bool refresh_candidate(std::string_view group, const Candidate& c, Duration ttl, bool insert,
-                         Deadline deadline);
+  /// One conditional write of a candidate entry (`mode`: a CandidateWrite, candidates.cpp).
+  bool write_candidate(std::string_view group, const Candidate& c, Duration ttl, int mode,
+                       Deadline deadline);
   void ensure_candidate_indexes(Deadline deadline);
 
   Connection connection_;

@@ -32,6 +32,7 @@ _last_write_concern = {}  # command name -> the writeConcern document it carried
 # Fields every command may carry (OP_MSG.md "global command arguments"; libmongoc mongoc-cmd.c).
 _GLOBAL_ARGS = {"$db", "lsid", "$clusterTime", "$readPreference", "apiVersion", "apiStrict",
                 "apiDeprecationErrors", "writeConcern", "readConcern", "maxTimeMS", "comment"}
+_CODE_NAMES = {2: "BadValue", 224: "QueryFeatureNotAllowed"}  # error_codes.yml
 _WRITES = {"insert", "update", "delete", "findAndModify", "createIndexes", "drop", "dropDatabase"}
 
 
@@ -119,6 +120,22 @@ def pipeline_update(pipeline):
     return update
 
 
+def has_expr(query):
+    if isinstance(query, dict):
+        return any(k == "$expr" or has_expr(v) for k, v in query.items())
+    if isinstance(query, list):
+        return any(has_expr(v) for v in query)
+    return False
+
+
+def refuse_expr_upsert(query):
+    """The server refuses $expr in the query of an upsert (code 224; MongoDB JIRA DOCS-14158,
+    SERVER-59704); mongomock would accept it."""
+    if has_expr(query):
+        raise OperationFailure("$expr is not allowed in the query predicate for an upsert",
+                               code=224)
+
+
 def is_operator_update(update):
     return bool(update) and all(k.startswith("$") for k in update)
 
@@ -201,6 +218,8 @@ def _update_one_item(coll, item):
     if isinstance(update, list):
         update = pipeline_update(update)
     upsert, multi = bool(item.get("upsert")), bool(item.get("multi"))
+    if upsert:
+        refuse_expr_upsert(query)
     if is_operator_update(update):
         fn = coll.update_many if multi else coll.update_one
         return fn(query, update, upsert=upsert)
@@ -251,6 +270,8 @@ def cmd_find_and_modify(cmd, db, conn_id):
     query = with_now(cmd.get("query") or {}, _now[0])
     sort = list(cmd["sort"].items()) if cmd.get("sort") else None
     fields = cmd.get("fields")
+    if cmd.get("upsert"):
+        refuse_expr_upsert(query)
     found = coll.find_one(query, sort=sort)
     if cmd.get("remove"):
         if found is not None:
@@ -384,7 +405,7 @@ def execute(name, cmd, conn_id):
         coll = cmd.get(name) if isinstance(cmd.get(name), str) else "?"
         return error(11000, "DuplicateKey", dup_key_message(db[coll], e))
     except OperationFailure as e:
-        return error(e.code or 2, "BadValue" if not e.code else "Location%d" % e.code, str(e))
+        return error(e.code or 2, _CODE_NAMES.get(e.code or 2, "Location%d" % e.code), str(e))
     except (KeyError, TypeError, ValueError, AssertionError) as e:
         return error(2, "BadValue", "shim/mongomock: %s: %r" % (type(e).__name__, e))
     except NotImplementedError as e:

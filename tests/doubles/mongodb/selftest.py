@@ -91,6 +91,13 @@ def run(client):
                                               "upsert": True}])
     check("update upsert colliding on _id: ok 1 with writeErrors[0].code 11000",
           raw["ok"] == 1 and raw["writeErrors"][0]["code"] == 11000)
+    expect_code("findAndModify upsert with $expr in the query: QueryFeatureNotAllowed", 224,
+                lambda: db.command("findAndModify", "c", query={"_id": "e", "$expr": {
+                    "$eq": [1, 1]}}, update={"$set": {"m": 1}}, upsert=True))
+    raw = db.command("update", "c", updates=[{"q": {"$and": [{"$expr": {"$eq": [1, 1]}}]},
+                                              "u": {"$set": {"m": 1}}, "upsert": True}])
+    check("update upsert with $expr in the query: writeErrors[0].code 224",
+          raw["writeErrors"][0]["code"] == 224)
     coll.update_one({"_id": "t"}, {"$currentDate": {"at": True}}, upsert=True)
     at = coll.find_one({"_id": "t"})["at"]
     check("$currentDate: a datetime with millisecond precision",
