@@ -1,8 +1,5 @@
 #include "client.hpp"
 
-#include <curl/curl.h>
-#include <strings.h>
-
 #include <algorithm>
 #include <array>
 #include <chrono>
@@ -14,38 +11,19 @@
 namespace leader::dynamodb {
 namespace {
 
-constexpr std::size_t kMaxIdleHandles = 8;
-
-std::size_t append_body(char* data, std::size_t size, std::size_t n, void* out) {
-  static_cast<std::string*>(out)->append(data, size * n);
-  return size * n;
-}
-
-// Keeps the value of the `Date` response header.
-std::size_t keep_date(char* data, std::size_t size, std::size_t n, void* out) {
-  std::string_view line(data, size * n);
-  if (line.size() > 5 && strncasecmp(line.data(), "date:", 5) == 0) {
-    line.remove_prefix(5);
-    while (!line.empty() && (line.front() == ' ' || line.front() == '\t')) line.remove_prefix(1);
-    while (!line.empty() && (line.back() == '\r' || line.back() == '\n')) line.remove_suffix(1);
-    *static_cast<std::string*>(out) = std::string(line);
-  }
-  return size * n;
-}
-
-void global_init() {
-  static std::once_flag once;
-  std::call_once(once, [] { curl_global_init(CURL_GLOBAL_DEFAULT); });
-}
-
 BackendError error(ErrorCode code, const std::string& message) {
   return BackendError(code, "dynamodb", message);
 }
 
-bool is_tls_setup_error(CURLcode rc) {
-  return rc == CURLE_SSL_CONNECT_ERROR || rc == CURLE_PEER_FAILED_VERIFICATION ||
-         rc == CURLE_SSL_CACERT_BADFILE || rc == CURLE_SSL_CERTPROBLEM || rc == CURLE_SSL_CIPHER ||
-         rc == CURLE_SSL_ISSUER_ERROR;
+http::ClientOptions http_options(const Config& config) {
+  http::ClientOptions o;
+  o.store = "dynamodb";
+  o.base_urls = {config.endpoint};
+  o.tls.ca_file = config.ca_file;
+  o.connect_timeout = config.connect_timeout;
+  o.request_timeout = config.request_timeout;
+  o.secrets = {config.secret_access_key, config.session_token};
+  return o;
 }
 
 }  // namespace
@@ -75,16 +53,10 @@ Response parse_response(const std::string& text, long status) {
 
 namespace {
 
-struct Headers {
-  curl_slist* list = nullptr;
-  ~Headers() { curl_slist_free_all(list); }
-  void add(const std::string& line) { list = curl_slist_append(list, line.c_str()); }
-};
-
 // The signed header set of one call: content-type, host, x-amz-date, x-amz-target (and the
-// session token), then Authorization; "Expect:" stops curl's 100-continue round trip.
-void signed_headers(const Config& config, std::string_view op, const std::string& payload,
-                    Headers& out) {
+// session token), then Authorization.
+std::vector<http::Header> signed_headers(const Config& config, std::string_view op,
+                                         const std::string& payload) {
   const std::string date = amz_date(std::chrono::system_clock::now());
   SigningRequest sr;
   sr.headers = {{"content-type", "application/x-amz-json-1.0"},
@@ -97,21 +69,11 @@ void signed_headers(const Config& config, std::string_view op, const std::string
   sr.region = config.region;
   sr.amz_date = date;
   const Signature sig = sign_v4(sr, config.access_key_id, config.secret_access_key);
+  std::vector<http::Header> out;
   for (const auto& [name, value] : sr.headers)
-    out.add(std::string(name).append(": ").append(value));
-  out.add("Authorization: " + sig.authorization);
-  out.add("Expect:");
-}
-
-// `text` (a server's error message) with the secret key and the session token replaced: an
-// InvalidSignatureException echoes the canonical request, session token header included.
-std::string without_secrets(std::string text, const Config& config) {
-  for (const std::string* secret : {&config.secret_access_key, &config.session_token}) {
-    if (secret->empty()) continue;
-    for (auto at = text.find(*secret); at != std::string::npos; at = text.find(*secret, at + 3))
-      text.replace(at, secret->size(), "***");
-  }
-  return text;
+    out.push_back({name, value, /*secret=*/name == "x-amz-security-token"});
+  out.push_back({"Authorization", sig.authorization});
+  return out;
 }
 
 }  // namespace
@@ -150,81 +112,17 @@ ErrorCode error_code_for(std::string_view type, long http_status) {
   return ErrorCode::internal;
 }
 
-Client::Client(Config config) : config_(std::move(config)) { global_init(); }
-
-Client::~Client() {
-  for (void* h : idle_) curl_easy_cleanup(static_cast<CURL*>(h));
-}
-
-void* Client::take_handle() {
-  {
-    std::lock_guard lock(mu_);
-    if (!idle_.empty()) {
-      void* h = idle_.back();
-      idle_.pop_back();
-      return h;
-    }
-  }
-  CURL* h = curl_easy_init();
-  if (h == nullptr) throw error(ErrorCode::internal, "curl_easy_init failed");
-  return h;
-}
-
-void Client::give_handle(void* curl) {
-  std::lock_guard lock(mu_);
-  if (idle_.size() < kMaxIdleHandles) {
-    idle_.push_back(curl);
-    return;
-  }
-  curl_easy_cleanup(static_cast<CURL*>(curl));
-}
+Client::Client(Config config) : config_(std::move(config)), http_(http_options(config_)) {}
 
 Response Client::post(std::string_view op, const nlohmann::json& request, Deadline deadline) {
-  const std::string where = "DynamoDB " + std::string(op) + " at " + config_.endpoint;
-  if (deadline.expired()) throw error(ErrorCode::deadline_exceeded, where + ": deadline passed");
-  const std::string payload = request.dump();
-  Headers headers;
-  signed_headers(config_, op, payload, headers);
-
-  long total = std::max<long>(1, static_cast<long>(deadline.remaining().count()));
-  if (config_.request_timeout.count() > 0)
-    total = std::min(total, static_cast<long>(config_.request_timeout.count()));
-  const long connect = std::min(total, static_cast<long>(config_.connect_timeout.count()));
-  std::string body, date;
-  char errbuf[CURL_ERROR_SIZE] = {0};
-  CURL* h = static_cast<CURL*>(take_handle());
-  curl_easy_setopt(h, CURLOPT_URL, (config_.endpoint + "/").c_str());
-  curl_easy_setopt(h, CURLOPT_POST, 1L);
-  curl_easy_setopt(h, CURLOPT_POSTFIELDS, payload.c_str());
-  curl_easy_setopt(h, CURLOPT_POSTFIELDSIZE, static_cast<long>(payload.size()));
-  curl_easy_setopt(h, CURLOPT_HTTPHEADER, headers.list);
-  curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, append_body);
-  curl_easy_setopt(h, CURLOPT_WRITEDATA, &body);
-  curl_easy_setopt(h, CURLOPT_HEADERFUNCTION, keep_date);
-  curl_easy_setopt(h, CURLOPT_HEADERDATA, &date);
-  curl_easy_setopt(h, CURLOPT_ERRORBUFFER, errbuf);
-  curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
-  curl_easy_setopt(h, CURLOPT_TCP_NODELAY, 1L);
-  curl_easy_setopt(h, CURLOPT_TIMEOUT_MS, total);
-  curl_easy_setopt(h, CURLOPT_CONNECTTIMEOUT_MS, connect);
-  curl_easy_setopt(h, CURLOPT_PROTOCOLS_STR, "http,https");
-  if (!config_.ca_file.empty()) curl_easy_setopt(h, CURLOPT_CAINFO, config_.ca_file.c_str());
-  const CURLcode rc = curl_easy_perform(h);
-  curl_easy_setopt(h, CURLOPT_HTTPHEADER, nullptr);
-  curl_easy_setopt(h, CURLOPT_ERRORBUFFER, nullptr);
-  long status = 0;
-  curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &status);
-  give_handle(h);
-  if (rc != CURLE_OK) {
-    const std::string text = errbuf[0] != '\0' ? errbuf : curl_easy_strerror(rc);
-    if (is_tls_setup_error(rc))
-      throw error(ErrorCode::failed_precondition, where + ": TLS setup failed: " + text);
-    if (rc == CURLE_OPERATION_TIMEDOUT)
-      throw error(ErrorCode::deadline_exceeded, where + ": no answer in time: " + text);
-    throw error(ErrorCode::unavailable, where + ": " + text);
-  }
-  Response r = parse_response(body, status);
-  r.server_time_ms = parse_http_date(date);
+  if (deadline.expired())
+    throw error(ErrorCode::deadline_exceeded,
+                "DynamoDB " + std::string(op) + " at " + config_.endpoint + ": deadline passed");
+  http::Request req{http::Method::post, "/", {}, request.dump()};
+  req.headers = signed_headers(config_, op, req.body);
+  http::Response reply = http_.send(req, deadline);
+  Response r = parse_response(reply.body, reply.status);
+  if (auto date = reply.header("date")) r.server_time_ms = parse_http_date(*date);
   return r;
 }
 
@@ -237,7 +135,7 @@ nlohmann::json Client::call(std::string_view op, const nlohmann::json& request, 
 void Client::fail(const Response& r, std::string_view what) const {
   std::string text = "DynamoDB " + std::string(what) + " on table '" + config_.table + "' at " +
                      config_.endpoint + " failed: " + r.error_type;
-  if (!r.message.empty()) text += ": " + without_secrets(r.message, config_);
+  if (!r.message.empty()) text += ": " + http_.redact(r.message);
   throw error(error_code_for(r.error_type, r.http_status), text);
 }
 

@@ -1,10 +1,8 @@
 #pragma once
 // The DynamoDB JSON API client: signed (SigV4) POSTs of `DynamoDB_20120810.<Op>` requests over
-// libcurl. Thread-safe: every call borrows one easy handle (one kept-alive connection) from a
-// small pool; every call is bounded by its Deadline (CURLOPT_TIMEOUT_MS).
+// leader::http (keep-alive pool, TLS, deadline). Thread-safe.
 
 #include <cstdint>
-#include <mutex>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
@@ -12,6 +10,7 @@
 #include <vector>
 
 #include "config.hpp"
+#include "http/client.hpp"
 #include "leader/errors.hpp"
 #include "leader/time.hpp"
 
@@ -38,13 +37,11 @@ class Client {
  public:
   /// Keeps `config`; connects lazily on the first call.
   explicit Client(Config config);
-  ~Client();
-  Client(const Client&) = delete;
-  Client& operator=(const Client&) = delete;
 
   /// Sends `request` as operation `op` (e.g. "UpdateItem") and returns DynamoDB's answer.
-  /// Transport failures throw BackendError: unavailable (no connection, connection dropped),
-  /// deadline_exceeded (no answer before `deadline`: outcome unknown), failed_precondition (TLS).
+  /// Transport failures throw BackendError (leader::http): unavailable (certainly not sent),
+  /// deadline_exceeded (possibly sent, no complete answer before `deadline`: outcome unknown),
+  /// failed_precondition (TLS).
   [[nodiscard]] Response post(std::string_view op, const nlohmann::json& request,
                               Deadline deadline);
   /// As post(), but any error answer throws the BackendError chosen by fail().
@@ -55,12 +52,8 @@ class Client {
   [[nodiscard]] const Config& config() const { return config_; }
 
  private:
-  void* take_handle();
-  void give_handle(void* curl);
-
   Config config_;
-  std::mutex mu_;
-  std::vector<void*> idle_;  // CURL* easy handles, each with its kept-alive connection
+  http::Client http_;
 };
 
 /// Parses an HTTP `Date` value (RFC 7231 IMF-fixdate, e.g. "Sun, 06 Nov 1994 08:49:37 GMT") to

@@ -1,9 +1,8 @@
 #pragma once
-// The etcd v3 JSON gateway client: POSTs JSON to /v3/... on one endpoint of the cluster, with
-// failover, keep-alive connections, TLS and v3 auth. Thread-safe: every call borrows one libcurl
-// easy handle (one kept-alive connection) from a small pool.
+// The etcd v3 JSON gateway client: POSTs JSON to /v3/... on one endpoint of the cluster over
+// leader::http (failover for unsent requests, keep-alive pool, TLS), plus etcd's status codes and
+// v3 auth. Thread-safe.
 
-#include <atomic>
 #include <mutex>
 #include <nlohmann/json.hpp>
 #include <string>
@@ -11,6 +10,7 @@
 #include <vector>
 
 #include "config.hpp"
+#include "http/client.hpp"
 #include "leader/time.hpp"
 
 namespace leader::etcd {
@@ -41,14 +41,12 @@ class Gateway {
  public:
   /// Keeps `config`; connects lazily on the first call.
   explicit Gateway(Config config);
-  ~Gateway();
-  Gateway(const Gateway&) = delete;
-  Gateway& operator=(const Gateway&) = delete;
 
   /// POSTs `request` to `path` (e.g. "/v3/kv/txn") and returns etcd's status and reply. Tries
-  /// the next endpoint only when a connection could not be made (the request was not sent).
-  /// Transport failures throw BackendError: unavailable (no endpoint reachable, connection
-  /// dropped), deadline_exceeded (no answer before `deadline`), failed_precondition (TLS, auth).
+  /// the next endpoint only when the request was certainly not sent (leader::http). Transport
+  /// failures throw BackendError: unavailable (not sent: no endpoint reachable),
+  /// deadline_exceeded (possibly sent, no complete answer before `deadline`: outcome unknown),
+  /// failed_precondition (TLS, auth).
   [[nodiscard]] Reply post(std::string_view path, const nlohmann::json& request, Deadline deadline);
   /// As post(), but a non-OK status throws BackendError with the code mapped by fail().
   nlohmann::json call(std::string_view path, const nlohmann::json& request, Deadline deadline);
@@ -58,20 +56,14 @@ class Gateway {
   [[nodiscard]] const Config& config() const { return config_; }
 
  private:
-  struct Transfer;
-  Transfer send(std::string_view path, const std::string& payload, const std::string& token,
-                Deadline deadline);
-  Transfer perform(void* curl, const std::string& url, const std::string& payload,
-                   const std::string& token, Deadline deadline) const;
+  Reply send(std::string_view path, const std::string& payload, const std::string& token,
+             Deadline deadline);
   std::string auth_token(Deadline deadline, const std::string& rejected);
-  void* take_handle();
-  void give_handle(void* curl);
 
   Config config_;
-  std::atomic<std::size_t> preferred_{0};  // index of the endpoint that answered last
+  http::Client http_;
   std::mutex mu_;
-  std::vector<void*> idle_;  // CURL* easy handles, each with its kept-alive connection
-  std::string token_;        // v3 auth token (simple or JWT), refreshed when rejected
+  std::string token_;  // v3 auth token (simple or JWT), refreshed when rejected
 };
 
 }  // namespace leader::etcd
