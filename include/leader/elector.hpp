@@ -183,15 +183,15 @@ bool is_cancellation(const std::exception_ptr& e) noexcept;
 class ElectorBase {
  public:
   /// Acquires the lease of `lock` (waiting up to wait_time) without running anything.
-  Acquisition acquire(std::string_view lock, std::stop_token stop = {}) const {
-    return core_->acquire(scoped(lock), std::move(stop));
+  Acquisition acquire(std::string_view lock, const std::stop_token& stop = {}) const {
+    return core_->acquire(scoped(lock), stop);
   }
 
   /// Runs `action` if this replica gets the lease. Returns the value (std::optional<T>), or
   /// `bool` for void actions; empty/false when skipped. The action's exceptions propagate
   /// unchanged after the lease is released.
   template <class F>
-  auto run_if_leader(std::string_view lock, F&& action, std::stop_token stop = {}) const {
+  auto run_if_leader(std::string_view lock, F&& action, const std::stop_token& stop = {}) const {
     using T = action_result_t<F>;
     if (LeaderContext* outer = reentered(lock)) {  // runs under the lease this thread holds
       if constexpr (std::is_void_v<T>) {
@@ -201,7 +201,7 @@ class ElectorBase {
         return std::optional<T>{invoke_action(action, *outer)};
       }
     }
-    Acquisition acq = acquire(lock, std::move(stop));
+    Acquisition acq = acquire(lock, stop);
     if constexpr (std::is_void_v<T>) {
       if (!acq) return false;
       run_guarded(*acq.guard, action);

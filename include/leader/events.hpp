@@ -162,9 +162,9 @@ class EventBus {
   EventBus& operator=(const EventBus&) = delete;
 
   /// Delivers every later event to `listener` on its own thread (see the file comment).
-  Subscription subscribe(Listener listener, SubscribeOptions options = {});
+  Subscription subscribe(Listener listener, const SubscribeOptions& options = {});
   /// Delivers every later state change to `watcher` on its own thread.
-  Subscription watch_state(StateWatcher watcher, SubscribeOptions options = {});
+  Subscription watch_state(StateWatcher watcher, const SubscribeOptions& options = {});
   /// The current state of `lock` (held false, version 0 when never seen).
   [[nodiscard]] LeadershipState state(std::string_view lock) const;
   /// The states of every lock seen so far, ordered by lock name.

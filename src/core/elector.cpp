@@ -58,8 +58,10 @@ ThreadHold::ThreadHold(const LeaseStore* store, LeaderContext& ctx) {
 ThreadHold::~ThreadHold() { thread_holds.pop_back(); }
 
 LeaderContext* held_on_this_thread(const LeaseStore* store, std::string_view lock) noexcept {
-  for (auto it = thread_holds.rbegin(); it != thread_holds.rend(); ++it)
-    if (it->store == store && it->ctx->lock_name() == lock) return it->ctx;
+  for (std::size_t i = thread_holds.size(); i-- > 0;) {  // innermost first
+    const ThreadHoldEntry& hold = thread_holds[i];
+    if (hold.store == store && hold.ctx->lock_name() == lock) return hold.ctx;
+  }
   return nullptr;
 }
 

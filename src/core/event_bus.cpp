@@ -282,7 +282,7 @@ EventBus::~EventBus() {
 
 namespace {
 Subscription add_subscriber(const std::shared_ptr<detail::BusCore>& core, detail::Subscriber::Fn fn,
-                            SubscribeOptions options, bool states_only) {
+                            const SubscribeOptions& options, bool states_only) {
   if (!fn) throw InvalidArgument("EventBus: the listener is empty");
   auto sub = std::make_shared<detail::Subscriber>(std::move(fn), options, states_only, core);
   sub->start();
@@ -292,11 +292,11 @@ Subscription add_subscriber(const std::shared_ptr<detail::BusCore>& core, detail
 }
 }  // namespace
 
-Subscription EventBus::subscribe(Listener listener, SubscribeOptions options) {
+Subscription EventBus::subscribe(Listener listener, const SubscribeOptions& options) {
   return add_subscriber(core_, std::move(listener), options, false);
 }
 
-Subscription EventBus::watch_state(StateWatcher watcher, SubscribeOptions options) {
+Subscription EventBus::watch_state(StateWatcher watcher, const SubscribeOptions& options) {
   if (!watcher) throw InvalidArgument("EventBus::watch_state: the watcher is empty");
   return add_subscriber(
       core_, [w = std::move(watcher)](const ElectionEvent& e) { w(*e.state); }, options, true);
