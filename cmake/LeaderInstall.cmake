@@ -1,38 +1,51 @@
-# Install rules: headers, every built component in one export set, leader-config.cmake with
-# components (find_package(leader COMPONENTS sqlite redis)), and leader.pc.
+# Install rules, generated from each component's declaration (leader_add_store / leader_add_internal
+# in cmake/LeaderStore.cmake): headers; one export set per component (leader-<c>-targets.cmake);
+# leader-config.cmake whose find_package(leader COMPONENTS <c>) looks up only <c>'s dependencies;
+# leader.pc for the core and leader-<c>.pc per component.
 include(CMakePackageConfigHelpers)
 
 get_property(LEADER_BUILT_STORES GLOBAL PROPERTY LEADER_BUILT_STORES)
-set(LEADER_INSTALL_TARGETS leader_core)
-set(LEADER_PC_LIBS "-lleader-core")
-# leader_http (internal, static) is linked PRIVATE by the HTTP stores: a static store's consumers
-# link it too, so it is installed and exported, and listed after the stores in leader.pc.
-set(LEADER_HAS_HTTP FALSE)
-if(TARGET leader_http)
-  set(LEADER_HAS_HTTP TRUE)
-  list(APPEND LEADER_INSTALL_TARGETS leader_http)
-  string(PREPEND LEADER_PC_LIBS "-lleader-http ")
-endif()
-foreach(store IN LISTS LEADER_BUILT_STORES)
-  list(APPEND LEADER_INSTALL_TARGETS leader_${store})
-  string(PREPEND LEADER_PC_LIBS "-lleader-${store} -Wl,-u,leader_store_${store}_anchor ")
-endforeach()
+get_property(_leader_libraries GLOBAL PROPERTY LEADER_BUILT_LIBRARIES)
+set(LEADER_CMAKE_DIR ${CMAKE_INSTALL_LIBDIR}/cmake/leader)
+set(LEADER_PC_DIR ${CMAKE_INSTALL_LIBDIR}/pkgconfig)
+file(RELATIVE_PATH LEADER_PC_TO_PREFIX "/p/${LEADER_PC_DIR}" "/p")
 
 install(DIRECTORY include/leader DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
-install(TARGETS ${LEADER_INSTALL_TARGETS} EXPORT leaderTargets
-        ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
-        LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}
-        RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
-set(LEADER_CMAKE_DIR ${CMAKE_INSTALL_LIBDIR}/cmake/leader)
-install(EXPORT leaderTargets NAMESPACE leader:: DESTINATION ${LEADER_CMAKE_DIR})
 
-set(LEADER_COMPONENTS ${LEADER_BUILT_STORES})
+# Internal libraries are installed only when a built store links them.
+set(_leader_used_internals "")
+foreach(store IN LISTS LEADER_BUILT_STORES _leader_libraries)
+  get_property(_internal GLOBAL PROPERTY LEADER_${store}_INTERNAL)
+  list(APPEND _leader_used_internals ${_internal})
+endforeach()
+list(REMOVE_DUPLICATES _leader_used_internals)
+
+set(LEADER_COMPONENTS ${LEADER_BUILT_STORES} ${_leader_libraries})
 if(TARGET leader_asio)
   list(APPEND LEADER_COMPONENTS asio)
 endif()
-if(TARGET leader_scheduler)
-  list(APPEND LEADER_COMPONENTS scheduler)
-endif()
+
+# One export set per library: the config includes only the requested components' files.
+foreach(c IN LISTS _leader_used_internals LEADER_COMPONENTS ITEMS core)
+  install(TARGETS leader_${c} EXPORT leader-${c}-targets
+          ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
+          LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}
+          RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
+  install(EXPORT leader-${c}-targets NAMESPACE leader:: DESTINATION ${LEADER_CMAKE_DIR})
+endforeach()
+
+# The table leader-config.cmake reads: per component, its find_package() entries and internals.
+set(LEADER_COMPONENT_TABLE "")
+foreach(c IN LISTS _leader_used_internals LEADER_COMPONENTS)
+  get_property(_deps GLOBAL PROPERTY LEADER_${c}_DEPENDS)
+  get_property(_internal GLOBAL PROPERTY LEADER_${c}_INTERNAL)
+  set(_quoted "")
+  foreach(dep IN LISTS _deps)
+    string(APPEND _quoted " \"${dep}\"")
+  endforeach()
+  string(APPEND LEADER_COMPONENT_TABLE "set(_leader_deps_${c}${_quoted})\n"
+                                       "set(_leader_internal_${c} ${_internal})\n")
+endforeach()
 configure_package_config_file(cmake/leader-config.cmake.in
   ${CMAKE_CURRENT_BINARY_DIR}/leader-config.cmake INSTALL_DESTINATION ${LEADER_CMAKE_DIR})
 write_basic_package_version_file(${CMAKE_CURRENT_BINARY_DIR}/leader-config-version.cmake
@@ -40,29 +53,72 @@ write_basic_package_version_file(${CMAKE_CURRENT_BINARY_DIR}/leader-config-versi
 install(FILES ${CMAKE_CURRENT_BINARY_DIR}/leader-config.cmake
               ${CMAKE_CURRENT_BINARY_DIR}/leader-config-version.cmake
         DESTINATION ${LEADER_CMAKE_DIR})
+# The Find modules some DEPENDS entries name (FindLeaderHiredis.cmake, ...).
+install(DIRECTORY cmake/modules/ DESTINATION ${LEADER_CMAKE_DIR}/modules FILES_MATCHING PATTERN "*.cmake")
 
-# pkg-config: what each built store links (static libraries need them at the consumer's link).
-set(_pc_sqlite sqlite3)
-set(_pc_redis hiredis openssl)
-set(_pc_postgres libpq)
-set(_pc_mysql libmariadb)
-set(_pc_etcd libcurl libcrypto)
-set(_pc_dynamodb libcurl libcrypto)
-set(_pc_mongodb libmongoc-1.0)
-set(_pc_consul libcurl)
-set(LEADER_PC_REQUIRES "")
-set(LEADER_PC_PRIVATE_LIBS "")
-foreach(store IN LISTS LEADER_BUILT_STORES)
-  if(DEFINED _pc_${store})
-    list(APPEND LEADER_PC_REQUIRES ${_pc_${store}})
+# pkg-config: leader.pc (core) and leader-<c>.pc. A static library's dependencies go to Requires /
+# Libs (the consumer's link needs them), a shared one's to Requires.private / Libs.private. No -std
+# flag: the consumer picks its standard (C++20 or later).
+function(_leader_write_pc c description requires libs)
+  set(private "")
+  get_target_property(type leader_${c} TYPE)
+  get_property(pc_requires GLOBAL PROPERTY LEADER_${c}_PKGCONFIG)
+  get_property(pc_libs GLOBAL PROPERTY LEADER_${c}_PKGCONFIG_LIBS)
+  get_property(internal GLOBAL PROPERTY LEADER_${c}_INTERNAL)
+  list(TRANSFORM internal PREPEND leader-)
+  list(APPEND requires ${internal})
+  if(type STREQUAL "STATIC_LIBRARY")
+    list(APPEND requires ${pc_requires})
+    list(APPEND libs ${pc_libs})
+    set(pc_requires "")
+    set(pc_libs "")
   endif()
+  list(JOIN requires " " requires)
+  list(JOIN libs " " libs)
+  list(JOIN pc_requires " " pc_requires)
+  list(JOIN pc_libs " " pc_libs)
+  string(CONCAT text "# Generated by cmake/LeaderInstall.cmake. leader needs C++20 or later: the consumer picks its standard.\n"
+           "prefix=\${pcfiledir}/${LEADER_PC_TO_PREFIX}\n"
+           "libdir=\${prefix}/${CMAKE_INSTALL_LIBDIR}\n"
+           "includedir=\${prefix}/${CMAKE_INSTALL_INCLUDEDIR}\n\n"
+           "Name: leader${suffix}\nDescription: ${description}\nVersion: ${PROJECT_VERSION}\n")
+  if(requires)
+    string(APPEND text "Requires: ${requires}\n")
+  endif()
+  if(pc_requires)
+    string(APPEND text "Requires.private: ${pc_requires}\n")
+  endif()
+  string(APPEND text "Libs: -L\${libdir} ${libs}\n")
+  if(pc_libs)
+    string(APPEND text "Libs.private: ${pc_libs}\n")
+  endif()
+  string(APPEND text "Cflags: -I\${includedir}\n")
+  file(WRITE ${CMAKE_CURRENT_BINARY_DIR}/pkgconfig/leader${suffix}.pc "${text}")
+  install(FILES ${CMAKE_CURRENT_BINARY_DIR}/pkgconfig/leader${suffix}.pc DESTINATION ${LEADER_PC_DIR})
+endfunction()
+
+set(suffix "")
+_leader_write_pc(core "${PROJECT_DESCRIPTION} (core; add leader-<store> for a store)" ""
+                 "-lleader-core;-pthread")
+foreach(c IN LISTS _leader_used_internals)
+  set(suffix "-${c}")
+  _leader_write_pc(${c} "leader's internal ${c} library (required by its stores)" "leader"
+                   "-lleader-${c}")
 endforeach()
-if("zookeeper" IN_LIST LEADER_BUILT_STORES)
-  list(APPEND LEADER_PC_PRIVATE_LIBS -lzookeeper_mt)
+foreach(c IN LISTS LEADER_BUILT_STORES)
+  set(suffix "-${c}")
+  _leader_write_pc(${c} "leader's ${c} store: leader::open() accepts its URI schemes" "leader"
+                   "-Wl,-u,leader_store_${c}_anchor;-lleader-${c}")
+endforeach()
+foreach(c IN LISTS _leader_libraries)
+  set(suffix "-${c}")
+  _leader_write_pc(${c} "leader's ${c} component" "leader" "-lleader-${c}")
+endforeach()
+if(TARGET leader_asio)
+  set(suffix "-asio")
+  string(CONCAT text "# Generated by cmake/LeaderInstall.cmake: header-only, on standalone Asio (libasio-dev).\n"
+           "Name: leader-asio\nDescription: leader's coroutine / completion-token API on Asio\n"
+           "Version: ${PROJECT_VERSION}\nRequires: leader\nCflags: -DASIO_STANDALONE\n")
+  file(WRITE ${CMAKE_CURRENT_BINARY_DIR}/pkgconfig/leader-asio.pc "${text}")
+  install(FILES ${CMAKE_CURRENT_BINARY_DIR}/pkgconfig/leader-asio.pc DESTINATION ${LEADER_PC_DIR})
 endif()
-list(REMOVE_DUPLICATES LEADER_PC_REQUIRES)
-list(JOIN LEADER_PC_REQUIRES " " LEADER_PC_REQUIRES)
-list(JOIN LEADER_PC_PRIVATE_LIBS " " LEADER_PC_PRIVATE_LIBS)
-file(RELATIVE_PATH LEADER_PC_TO_PREFIX "/p/${CMAKE_INSTALL_LIBDIR}/pkgconfig" "/p")
-configure_file(cmake/leader.pc.in ${CMAKE_CURRENT_BINARY_DIR}/leader.pc @ONLY)
-install(FILES ${CMAKE_CURRENT_BINARY_DIR}/leader.pc DESTINATION ${CMAKE_INSTALL_LIBDIR}/pkgconfig)

@@ -1,22 +1,139 @@
-# leader_add_store(<name> SOURCES ... [LIBS ...] [REQUIRED_FOUND <var>])
+# Store components: one declaration per store, in the store's own src/stores/<name>/CMakeLists.txt.
 #
-# Declares the store component leader::<name> (library leader_<name>). The store registers its
-# URI schemes from a static initialiser in a translation unit that defines the C symbol
-# `leader_store_<name>_anchor`; consumers link with `-Wl,-u,leader_store_<name>_anchor` (added to
-# the target's INTERFACE link options and to leader.pc) so the registration is never dropped.
-function(leader_add_store name)
-  cmake_parse_arguments(ARG "" "" "SOURCES;LIBS;PRIVATE_LIBS" ${ARGN})
+#   leader_add_store(<name>
+#     SOURCES <file>...                 the store's sources, register.cpp included
+#     [DEPENDS "<find_package args>"...] what a CONSUMER of the installed static library must find
+#                                       too: one find_package() per entry, e.g. "CURL"
+#                                       "OpenSSL COMPONENTS Crypto" "LeaderHiredis" (cmake/modules/)
+#     [BUILD_DEPENDS "<args>"...]       found for the build only (header-only: "nlohmann_json 3");
+#                                       link them as $<BUILD_INTERFACE:target>
+#     [INTERNAL <name>...]              internal libraries (leader_add_internal) the store links
+#     [LIBS <target>...]                PUBLIC link libraries
+#     [PRIVATE_LIBS <target>...]        PRIVATE link libraries (the DEPENDS' imported targets)
+#     [PKGCONFIG <module>...]           pkg-config modules of the DEPENDS (Requires of leader-<name>.pc)
+#     [PKGCONFIG_LIBS <flag>...]        link flags of DEPENDS without a .pc file (-lzookeeper_mt))
+#
+# What it does, so that nothing about a store is written twice:
+# - build: runs find_package(<entry> QUIET) for every DEPENDS / BUILD_DEPENDS entry; when one is
+#   missing the store is skipped (LEADER_WITH_<NAME>=AUTO) or the configuration fails (=ON). When
+#   it is skipped no target exists: follow the call with `if(NOT TARGET leader_<name>) return()`.
+#   Otherwise it creates leader_<name> (alias leader::<name>, file libleader-<name>), linked PUBLIC
+#   to leader::core, with the INTERFACE link option -u leader_store_<name>_anchor so the static
+#   registration (LEADER_REGISTER_STORE in <leader/detail/store_registration.hpp>) is never dropped.
+# - install (cmake/LeaderInstall.cmake): the store gets its own export set
+#   (lib/cmake/leader/leader-<name>-targets.cmake); leader-config.cmake is generated from the
+#   DEPENDS of every built component, so find_package(leader COMPONENTS <name>) runs
+#   find_dependency() only for <name>'s (and its INTERNAL libraries') entries; and
+#   lib/pkgconfig/leader-<name>.pc is generated from PKGCONFIG / PKGCONFIG_LIBS.
+# Rule for DEPENDS: link only imported targets (never a path from find_library): exported targets
+# must carry no absolute library path. Write a Find module in cmake/modules/ (FindLeader<Dep>.cmake,
+# target leader_dep::<dep>) for a library with neither a CMake config nor a CMake find module.
+#
+# Example (src/stores/etcd/CMakeLists.txt):
+#   leader_add_store(etcd
+#     SOURCES codec.cpp config.cpp etcd_store.cpp register.cpp
+#     DEPENDS "CURL" "OpenSSL COMPONENTS Crypto"
+#     BUILD_DEPENDS "nlohmann_json 3"
+#     INTERNAL http
+#     PRIVATE_LIBS CURL::libcurl OpenSSL::Crypto $<BUILD_INTERFACE:nlohmann_json::nlohmann_json>
+#     PKGCONFIG libcurl libcrypto)
+#   if(NOT TARGET leader_etcd)
+#     return()
+#   endif()
+#
+#   leader_add_library(<name> SOURCES ... [same keywords])
+# declares a component that is not a store (leader::<name>, e.g. scheduler): packaged the same way.
+#
+#   leader_add_internal(<name> SOURCES ... [same keywords but INTERNAL])
+# declares an internal library leader_<name> (e.g. src/http -> leader_http), not a component of
+# its own: it is built when its DEPENDS are found, installed and exported (its own export set,
+# pulled in by the components that list it in INTERNAL) so static consumers link it, and gets a
+# leader-<name>.pc that the components' .pc files require.
+
+# Runs find_package for each entry of `deps`; sets <out> to the entries that were not found.
+function(_leader_find_deps out)
+  set(missing "")
+  foreach(dep IN LISTS ARGN)
+    separate_arguments(args UNIX_COMMAND "${dep}")
+    list(GET args 0 pkg)
+    find_package(${args} QUIET)
+    if(NOT ${pkg}_FOUND)
+      list(APPEND missing "${dep}")
+    endif()
+  endforeach()
+  set(${out} "${missing}" PARENT_SCOPE)
+endfunction()
+
+# The body shared by leader_add_store and leader_add_internal.
+function(_leader_add_component kind name)
+  cmake_parse_arguments(ARG "" ""
+    "SOURCES;DEPENDS;BUILD_DEPENDS;INTERNAL;LIBS;PRIVATE_LIBS;PKGCONFIG;PKGCONFIG_LIBS" ${ARGN})
+  string(TOUPPER "${name}" up)
+  _leader_find_deps(missing ${ARG_DEPENDS} ${ARG_BUILD_DEPENDS})
+  foreach(lib IN LISTS ARG_INTERNAL)
+    if(NOT TARGET leader_${lib})
+      list(APPEND missing "internal library leader_${lib}")
+    endif()
+  endforeach()
+  if(missing)
+    if(kind STREQUAL "store" AND LEADER_WITH_${up} STREQUAL "ON")
+      message(FATAL_ERROR "LEADER_WITH_${up}=ON but the ${name} store's dependencies were not "
+                          "found: ${missing}")
+    endif()
+    message(STATUS "leader: ${name} ${kind} skipped (not found: ${missing})")
+    set(LEADER_STORE_ENABLED FALSE PARENT_SCOPE)
+    return()
+  endif()
   add_library(leader_${name} ${ARG_SOURCES})
   add_library(leader::${name} ALIAS leader_${name})
   set_target_properties(leader_${name} PROPERTIES EXPORT_NAME ${name} OUTPUT_NAME leader-${name})
-  target_link_libraries(leader_${name} PUBLIC leader::core ${ARG_LIBS} PRIVATE ${ARG_PRIVATE_LIBS})
-  target_link_options(leader_${name} INTERFACE "LINKER:-u,leader_store_${name}_anchor")
-  set_property(GLOBAL APPEND PROPERTY LEADER_BUILT_STORES ${name})
+  list(TRANSFORM ARG_INTERNAL PREPEND leader_ OUTPUT_VARIABLE internal_targets)
+  target_link_libraries(leader_${name} PUBLIC leader::core ${ARG_LIBS}
+                        PRIVATE ${internal_targets} ${ARG_PRIVATE_LIBS})
+  if(kind STREQUAL "store")
+    target_link_options(leader_${name} INTERFACE "LINKER:-u,leader_store_${name}_anchor")
+    set_property(GLOBAL APPEND PROPERTY LEADER_BUILT_STORES ${name})
+  elseif(kind STREQUAL "component")
+    set_property(GLOBAL APPEND PROPERTY LEADER_BUILT_LIBRARIES ${name})
+  else()
+    set_property(GLOBAL APPEND PROPERTY LEADER_BUILT_INTERNALS ${name})
+  endif()
+  # What cmake/LeaderInstall.cmake generates the package files from (GLOBAL and QUIET dropped:
+  # they are build-tree choices, not the consumer's).
+  set(consumer_deps "")
+  foreach(dep IN LISTS ARG_DEPENDS)
+    string(REGEX REPLACE " (GLOBAL|QUIET)( |$)" "\\2" dep "${dep}")
+    list(APPEND consumer_deps "${dep}")
+  endforeach()
+  set_property(GLOBAL PROPERTY LEADER_${name}_DEPENDS "${consumer_deps}")
+  set_property(GLOBAL PROPERTY LEADER_${name}_INTERNAL "${ARG_INTERNAL}")
+  set_property(GLOBAL PROPERTY LEADER_${name}_PKGCONFIG "${ARG_PKGCONFIG}")
+  set_property(GLOBAL PROPERTY LEADER_${name}_PKGCONFIG_LIBS "${ARG_PKGCONFIG_LIBS}")
+  set(LEADER_STORE_ENABLED TRUE PARENT_SCOPE)
 endfunction()
 
-# leader_store_enabled(<name> <found>): resolves ON/OFF/AUTO against whether the store's
-# dependencies were found. Sets LEADER_STORE_ENABLED in the caller; fails for ON without deps.
+# leader_add_store(<name> ...): see the top of this file.
+function(leader_add_store name)
+  _leader_add_component(store ${name} ${ARGN})
+  set(LEADER_STORE_ENABLED ${LEADER_STORE_ENABLED} PARENT_SCOPE)
+endfunction()
+
+# leader_add_library(<name> ...): a component that is not a store (e.g. src/scheduler ->
+# leader::scheduler): same keywords and package generation as leader_add_store, without the
+# registration anchor.
+function(leader_add_library name)
+  _leader_add_component(component ${name} ${ARGN})
+endfunction()
+
+# leader_add_internal(<name> ...): an internal library shared by stores; see the top of this file.
+function(leader_add_internal name)
+  _leader_add_component(internal ${name} ${ARGN})
+endfunction()
+
+# Deprecated (stores now pass DEPENDS to leader_add_store, which does this): resolves ON/OFF/AUTO
+# against whether the store's dependencies were found and sets LEADER_STORE_ENABLED.
 macro(leader_store_enabled name found)
+  message(DEPRECATION "leader_store_enabled(${name}): declare DEPENDS in leader_add_store instead")
   string(TOUPPER "${name}" _up)
   if(${found})
     set(LEADER_STORE_ENABLED TRUE)

@@ -1,19 +1,63 @@
 #!/usr/bin/env bash
-# Installs the build into a temporary prefix and builds tests/package against it, once with
-# find_package(leader COMPONENTS ...) and once with pkg-config; both consumers must run.
+# The installed package, as consumers use it (tests/package):
+#   1. exported targets carry no absolute library path, and no .pc file forces a -std flag;
+#   2. CMake: one consumer project with one target per installed component, each configured by its
+#      own find_package(leader COMPONENTS <c>) in its own directory scope (so a dependency missing
+#      from <c>'s declaration fails), plus the README's application (sqlite + memory); all run;
+#   3. pkg-config: one object compiled with `pkg-config --cflags leader`, linked per component with
+#      `pkg-config --libs leader-<c>` (leader for the core); all run.
+# BUILD_DIR (default build) must hold a complete build.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 BUILD_DIR=${BUILD_DIR:-build}
+T0=$(date +%s.%N)
 prefix=$(mktemp -d /tmp/leader-install.XXXXXX)
 work=$(mktemp -d /tmp/leader-consumer.XXXXXX)
 trap 'rm -rf "$prefix" "$work"' EXIT
 cmake --install "$BUILD_DIR" --prefix "$prefix" > /dev/null
-cmake -S tests/package -B "$work/cmake" -G Ninja -DCMAKE_PREFIX_PATH="$prefix" > "$work/configure.log" 2>&1 ||
+cmakedir="$prefix/lib/cmake/leader"
+pcdir="$prefix/lib/pkgconfig"
+pc() { PKG_CONFIG_PATH="$pcdir" pkg-config "$@"; }
+
+# The components the package offers, as its generated leader-config.cmake lists them.
+read -r -a components < <(sed -n 's/^set(_leader_available \(.*\))$/\1/p' "$cmakedir/leader-config.cmake" |
+  tr ';' ' ')
+[ "${#components[@]}" -gt 1 ] || { echo "no components found in leader-config.cmake" >&2; exit 1; }
+read -r -a stores < <(sed -n 's/^set(_leader_stores \([^)]*\)).*$/\1/p' "$cmakedir/leader-config.cmake" |
+  tr ';' ' ')
+kind() { [[ " ${stores[*]} " == *" $1 "* ]] && echo store || echo library; }
+echo "components: ${components[*]} (stores: ${stores[*]})"
+
+if grep -nE '(^|[ ";<>])/(usr|lib|opt|home|tmp)/' "$cmakedir"/leader-*-targets*.cmake; then
+  echo "absolute paths in the exported targets (above)" >&2; exit 1
+fi
+for f in "$pcdir"/*.pc; do
+  if pc --cflags "$(basename "$f" .pc)" | grep -- '-std='; then
+    echo "$(basename "$f") forces a language standard" >&2; exit 1
+  fi
+done
+
+list=$(IFS=';'; echo "${components[*]}")
+cmake -S tests/package -B "$work/cmake" -G Ninja -DCMAKE_PREFIX_PATH="$prefix" \
+  -DLEADER_TEST_COMPONENTS="$list" > "$work/configure.log" 2>&1 ||
   { cat "$work/configure.log" >&2; exit 1; }
-cmake --build "$work/cmake" > /dev/null
-"$work/cmake/consumer" "$work/a.db"
+cmake --build "$work/cmake" -j"$(nproc)" > "$work/build.log" 2>&1 || { cat "$work/build.log" >&2; exit 1; }
+"$work/cmake/app/consumer" "$work/a.db" > /dev/null
+for c in "${components[@]}"; do
+  "$work/cmake/component-$c/consumer_$c" "$c" "$(kind "$c")" "$work/cmake-$c.db"
+done
+echo "find_package(leader COMPONENTS <c>): ${#components[@]} consumers built and ran"
+
 # shellcheck disable=SC2046
-g++ -o "$work/pc-consumer" tests/package/main.cpp \
-  $(PKG_CONFIG_PATH="$prefix/lib/pkgconfig" pkg-config --cflags --libs leader)
-"$work/pc-consumer" "$work/b.db"
-echo "package consumer: find_package and pkg-config builds work"
+g++ -std=c++20 -c -o "$work/component.o" tests/package/component.cpp $(pc --cflags leader)
+for c in "${components[@]}"; do
+  [ "$c" = asio ] && continue  # header-only: its .pc adds a define; covered by the CMake consumer
+  module=leader-$c
+  [ "$c" = core ] && module=leader
+  # shellcheck disable=SC2046
+  g++ -o "$work/pc-$c" "$work/component.o" $(pc --libs "$module")
+  "$work/pc-$c" "$c" "$(kind "$c")" "$work/pc-$c.db" > /dev/null
+done
+pc --cflags leader-asio > /dev/null
+echo "pkg-config leader-<c>: $(( ${#components[@]} - 1 )) consumers linked and ran"
+printf 'package tests: %.1f s\n' "$(echo "$(date +%s.%N) - $T0" | bc)"

@@ -1,24 +1,22 @@
 // Registers the redis://, rediss:// and unix:// schemes with leader::open().
 
+#include "leader/detail/store_registration.hpp"
 #include "leader/errors.hpp"
-#include "leader/open.hpp"
 #include "leader/stores/redis.hpp"
 #include "redis_store.hpp"
 
-namespace leader {
 namespace {
 
-const bool registered = [] {
-  auto factory = [](const Uri& uri) -> std::shared_ptr<LeaseStore> {
-    return std::make_shared<detail::redis::RedisStore>(detail::redis::Config::from_uri(uri));
-  };
-  register_store("redis", factory);
-  register_store("rediss", factory);
-  register_store("unix", factory);
-  return true;
-}();
+std::shared_ptr<leader::LeaseStore> make_redis(const leader::Uri& uri) {
+  return std::make_shared<leader::detail::redis::RedisStore>(
+      leader::detail::redis::Config::from_uri(uri));
+}
 
 }  // namespace
+
+LEADER_REGISTER_STORE(redis, make_redis, "redis", "rediss", "unix")
+
+namespace leader {
 
 RedisPoolStats redis_pool_stats(LeaseStore& store) {
   auto* redis = dynamic_cast<detail::redis::RedisStore*>(&store);
@@ -27,8 +25,3 @@ RedisPoolStats redis_pool_stats(LeaseStore& store) {
 }
 
 }  // namespace leader
-
-extern "C" {
-extern const int leader_store_redis_anchor;
-const int leader_store_redis_anchor = 0;
-}
