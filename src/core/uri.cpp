@@ -255,12 +255,6 @@ std::string Uri::scrub(std::string_view message) const {
   return out;
 }
 
-std::optional<std::string> Uri::param(const std::string& key) const {
-  auto it = query.find(key);
-  if (it == query.end()) return std::nullopt;
-  return it->second;
-}
-
 std::chrono::milliseconds Uri::duration_param(const std::string& key,
                                               std::chrono::milliseconds fallback) const {
   auto v = param(key);
@@ -276,16 +270,6 @@ bool Uri::bool_param(const std::string& key, bool fallback) const {
   if (s == "0" || s == "false" || s == "no" || s == "off") return false;
   throw InvalidArgument("URI parameter '" + key + "' of '" + redacted() + "' is '" + *v +
                         "'; expected true or false");
-}
-
-void Uri::expect_params(std::initializer_list<std::string_view> known) const {
-  for (const auto& [key, value] : query) {
-    if (std::find(known.begin(), known.end(), key) != known.end()) continue;
-    std::string list;
-    for (auto k : known) list += (list.empty() ? "" : ", ") + std::string(k);
-    throw InvalidArgument("unknown parameter '" + key + "' in store URI '" + redacted() +
-                          "' (known: " + (list.empty() ? "none" : list) + ")");
-  }
 }
 
 std::chrono::milliseconds parse_duration(std::string_view text, std::string_view what) {

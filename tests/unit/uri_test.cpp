@@ -1,5 +1,6 @@
 #include <gtest/gtest.h>
 
+#include "leader/detail/uri_params.hpp"
 #include "leader/leader.hpp"
 #include "leader/stores/memory.hpp"
 
@@ -216,6 +217,55 @@ TEST(Open, NamedMemoryStoresShareState) {
   auto held = ea.acquire("x");
   ASSERT_TRUE(held);
   EXPECT_FALSE(eb.run_if_leader("x", [] {}));
+}
+
+// Every old spelling of docs/uri-parameters.md, for every scheme it applies to: the canonical name
+// reads it, the same value under both names is accepted, different values are refused naming both,
+// and expect_params() accepts it wherever the canonical name is known (and nowhere else).
+TEST(UriAliases, EveryOldSpellingReadsAsItsCanonicalName) {
+  ASSERT_FALSE(uri_param_aliases().empty());
+  for (const UriParamAlias& a : uri_param_aliases()) {
+    const std::string alias(a.alias), canonical(a.canonical);
+    std::string schemes(a.schemes);
+    for (std::size_t at = 0; at != std::string::npos;) {
+      auto space = schemes.find(' ', at);
+      std::string scheme = schemes.substr(at, space == std::string::npos ? space : space - at);
+      at = space == std::string::npos ? space : space + 1;
+      SCOPED_TRACE(scheme + ": " + alias + " -> " + canonical);
+      const std::string base = scheme + "://h/x?";
+      EXPECT_EQ(Uri::parse(base + alias + "=v1").param(canonical), "v1");
+      EXPECT_EQ(Uri::parse(base + canonical + "=v1").param(canonical), "v1");
+      EXPECT_EQ(Uri::parse(base + alias + "=v1&" + canonical + "=v1").param(canonical), "v1");
+      try {
+        (void)Uri::parse(base + alias + "=v1&" + canonical + "=v2").param(canonical);
+        ADD_FAILURE() << "different values accepted";
+      } catch (const InvalidArgument& e) {
+        EXPECT_NE(std::string(e.what()).find("'" + alias + "'"), std::string::npos) << e.what();
+        EXPECT_NE(std::string(e.what()).find("'" + canonical + "'"), std::string::npos) << e.what();
+      }
+      EXPECT_NO_THROW(Uri::parse(base + alias + "=v").expect_params({a.canonical}));
+      EXPECT_THROW(Uri::parse(base + alias + "=v").expect_params({"other"}), InvalidArgument);
+    }
+  }
+}
+
+TEST(UriAliases, AnOldSpellingBelongsToItsStoresOnly) {
+  // `key` is etcd's old tls_key; for another scheme it is nobody's alias.
+  EXPECT_EQ(Uri::parse("etcd://h?key=/k").param("tls_key"), "/k");
+  EXPECT_EQ(Uri::parse("redis://h?key=/k").param("tls_key"), std::nullopt);
+  EXPECT_THROW(Uri::parse("redis://h?key=/k").expect_params({"tls_key"}), InvalidArgument);
+  EXPECT_EQ(Uri::parse("redis://h?pool=3").param("pool_size"), "3");
+  EXPECT_EQ(Uri::parse("mysql://h/d?pool=3").param("pool_size"), std::nullopt);
+}
+
+TEST(UriAliases, TheConflictMessageHidesSecretValues) {
+  try {
+    (void)Uri::parse("etcds://u:hunter2@h?key=/a&tls_key=/b").param("tls_key");
+    ADD_FAILURE() << "accepted";
+  } catch (const InvalidArgument& e) {
+    EXPECT_EQ(std::string(e.what()).find("hunter2"), std::string::npos) << e.what();
+    EXPECT_EQ(std::string(e.what()).find("/a"), std::string::npos) << e.what();
+  }
 }
 
 }  // namespace

@@ -101,7 +101,7 @@ Config Config::from_uri(const Uri& uri) {
     throw InvalidArgument("store URI '" + c.shown + "' has path '" + uri.path +
                           "'; dynamodb URIs take no path (name the table with ?table=)");
   uri.expect_params({"table", "region", "tls", "endpoint", "create_table", "connect_timeout",
-                     "timeout", "open_timeout", "cacert"});
+                     "timeout", "open_timeout", "tls_ca"});
   if (uri.hosts.size() > 1)
     throw InvalidArgument("store URI '" + c.shown + "' names " + std::to_string(uri.hosts.size()) +
                           " hosts; DynamoDB takes one endpoint");
@@ -135,9 +135,9 @@ Config Config::from_uri(const Uri& uri) {
   if (c.connect_timeout <= Duration{0} || c.open_timeout <= Duration{0})
     throw InvalidArgument("store URI '" + c.shown +
                           "': connect_timeout and open_timeout must be > 0");
-  c.ca_file = uri.param("cacert").value_or("");
+  c.ca_file = uri.param("tls_ca").value_or("");
   if (!c.ca_file.empty() && c.endpoint.rfind("https://", 0) != 0)
-    throw InvalidArgument("store URI '" + c.shown + "': cacert needs TLS (tls=true)");
+    throw InvalidArgument("store URI '" + c.shown + "': tls_ca needs TLS (tls=true)");
   read_credentials(c, uri);
   return c;
 }

@@ -33,7 +33,7 @@ Config Config::from_uri(const Uri& uri) {
   if (!uri.path.empty() && uri.path != "/")
     throw InvalidArgument("store URI '" + c.shown + "' has path '" + uri.path +
                           "'; etcd URIs take no path (set the key prefix with ?prefix=/leader)");
-  uri.expect_params({"prefix", "connect_timeout", "timeout", "cacert", "cert", "key"});
+  uri.expect_params({"prefix", "connect_timeout", "timeout", "tls_ca", "tls_cert", "tls_key"});
   const bool tls = uri.scheme == "etcds";
   for (const auto& h : uri.hosts) {
     std::string host = h.host.find(':') != std::string::npos ? "[" + h.host + "]" : h.host;
@@ -51,12 +51,12 @@ Config Config::from_uri(const Uri& uri) {
   if (c.connect_timeout <= Duration{0})
     throw InvalidArgument("URI parameter 'connect_timeout' of '" + c.shown + "' must be > 0");
   c.request_timeout = uri.duration_param("timeout", c.request_timeout);
-  c.ca_file = uri.param("cacert").value_or("");
-  c.cert_file = uri.param("cert").value_or("");
-  c.key_file = uri.param("key").value_or("");
+  c.ca_file = uri.param("tls_ca").value_or("");
+  c.cert_file = uri.param("tls_cert").value_or("");
+  c.key_file = uri.param("tls_key").value_or("");
   if (!tls && !(c.ca_file.empty() && c.cert_file.empty() && c.key_file.empty()))
     throw InvalidArgument("store URI '" + c.shown +
-                          "': cacert, cert and key need TLS; use the etcds:// scheme");
+                          "': tls_ca, tls_cert and tls_key need TLS; use the etcds:// scheme");
   if (c.cert_file.empty() != c.key_file.empty())
     throw InvalidArgument("store URI '" + c.shown +
                           "': give both cert and key for a client certificate, or neither");

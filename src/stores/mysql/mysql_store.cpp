@@ -20,9 +20,8 @@ std::int64_t micros(Duration d) { return static_cast<std::int64_t>(d.count()) * 
 }  // namespace
 
 StoreOptions parse_options(const Uri& uri) {
-  uri.expect_params({"table_prefix", "create_schema", "pool_size", "connect_timeout",
-                     "statement_timeout", "socket", "tls", "tls_ca", "tls_cert", "tls_key",
-                     "tls_verify"});
+  uri.expect_params({"prefix", "create_schema", "pool_size", "connect_timeout", "statement_timeout",
+                     "socket", "tls", "tls_ca", "tls_cert", "tls_key", "tls_verify"});
   StoreOptions o;
   auto bad = [&](const std::string& why) {
     return InvalidArgument("store URI '" + uri.redacted() + "': " + why);
@@ -49,7 +48,7 @@ StoreOptions parse_options(const Uri& uri) {
   o.connect_timeout = uri.duration_param("connect_timeout", o.connect_timeout);
   if (c.statement_timeout.count() <= 0 || o.connect_timeout.count() <= 0)
     throw bad("timeouts must be > 0");
-  o.tables = tables_for(uri.param("table_prefix").value_or("leader_"));
+  o.tables = tables_for(uri.param("prefix").value_or("leader_"));
   o.create_schema = uri.bool_param("create_schema", true);
   if (auto p = uri.param("pool_size")) {
     auto [end, ec] = std::from_chars(p->data(), p->data() + p->size(), o.pool_size);

@@ -15,8 +15,8 @@ namespace {
 
 using std::chrono::microseconds;
 
-constexpr std::string_view kOwnOptions[] = {"table_prefix", "create_schema", "pool_size",
-                                            "statement_timeout", "connect_timeout"};
+constexpr std::string_view kOwnOptions[] = {"prefix",    "table_prefix",      "create_schema",
+                                            "pool_size", "statement_timeout", "connect_timeout"};
 
 // The URI without this store's own query parameters; libpq's own ones are kept verbatim.
 std::string libpq_uri(const std::string& original) {
@@ -48,7 +48,7 @@ std::string metadata_json(const std::map<std::string, std::string>& metadata) {
 
 StoreOptions parse_options(const Uri& uri) {
   StoreOptions o;
-  o.tables = tables_for(uri.param("table_prefix").value_or("leader_"));
+  o.tables = tables_for(uri.param("prefix").value_or("leader_"));
   o.create_schema = uri.bool_param("create_schema", true);
   if (auto p = uri.param("pool_size")) {
     auto [end, ec] = std::from_chars(p->data(), p->data() + p->size(), o.pool_size);
@@ -67,7 +67,8 @@ StoreOptions parse_options(const Uri& uri) {
     std::string why = error ? error : "out of memory";
     if (error) PQfreemem(error);
     while (!why.empty() && why.back() == '\n') why.pop_back();
-    throw InvalidArgument("store URI '" + uri.redacted() + "' is rejected by libpq: " + uri.scrub(why));
+    throw InvalidArgument("store URI '" + uri.redacted() +
+                          "' is rejected by libpq: " + uri.scrub(why));
   }
   PQconninfoFree(parsed);
   return o;

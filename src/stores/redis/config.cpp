@@ -67,7 +67,7 @@ void parse_tls(const Uri& uri, Config& c) {
 }  // namespace
 
 Config Config::from_uri(const Uri& uri) {
-  uri.expect_params({"prefix", "connect_timeout", "command_timeout", "pool", "db", "tls_ca",
+  uri.expect_params({"prefix", "connect_timeout", "command_timeout", "pool_size", "db", "tls_ca",
                      "tls_cert", "tls_key", "tls_verify", "tls_server_name"});
   Config c;
   c.redacted_uri = uri.redacted();
@@ -94,7 +94,7 @@ Config Config::from_uri(const Uri& uri) {
   c.command_timeout = uri.duration_param("command_timeout", c.command_timeout);
   if (c.connect_timeout <= Duration{0} || c.command_timeout <= Duration{0})
     throw InvalidArgument("store URI '" + uri.redacted() + "': timeouts must be positive");
-  c.pool_size = int_param(uri, "pool", c.pool_size, 1, 1024);
+  c.pool_size = int_param(uri, "pool_size", c.pool_size, 1, 1024);
   return c;
 }
 

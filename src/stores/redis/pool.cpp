@@ -29,7 +29,8 @@ std::unique_ptr<Connection> ConnectionPool::checkout(Deadline deadline) {
         open_ >= config_.pool_size)
       throw BackendError(ErrorCode::deadline_exceeded, "redis",
                          "all " + std::to_string(config_.pool_size) + " connections to redis at " +
-                             config_.endpoint() + " stayed busy until the deadline (raise ?pool=)");
+                             config_.endpoint() +
+                             " stayed busy until the deadline (raise ?pool_size=)");
   }
   ++open_;
   lock.unlock();

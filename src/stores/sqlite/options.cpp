@@ -29,11 +29,11 @@ std::string path_of(const Uri& uri) {
 Options Options::from_uri(const Uri& uri) {
   if (uri.scheme != "sqlite")
     throw InvalidArgument("store URI '" + uri.redacted() + "' is not a sqlite: URI");
-  uri.expect_params({"busy_timeout", "table_prefix", "create_schema"});
+  uri.expect_params({"busy_timeout", "prefix", "create_schema"});
   Options o;
   o.path = path_of(uri);
   o.busy_timeout = uri.duration_param("busy_timeout", o.busy_timeout);
-  o.table_prefix = uri.param("table_prefix").value_or(o.table_prefix);
+  o.table_prefix = uri.param("prefix").value_or(o.table_prefix);
   detail::validate_table_prefix(o.table_prefix, "store URI '" + uri.redacted() + "'");
   o.create_schema = uri.bool_param("create_schema", o.create_schema);
   return o;

@@ -26,7 +26,7 @@ void validate_path(const Uri& uri, const std::string& what, const std::string& p
 }  // namespace
 
 StoreConfig parse_config(const Uri& uri) {
-  uri.expect_params({"session_timeout", "root", "acl"});
+  uri.expect_params({"session_timeout", "prefix", "acl"});
   StoreConfig c;
   c.scheme = uri.scheme;
   c.session.shown = uri.redacted();
@@ -49,10 +49,10 @@ StoreConfig parse_config(const Uri& uri) {
   if (c.session.session_timeout < Duration(100))
     throw InvalidArgument("store URI '" + uri.redacted() +
                           "': session_timeout must be at least 100ms");
-  c.root = uri.param("root").value_or("/leader");
-  validate_path(uri, "root", c.root);
+  c.root = uri.param("prefix").value_or("/leader");
+  validate_path(uri, "prefix", c.root);
   if (c.root == "/")
-    throw InvalidArgument("store URI '" + uri.redacted() + "': root may not be '/'");
+    throw InvalidArgument("store URI '" + uri.redacted() + "': prefix may not be '/'");
   std::string acl = uri.param("acl").value_or("open");
   if (acl != "open" && acl != "creator")
     throw InvalidArgument("store URI '" + uri.redacted() + "': acl '" + acl +

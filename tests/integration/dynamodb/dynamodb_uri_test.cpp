@@ -105,7 +105,7 @@ TEST(DynamoDbUri, BadUrisNameTheValueAndTheRuleWithoutTheSecret) {
   EXPECT_NE(rejection("dynamodb://k:s@?endpoint=ftp://x").find("http"), std::string::npos);
   EXPECT_NE(rejection("dynamodb://k:s@?endpoint=http://x&tls=true").find("tls"), std::string::npos);
   EXPECT_NE(rejection("dynamodb://k:s@?tls=false").find("TLS"), std::string::npos);
-  EXPECT_NE(rejection("dynamodb://k:s@h?tls=false&cacert=/c").find("cacert"), std::string::npos);
+  EXPECT_NE(rejection("dynamodb://k:s@h?tls=false&cacert=/c").find("tls_ca"), std::string::npos);
   EXPECT_NE(rejection("dynamodb://k:s@h?open_timeout=0s").find("open_timeout"), std::string::npos);
   EXPECT_NE(rejection("redis://k:s@h").find("dynamodb://"), std::string::npos);
   std::string msg = rejection("dynamodb://AKID:hunter2secret@h?bogus=1");
@@ -116,6 +116,14 @@ TEST(DynamoDbUri, BadUrisNameTheValueAndTheRuleWithoutTheSecret) {
 TEST(DynamoDbUri, TheSchemeIsRegistered) {
   auto schemes = registered_schemes();
   EXPECT_NE(std::find(schemes.begin(), schemes.end(), "dynamodb"), schemes.end());
+}
+
+TEST(DynamoDbUri, TlsCaAndItsDeprecatedSpellingCacert) {
+  EXPECT_EQ(parse("dynamodb://k:s@db.example?tls_ca=/ca.pem").ca_file, "/ca.pem");
+  EXPECT_EQ(parse("dynamodb://k:s@db.example?cacert=/ca.pem").ca_file, "/ca.pem");
+  EXPECT_NE(
+      rejection("dynamodb://k:s@db.example?cacert=/a&tls_ca=/b").find("'cacert' and 'tls_ca'"),
+      std::string::npos);
 }
 
 }  // namespace

@@ -53,5 +53,22 @@ TEST(EtcdUri, BadUrisNameTheValueAndTheRuleWithoutThePassword) {
   EXPECT_THROW((void)open("etcd://u:hunter2@h/path"), InvalidArgument);
 }
 
+TEST(EtcdUri, CanonicalTlsKeysAndTheirDeprecatedSpellings) {
+  Config c = parse("etcds://h?tls_ca=/c&tls_cert=/x&tls_key=/y");
+  EXPECT_EQ(c.ca_file, "/c");
+  EXPECT_EQ(c.cert_file, "/x");
+  EXPECT_EQ(c.key_file, "/y");
+  Config old = parse("etcds://h?cacert=/c&cert=/x&key=/y");  // docs/uri-parameters.md aliases
+  EXPECT_EQ(old.ca_file, c.ca_file);
+  EXPECT_EQ(old.cert_file, c.cert_file);
+  EXPECT_EQ(old.key_file, c.key_file);
+  EXPECT_NE(rejection("etcds://h?cacert=/c&tls_ca=/d").find("'cacert' and 'tls_ca'"),
+            std::string::npos);
+  EXPECT_NE(rejection("etcds://h?cert=/c&tls_cert=/d&tls_key=/k").find("'cert' and 'tls_cert'"),
+            std::string::npos);
+  EXPECT_NE(rejection("etcds://h?key=/c&tls_key=/d&tls_cert=/x").find("'key' and 'tls_key'"),
+            std::string::npos);
+}
+
 }  // namespace
 }  // namespace leader::etcd

@@ -258,6 +258,17 @@ TEST(MysqlStore, UriOptionsAreValidated) {
   EXPECT_FALSE(maria->inspect(unique("opts"), soon()).held());
 }
 
+TEST(MysqlStore, PrefixAndItsDeprecatedSpellingTablePrefixNameTheSameTables) {
+  const std::string name = unique("alias");
+  auto canonical = open(with(base_uri(), "prefix=myit_"));
+  auto old = open(with(base_uri(), "table_prefix=myit_"));
+  auto mine = canonical->try_acquire(request(name, 10s), soon());
+  ASSERT_TRUE(mine.lease);
+  EXPECT_TRUE(old->inspect(name, soon()).held());
+  EXPECT_EQ(canonical->release(*mine.lease, Duration{0}, soon()), LeaseStatus::ok);
+  EXPECT_THROW(open(with(base_uri(), "prefix=a_&table_prefix=b_")), InvalidArgument);
+}
+
 TEST(MysqlStore, RequiredTlsAgainstAServerWithoutTlsIsAnError) {
   auto store = open(with(uri(), "tls=true"));
   EXPECT_THROW((void)store->inspect("x", soon()), BackendError);

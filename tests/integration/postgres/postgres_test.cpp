@@ -249,6 +249,17 @@ TEST(PostgresStore, UriOptionsAreValidatedAndLibpqOptionsStillWork) {
                InvalidArgument);
 }
 
+TEST(PostgresStore, PrefixAndItsDeprecatedSpellingTablePrefixNameTheSameTables) {
+  const std::string name = unique("alias");
+  auto canonical = open(with(base_uri(), "prefix=pgit_"));
+  auto old = open(with(base_uri(), "table_prefix=pgit_"));
+  auto mine = canonical->try_acquire(request(name, 10s), soon());
+  ASSERT_TRUE(mine.lease);
+  EXPECT_TRUE(old->inspect(name, soon()).held());
+  EXPECT_EQ(canonical->release(*mine.lease, Duration{0}, soon()), LeaseStatus::ok);
+  EXPECT_THROW(open(with(base_uri(), "prefix=a_&table_prefix=b_")), InvalidArgument);
+}
+
 TEST(PostgresStore, UnreachableServerIsUnavailableAndThePasswordStaysSecret) {
   auto store = open("postgresql://postgres:s3cr3t-pw@127.0.0.1:1/leader_test");
   try {

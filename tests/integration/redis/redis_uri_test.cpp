@@ -72,5 +72,17 @@ TEST(RedisUri, RegisteredSchemes) {
     EXPECT_NE(std::find(schemes.begin(), schemes.end(), s), schemes.end()) << s;
 }
 
+TEST(RedisUri, PoolSizeAndItsDeprecatedSpellingPool) {
+  EXPECT_EQ(parse("redis://h?pool_size=7").pool_size, 7);
+  EXPECT_EQ(parse("redis://h?pool=7").pool_size, 7);
+  EXPECT_EQ(parse("redis://h?pool=7&pool_size=7").pool_size, 7);
+  try {
+    (void)parse("redis://h?pool=7&pool_size=8");
+    ADD_FAILURE() << "accepted";
+  } catch (const InvalidArgument& e) {
+    EXPECT_NE(std::string(e.what()).find("'pool' and 'pool_size'"), std::string::npos) << e.what();
+  }
+}
+
 }  // namespace
 }  // namespace leader::detail::redis

@@ -368,5 +368,19 @@ TEST_F(SqliteTest, CandidatesKeepRegistrationTimeAndMetadata) {
   ASSERT_TRUE(second[0].last_completion.has_value());
 }
 
+TEST_F(SqliteTest, PrefixAndItsDeprecatedSpellingTablePrefixNameTheSameTables) {
+  auto canonical = open(uri("prefix=app_c_"));
+  EXPECT_TRUE(canonical->try_acquire(request("job"), Deadline::after(2s)));
+  EXPECT_FALSE(open(uri("table_prefix=app_c_"))->try_acquire(request("job"), Deadline::after(2s)));
+  EXPECT_EQ(query_one(path(), "SELECT count(*) FROM app_c_leases"), "1");
+  try {
+    (void)open(uri("prefix=a_&table_prefix=b_"));
+    ADD_FAILURE() << "accepted";
+  } catch (const InvalidArgument& e) {
+    EXPECT_NE(std::string(e.what()).find("'table_prefix' and 'prefix'"), std::string::npos)
+        << e.what();
+  }
+}
+
 }  // namespace
 }  // namespace leader

@@ -39,8 +39,12 @@ TEST(ZooKeeperUri, BadOptionsNameTheValueAndHideThePassword) {
     return std::string("no error");
   };
   auto m = message("zk://bob:s3cret@" + hosts() + "?root=leader");
-  EXPECT_NE(m.find("root 'leader' must start with '/'"), std::string::npos) << m;
+  EXPECT_NE(m.find("prefix 'leader' must start with '/'"), std::string::npos) << m;
   EXPECT_EQ(m.find("s3cret"), std::string::npos) << m;
+  m = message("zk://" + hosts() + "?prefix=leader");  // `root` is prefix's deprecated spelling
+  EXPECT_NE(m.find("prefix 'leader' must start with '/'"), std::string::npos) << m;
+  m = message("zk://" + hosts() + "?prefix=/a&root=/b");
+  EXPECT_NE(m.find("'root' and 'prefix'"), std::string::npos) << m;
   m = message("zk://" + hosts() + "?acl=creator");
   EXPECT_NE(m.find("acl=creator needs digest credentials"), std::string::npos) << m;
   m = message("zk://" + hosts() + "?sesion_timeout=2s");

@@ -10,7 +10,7 @@ namespace leader {
 /// A snapshot of a Redis store's connection pool.
 struct RedisPoolStats {
   int open_connections = 0;  ///< connections open now (idle or in use)
-  int pool_size = 0;         ///< the most the store opens (`?pool=`)
+  int pool_size = 0;         ///< the most the store opens (`?pool_size=`)
 };
 
 /// The pool statistics of `store`; throws InvalidArgument when it is not a Redis store.
