@@ -1,6 +1,7 @@
 // PostgreSQL store cases beyond the contract suite, against the real server: skewed client
 // clocks (libfaketime), a server restart while holding, kill -9 of a holder, concurrent first
 // starts creating the schema once, URI options and errors.
+#include <fcntl.h>
 #include <gtest/gtest.h>
 #include <libpq-fe.h>
 #include <unistd.h>
@@ -101,8 +102,19 @@ TEST(PostgresStore, AHolderKilledWithSigkillIsReplacedAfterItsTtl) {
   EXPECT_GT(mine.lease->fencing_token, std::stoull(got.at(1)));
 }
 
+// Marks every descriptor above stderr close-on-exec. The test runs under
+// `flock /tmp/leader-servers.lock ctest ...`: a server restarted with that descriptor inherited
+// holds the shared lock for every engineer until its next restart (seen at 01:13 on 2026-12-01).
+void close_descriptors_on_exec() {
+  for (const auto& entry : std::filesystem::directory_iterator("/proc/self/fd")) {
+    const int fd = std::atoi(entry.path().filename().c_str());
+    if (fd > 2) (void)fcntl(fd, F_SETFD, fcntl(fd, F_GETFD) | FD_CLOEXEC);
+  }
+}
+
 // Restarts the server of scripts/test-servers.sh (or LEADER_TEST_POSTGRES_RESTART).
 bool restart_server() {
+  close_descriptors_on_exec();
   if (const char* cmd = std::getenv("LEADER_TEST_POSTGRES_RESTART")) return std::system(cmd) == 0;
   const std::string data = "/tmp/le-test/pg/data";
   if (!std::filesystem::exists(data)) return false;
