@@ -76,7 +76,7 @@ inline void store_renew_loop(benchmark::State& state, const std::string& uri) {
   std::vector<double> us;
   for (auto _ : state) {
     auto t0 = Clock::now();
-    if (store->renew(lease, 30s, Deadline::after(5s)) != LeaseStatus::ok)
+    if (store->renew(lease, 30s, Deadline::after(5s)).status != LeaseStatus::ok)
       throw std::runtime_error("renew lost");
     us.push_back(micros_since(t0));
   }

@@ -57,6 +57,12 @@ struct [[nodiscard]] Acquired {
 /// expired). A stale owner's renew or release changes nothing on the backend.
 enum class LeaseStatus { ok, lost };
 
+/// Result of `renew`: `ok` with the ttl the server granted, or `lost`.
+struct [[nodiscard]] Renewal {
+  LeaseStatus status = LeaseStatus::lost;
+  Duration ttl{};  ///< the ttl the server granted when `status == ok` (may be less than asked)
+};
+
 /// One current holder of a lock, as seen by `inspect`.
 struct Holder {
   std::string node_id{};
@@ -95,9 +101,9 @@ class LeaseStore {
   /// reports contention. Stores may leave `Lease::sent_at`: electors set it from their own clock.
   virtual Acquired try_acquire(const LeaseRequest& request, Deadline deadline) = 0;
 
-  /// Extends the lease to `ttl` from now (server time) only if `lease.owner` still holds it.
-  /// On `ok` the store sets `lease.ttl` to the granted ttl (electors set `sent_at`).
-  [[nodiscard]] virtual LeaseStatus renew(Lease& lease, Duration ttl, Deadline deadline) = 0;
+  /// Extends the lease to `ttl` from now (server time) only if `lease.owner` still holds it;
+  /// on `ok` reports the ttl the server granted (electors track `sent_at` themselves).
+  virtual Renewal renew(const Lease& lease, Duration ttl, Deadline deadline) = 0;
 
   /// Frees the lease only if still owned; with `keep_for > 0` instead shortens it to expire
   /// `keep_for` from now (server time), so it stays held at least that long. Idempotent.

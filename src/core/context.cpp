@@ -44,9 +44,9 @@ bool LeaderContext::extend(Duration lease_time) {
     copy = h.lease;
   }
   const TimePoint sent = h.clock->now();
-  std::optional<LeaseStatus> status;
+  std::optional<Renewal> outcome;
   try {
-    status = h.store->renew(copy, lease_time, Deadline::after(h.options.effective_call_timeout()));
+    outcome = h.store->renew(copy, lease_time, Deadline::after(h.options.effective_call_timeout()));
   } catch (const std::exception& e) {
     h.end_renewal(sent, lease_time, copy, std::nullopt);  // it may still land: bound by it
     const auto* backend = dynamic_cast<const BackendError*>(&e);
@@ -60,12 +60,12 @@ bool LeaderContext::extend(Duration lease_time) {
     detail::RenewalScheduler::for_clock(h.clock).reschedule(held_);
     throw;
   }
-  std::string misfit = h.end_renewal(sent, lease_time, copy, status);
+  std::string misfit = h.end_renewal(sent, lease_time, copy, outcome);
   if (!misfit.empty()) {
     h.mark_lost(misfit);
     throw BackendError(ErrorCode::failed_precondition, std::string(h.store->scheme()), misfit);
   }
-  if (status != LeaseStatus::ok) {
+  if (outcome->status != LeaseStatus::ok) {
     h.mark_lost("extend refused: the lease was taken over or expired on the server");
     return false;
   }

@@ -60,22 +60,24 @@ void HeldLease::publish(EventKind kind, std::string detail,
 }
 
 std::string HeldLease::end_renewal(TimePoint sent, Duration asked, const Lease& copy,
-                                   std::optional<LeaseStatus> status) {
+                                   std::optional<Renewal> outcome) {
   std::string misfit;
   bool renewed = false;
   {
     std::lock_guard lock(mu);
-    renewed = status == LeaseStatus::ok && !lost;
+    renewed = outcome && outcome->status == LeaseStatus::ok && !lost;
     renewing = false;
     calling = false;
-    if (status == LeaseStatus::ok) {
-      if (!lost) confirm_locked(sent, asked, copy);
-      misfit = margin_misfit(granted(asked, copy));
+    if (outcome && outcome->status == LeaseStatus::ok) {
+      Lease grant = copy;
+      grant.ttl = outcome->ttl;
+      if (!lost) confirm_locked(sent, asked, grant);
+      const Duration g = granted(asked, grant);
+      misfit = margin_misfit(g);
       if (!misfit.empty())
-        misfit = "lock '" + info.lock + "': the store granted a ttl of " +
-                 format_duration(granted(asked, copy)) + " where " + format_duration(asked) +
-                 " was asked; " + misfit;
-    } else if (!status) {
+        misfit = "lock '" + info.lock + "': the store granted a ttl of " + format_duration(g) +
+                 " where " + format_duration(asked) + " was asked; " + misfit;
+    } else if (!outcome) {
       unknown_outcome_locked(sent, asked);
       next_renew = clock->now() + retry_after_failure();
     }

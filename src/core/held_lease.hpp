@@ -76,11 +76,11 @@ struct HeldLease {
   [[nodiscard]] std::string margin_misfit(Duration ttl) const;
   /// When to retry after a failed renewal.
   [[nodiscard]] Duration retry_after_failure() const;
-  /// Ends a renew call (scheduled or extend): applies its outcome (nullopt = unknown) and wakes
-  /// whoever waits for the renew slot. Call without `mu` held. Returns why a confirmed grant is
-  /// unsafe (margin_misfit), empty otherwise.
+  /// Ends a renew call (scheduled or extend) of `copy`: applies its outcome (nullopt = unknown)
+  /// and wakes whoever waits for the renew slot. Call without `mu` held. Returns why a confirmed
+  /// grant is unsafe (margin_misfit), empty otherwise.
   std::string end_renewal(TimePoint sent, Duration asked, const Lease& copy,
-                          std::optional<LeaseStatus> status);
+                          std::optional<Renewal> outcome);
   /// Marks the lease lost once: fires the stop_token, emits on_lost and a `lost` event. Call
   /// without `mu` held.
   void mark_lost(const std::string& reason, LeaseOutcome outcome = LeaseOutcome::lost) noexcept;

@@ -147,22 +147,23 @@ class Scheduler final : public RenewalScheduler {
     const TimePoint sent = clock_->now();
     auto left = std::chrono::duration_cast<Duration>(local_deadline - sent);
     auto budget = std::clamp(left, Duration{1}, held->options.effective_call_timeout());
-    std::optional<LeaseStatus> status;
+    std::optional<Renewal> outcome;
     std::optional<BackendError> error;
     try {
-      status = held->store->renew(copy, ttl, Deadline::after(budget));
+      outcome = held->store->renew(copy, ttl, Deadline::after(budget));
     } catch (const BackendError& e) {  // outcome unknown: the local deadline is bounded by it
       error = e;
     } catch (...) {
       error = BackendError(ErrorCode::internal, std::string(held->store->scheme()),
                            "renew threw a non-BackendError exception");
     }
-    std::string misfit = held->end_renewal(sent, ttl, copy, status);
+    std::string misfit = held->end_renewal(sent, ttl, copy, outcome);
     if (error) held->publish(EventKind::renew_failed, error->what(), error->code());
     if (!misfit.empty()) {      // kept until the action ends: releasing now would admit a second
       held->mark_lost(misfit);  // leader while this one still runs
       return;
     }
+    const auto status = outcome ? std::optional(outcome->status) : std::nullopt;
     if (status == LeaseStatus::lost) {
       held->mark_lost("renewal refused: the lease was taken over or expired on the server");
       return;

@@ -5,6 +5,8 @@
 
 #include "leader/errors.hpp"
 #include "leader/names.hpp"
+#include "leader/options.hpp"
+#include "leader/uri.hpp"
 
 namespace leader::detail {
 
@@ -31,26 +33,52 @@ void validate_owner_token(std::string_view owner) {
 }
 
 void validate_node_id(std::string_view node_id, std::string_view store) {
-  if (node_id.empty() || node_id.size() > 255)
+  if (node_id.empty() || node_id.size() > kMaxNodeIdLength)
     throw InvalidArgument("node id '" + std::string(node_id.substr(0, 64)) +
                           "' must be 1..255 characters for the " + std::string(store) + " store");
 }
+
+void validate_ttl(Duration ttl, std::string_view what) {
+  if (ttl <= Duration{0})
+    throw InvalidArgument(std::string(what) + " must be > 0 (got " + std::to_string(ttl.count()) +
+                          " ms)");
+  if (ttl > kMaxDuration)
+    throw InvalidArgument(std::string(what) + " " + format_duration(ttl) +
+                          " is longer than the maximum of 365 days");
+}
+
+namespace {
+
+void validate_slots(int slots) {
+  if (slots < 0 || slots > kMaxSlots)
+    throw InvalidArgument("slots = " + std::to_string(slots) + " is outside 0.." +
+                          std::to_string(kMaxSlots));
+}
+
+}  // namespace
 
 void validate_request(const LeaseRequest& request, std::string_view store) {
   validate_lock_name(request.lock);
   validate_owner_token(request.owner);
   validate_node_id(request.node_id, store);
-  if (request.ttl <= Duration{0})
-    throw InvalidArgument("lease ttl must be > 0 (got " + std::to_string(request.ttl.count()) +
-                          " ms)");
-  if (request.slots < 0)
-    throw InvalidArgument("slots must be >= 0 (got " + std::to_string(request.slots) + ")");
+  validate_ttl(request.ttl, "lease ttl");
+  validate_slots(request.slots);
 }
 
 void validate_lease(const Lease& lease) {
   validate_lock_name(lease.lock);
   validate_owner_token(lease.owner);
-  if (lease.slot < 0) throw InvalidArgument("slot " + std::to_string(lease.slot) + " is < 0");
+  validate_slots(lease.slots);
+  const int limit = lease.slots >= 1 ? lease.slots : kMaxSlots;
+  if (lease.slot < 0 || lease.slot >= limit)
+    throw InvalidArgument("slot " + std::to_string(lease.slot) + " of lock '" + lease.lock +
+                          "' is outside 0.." + std::to_string(limit - 1));
+}
+
+void validate_candidate(std::string_view group, const std::string_view* node_id,
+                        std::string_view store) {
+  validate_lock_name(group);
+  if (node_id != nullptr) validate_node_id(*node_id, store);
 }
 
 namespace {

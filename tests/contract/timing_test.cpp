@@ -44,7 +44,7 @@ TEST_P(ContractTest, StaleOwnersRenewAndReleaseAfterTakeoverChangeNothing) {
       lease * 5));
   EXPECT_GT(fresh->fencing_token, stale.lease->fencing_token);
   Lease copy = *stale.lease;
-  EXPECT_EQ(s->renew(copy, lease, Deadline::after(Ms{5000})), LeaseStatus::lost);
+  EXPECT_EQ(s->renew(copy, lease, Deadline::after(Ms{5000})).status, LeaseStatus::lost);
   EXPECT_EQ(s->release(*stale.lease, Ms{0}, Deadline::after(Ms{5000})), LeaseStatus::lost);
   auto state = s->inspect(name, Deadline::after(Ms{5000}));
   ASSERT_EQ(state.holders.size(), 1u);

@@ -156,7 +156,7 @@ inline void renew_sets_expiry_to_now_plus_ttl(const OpenStore& open, const std::
   ASSERT_TRUE(got);
   Lease lease = *got.lease;
   const auto shorter_sent = Steady::now();
-  ASSERT_EQ(holder->renew(lease, 1s, safety_deadline()), LeaseStatus::ok);
+  ASSERT_EQ(holder->renew(lease, 1s, safety_deadline()).status, LeaseStatus::ok);
   const auto taken = first_takeover(*observer, lock, 5000ms);
   ASSERT_NE(taken, Steady::time_point::max()) << "a renewal to 1s left the 30s lease in place";
   // The server's lease may not end before the local one (sent time + ttl) ...
@@ -169,7 +169,7 @@ inline void renew_sets_expiry_to_now_plus_ttl(const OpenStore& open, const std::
   ASSERT_TRUE(second);
   Lease longer = *second.lease;
   const auto longer_sent = Steady::now();
-  ASSERT_EQ(holder->renew(longer, 3s, safety_deadline()), LeaseStatus::ok);
+  ASSERT_EQ(holder->renew(longer, 3s, safety_deadline()).status, LeaseStatus::ok);
   const auto later = first_takeover(*observer, longer_lock, 6000ms);
   ASSERT_NE(later, Steady::time_point::max());
   EXPECT_GE(later - longer_sent, 3s - 2ms) << "the longer renewal did not extend the lease";

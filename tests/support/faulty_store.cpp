@@ -36,7 +36,7 @@ Acquired FaultyStore::try_acquire(const LeaseRequest& request, Deadline deadline
   return got;
 }
 
-LeaseStatus FaultyStore::renew(Lease& lease, Duration ttl, Deadline deadline) {
+Renewal FaultyStore::renew(const Lease& lease, Duration ttl, Deadline deadline) {
   ++renew_calls_;
   if (fail_renew.load())
     throw BackendError(ErrorCode::unavailable, std::string(scheme()),
@@ -44,14 +44,14 @@ LeaseStatus FaultyStore::renew(Lease& lease, Duration ttl, Deadline deadline) {
   const bool delay = delayed(ttl);
   if (delay && renew_delay.load() > Duration{0}) std::this_thread::sleep_for(renew_delay.load());
   const Duration asked = capped(ttl);
-  LeaseStatus status = inner_->renew(lease, asked, deadline);
+  Renewal renewal = inner_->renew(lease, asked, deadline);
   ++renew_answered_;
   if (delay && reply_delay.load() > Duration{0}) std::this_thread::sleep_for(reply_delay.load());
-  if (status == LeaseStatus::ok) {
+  if (renewal.status == LeaseStatus::ok) {
     ++renew_ok_;
-    if (asked < ttl) lease.ttl = at_most(lease.ttl, asked);
+    if (asked < ttl) renewal.ttl = at_most(renewal.ttl, asked);
   }
-  return status;
+  return renewal;
 }
 
 LeaseStatus FaultyStore::release(const Lease& lease, Duration keep_for, Deadline deadline) {

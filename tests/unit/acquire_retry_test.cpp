@@ -33,7 +33,7 @@ struct GhostWorld {
       const int n = ++attempts;
       if (ghost && ghost->owner == r.owner) {  // the store recognises its own lease
         Lease again = *ghost;
-        if (inner.renew(again, r.ttl, d) == LeaseStatus::ok) {
+        if (inner.renew(again, r.ttl, d).status == LeaseStatus::ok) {
           if (every_reply_lost) throw lost_reply();
           return {again};
         }

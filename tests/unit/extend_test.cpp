@@ -30,7 +30,7 @@ BackendError down() { return BackendError(ErrorCode::unavailable, "scripted", "r
 TEST(Extend, LongerThanTheLeaseMakesLaterRenewalsRequestTheLongerTtl) {
   World w;
   std::atomic<bool> failing{false};
-  w.store->on_renew = [&](Lease& l, Duration ttl, Deadline d, LeaseStore& inner) {
+  w.store->on_renew = [&](const Lease& l, Duration ttl, Deadline d, LeaseStore& inner) {
     if (failing) throw down();
     return inner.renew(l, ttl, d);
   };
@@ -58,12 +58,12 @@ TEST(Extend, ShorterThanTheLeaseWaitsForTheRenewalInFlight) {
   World w;
   Gate reply;  // holds the reply of the first scheduled renewal after the server applied it
   std::atomic<int> calls{0};
-  w.store->on_renew = [&](Lease& l, Duration ttl, Deadline d, LeaseStore& inner) {
+  w.store->on_renew = [&](const Lease& l, Duration ttl, Deadline d, LeaseStore& inner) {
     int n = ++calls;
     if (n > 2) throw down();  // 1: the scheduled renewal, 2: the extend; later ones fail
-    auto status = inner.renew(l, ttl, d);
+    auto renewal = inner.renew(l, ttl, d);
     if (n == 1) reply.wait();
-    return status;
+    return renewal;
   };
   auto e = w.elector(extending(10s));
   auto held = e.acquire("job");
@@ -86,7 +86,7 @@ TEST(Extend, ShorterThanTheLeaseWaitsForTheRenewalInFlight) {
 TEST(Extend, AShorterExtendWithAnUnknownOutcomeBoundsTheDeadline) {
   World w;
   std::atomic<int> calls{0};
-  w.store->on_renew = [&](Lease& l, Duration ttl, Deadline d, LeaseStore& inner) -> LeaseStatus {
+  w.store->on_renew = [&](const Lease& l, Duration ttl, Deadline d, LeaseStore& inner) -> Renewal {
     if (++calls > 1) throw down();
     (void)inner.renew(l, ttl, d);  // applied on the server, but the reply is lost
     throw BackendError(ErrorCode::deadline_exceeded, "scripted", "reply lost");
@@ -109,7 +109,7 @@ TEST(Extend, AGhostExtendLandingAfterALaterRenewalIsCovered) {
   std::optional<Lease> ghost;  // the lost extend, applied by the test later
   std::atomic<int> calls{0};
   std::atomic<bool> failing{false};
-  w.store->on_renew = [&](Lease& l, Duration ttl, Deadline d, LeaseStore& inner) -> LeaseStatus {
+  w.store->on_renew = [&](const Lease& l, Duration ttl, Deadline d, LeaseStore& inner) -> Renewal {
     if (++calls == 1) {
       std::lock_guard lock(mu);
       ghost = l;
@@ -135,7 +135,7 @@ TEST(Extend, AGhostExtendLandingAfterALaterRenewalIsCovered) {
   {
     std::lock_guard lock(mu);
     Lease late = *ghost;
-    ASSERT_EQ(w.server->renew(late, 3s, Deadline::after(1s)), LeaseStatus::ok);
+    ASSERT_EQ(w.server->renew(late, 3s, Deadline::after(1s)).status, LeaseStatus::ok);
   }
   auto race = testkit::step_until_takeover(*w.clock, *w.server, "job", ctx, 100ms, 30s);
   testkit::expect_stop_before_takeover(race, 600ms - 200ms);

@@ -22,7 +22,7 @@ struct CappedWorld {
       capped.ttl = std::min(r.ttl, acquire_cap);
       return inner.try_acquire(capped, d);
     };
-    store->on_renew = [renew_cap](Lease& l, Duration ttl, Deadline d, LeaseStore& inner) {
+    store->on_renew = [renew_cap](const Lease& l, Duration ttl, Deadline d, LeaseStore& inner) {
       return inner.renew(l, std::min(ttl, renew_cap), d);
     };
   }

@@ -70,7 +70,7 @@ struct BlackHole {
   std::shared_ptr<ScriptedStore> store;
   explicit BlackHole(std::shared_ptr<Clock> clock)
       : store(std::make_shared<ScriptedStore>(make_memory_store({.clock = std::move(clock)}))) {
-    store->on_renew = [this](Lease& l, Duration ttl, Deadline d, LeaseStore& inner) {
+    store->on_renew = [this](const Lease& l, Duration ttl, Deadline d, LeaseStore& inner) {
       gate.wait();
       return inner.renew(l, ttl, d);
     };

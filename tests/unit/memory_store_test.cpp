@@ -98,11 +98,12 @@ TEST_F(MemoryStoreTest, RenewSetsTheExpiryToNowPlusTtlShorterOrLonger) {
   auto got = store_->try_acquire(request(30s), soon());
   ASSERT_TRUE(got);
   Lease lease = *got.lease;
-  ASSERT_EQ(store_->renew(lease, 1s, soon()), LeaseStatus::ok);
-  EXPECT_EQ(lease.ttl, 1s);
+  const Renewal renewal = store_->renew(lease, 1s, soon());
+  ASSERT_EQ(renewal.status, LeaseStatus::ok);
+  EXPECT_EQ(renewal.ttl, 1s);
   clock_->advance(999ms);
   EXPECT_FALSE(store_->try_acquire(request(1s), soon()));
-  ASSERT_EQ(store_->renew(lease, 3s, soon()), LeaseStatus::ok);
+  ASSERT_EQ(store_->renew(lease, 3s, soon()).status, LeaseStatus::ok);
   clock_->advance(2999ms);
   EXPECT_FALSE(store_->try_acquire(request(1s), soon()));
   clock_->advance(1ms);

@@ -204,7 +204,7 @@ class CappedStore : public LeaseStore {
     capped.ttl = std::min(r.ttl, kCap);
     return inner_->try_acquire(capped, d);
   }
-  LeaseStatus renew(Lease& l, Duration ttl, Deadline d) override {
+  Renewal renew(const Lease& l, Duration ttl, Deadline d) override {
     return inner_->renew(l, std::min(ttl, kCap), d);
   }
   LeaseStatus release(const Lease& l, Duration k, Deadline d) override {

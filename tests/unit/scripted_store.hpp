@@ -34,7 +34,7 @@ bool eventually(Pred p, std::chrono::milliseconds limit = 2000ms) {
 class ScriptedStore : public LeaseStore {
  public:
   using AcquireHook = std::function<Acquired(const LeaseRequest&, Deadline, LeaseStore&)>;
-  using RenewHook = std::function<LeaseStatus(Lease&, Duration, Deadline, LeaseStore&)>;
+  using RenewHook = std::function<Renewal(const Lease&, Duration, Deadline, LeaseStore&)>;
   using ReleaseHook = std::function<LeaseStatus(const Lease&, Duration, Deadline, LeaseStore&)>;
 
   explicit ScriptedStore(std::shared_ptr<LeaseStore> inner) : inner_(std::move(inner)) {}
@@ -52,7 +52,7 @@ class ScriptedStore : public LeaseStore {
     }
     return on_acquire ? on_acquire(r, d, *inner_) : inner_->try_acquire(r, d);
   }
-  LeaseStatus renew(Lease& l, Duration ttl, Deadline d) override {
+  Renewal renew(const Lease& l, Duration ttl, Deadline d) override {
     {
       std::lock_guard lock(mu_);
       renew_ttls_.push_back(ttl);

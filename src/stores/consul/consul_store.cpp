@@ -241,12 +241,11 @@ ConsulStore::Renewed ConsulStore::move_to_new_session(const Lease& lease, const 
   return {true, ttl};
 }
 
-LeaseStatus ConsulStore::renew(Lease& lease, Duration ttl, Deadline deadline) {
+Renewal ConsulStore::renew(const Lease& lease, Duration ttl, Deadline deadline) {
   detail::validate_lease(lease);
   Renewed r = renew_lease(lease, ttl, deadline);
-  if (!r.ok) return LeaseStatus::lost;
-  lease.ttl = r.ttl;
-  return LeaseStatus::ok;
+  if (!r.ok) return {};
+  return {LeaseStatus::ok, r.ttl};
 }
 
 LeaseStatus ConsulStore::release(const Lease& lease, Duration keep_for, Deadline deadline) {

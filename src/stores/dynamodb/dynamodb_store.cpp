@@ -307,13 +307,12 @@ LeaseStatus DynamoStore::rewrite(const Lease& lease, Duration ttl, Deadline dead
   return LeaseStatus::ok;
 }
 
-LeaseStatus DynamoStore::renew(Lease& lease, Duration ttl, Deadline deadline) {
+Renewal DynamoStore::renew(const Lease& lease, Duration ttl, Deadline deadline) {
   if (ttl <= Duration{0})
     throw InvalidArgument("dynamodb: renew ttl = " + std::to_string(ttl.count()) +
                           "ms must be > 0");
-  const LeaseStatus status = rewrite(lease, ttl, deadline);
-  if (status == LeaseStatus::ok) lease.ttl = ttl;
-  return status;
+  if (rewrite(lease, ttl, deadline) != LeaseStatus::ok) return {};
+  return {LeaseStatus::ok, ttl};
 }
 
 LeaseStatus DynamoStore::release(const Lease& lease, Duration keep_for, Deadline deadline) {

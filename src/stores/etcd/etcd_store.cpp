@@ -187,7 +187,7 @@ std::optional<Lease> EtcdStore::adopt(const LeaseRequest& request, const KeyValu
               request.node_id,  static_cast<std::uint64_t>(kv.create_revision),
               slot.value_or(0), request.slots,
               request.ttl,      steady_now()};
-  if (renew(lease, request.ttl, deadline) != LeaseStatus::ok) return std::nullopt;
+  if (renew(lease, request.ttl, deadline).status != LeaseStatus::ok) return std::nullopt;
   return lease;
 }
 
@@ -248,23 +248,19 @@ bool EtcdStore::move_key(const std::string& key, std::int64_t create_revision, s
   return true;
 }
 
-LeaseStatus EtcdStore::renew(Lease& lease, Duration ttl, Deadline deadline) {
+Renewal EtcdStore::renew(const Lease& lease, Duration ttl, Deadline deadline) {
   const std::string key = holder_key(lease);
   auto kv = get(key, deadline);
   if (!kv || kv->create_revision != static_cast<std::int64_t>(lease.fencing_token) ||
       kv->lease == 0)
-    return LeaseStatus::lost;
+    return {};
   const std::int64_t want = ttl_seconds(ttl.count());
-  const TimePoint sent = steady_now();
   Json r = gateway_.call("/v3/lease/keepalive", {{"ID", std::to_string(kv->lease)}}, deadline);
   const std::int64_t granted = int_field(r, "TTL");
-  if (granted <= 0) return LeaseStatus::lost;
+  if (granted <= 0) return {};
   // A keep-alive restores the lease's granted TTL; a longer ttl needs a longer lease.
-  if (granted < want && !move_key(key, kv->create_revision, want, deadline))
-    return LeaseStatus::lost;
-  lease.ttl = ttl;
-  lease.sent_at = sent;
-  return LeaseStatus::ok;
+  if (granted < want && !move_key(key, kv->create_revision, want, deadline)) return {};
+  return {LeaseStatus::ok, ttl};
 }
 
 LeaseStatus EtcdStore::release(const Lease& lease, Duration keep_for, Deadline deadline) {

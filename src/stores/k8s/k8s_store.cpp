@@ -149,12 +149,11 @@ LeaseStatus K8sStore::update_own(const std::string& name, const std::string& ide
                          std::to_string(kOwnWriteAttempts) + " conditional writes of its holder");
 }
 
-LeaseStatus K8sStore::renew(Lease& lease, Duration ttl, Deadline deadline) {
+Renewal K8sStore::renew(const Lease& lease, Duration ttl, Deadline deadline) {
   const std::string id = holder_identity(lease.node_id, lease.owner);
   const auto status = update_own(object_of(lease), id, grant_for(lease, id, ttl), deadline);
-  if (status != LeaseStatus::ok) return status;
-  lease.ttl = ttl;
-  return LeaseStatus::ok;
+  if (status != LeaseStatus::ok) return {};
+  return {LeaseStatus::ok, ttl};
 }
 
 LeaseStatus K8sStore::release(const Lease& lease, Duration keep_for, Deadline deadline) {

@@ -72,13 +72,12 @@ class MemoryStore final : public LeaseStore {
     return {};
   }
 
-  LeaseStatus renew(Lease& lease, Duration ttl, Deadline) override {
+  Renewal renew(const Lease& lease, Duration ttl, Deadline) override {
     auto lock = guard();
     Row* row = owned(lease);
-    if (!row) return LeaseStatus::lost;
+    if (!row) return {};
     row->expires = clock_->now() + ttl;
-    lease.ttl = ttl;
-    return LeaseStatus::ok;
+    return {LeaseStatus::ok, ttl};
   }
 
   LeaseStatus release(const Lease& lease, Duration keep_for, Deadline) override {

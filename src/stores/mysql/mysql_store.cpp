@@ -107,16 +107,13 @@ Acquired MysqlStore::try_acquire(const LeaseRequest& request, Deadline deadline)
   return {std::move(lease)};
 }
 
-LeaseStatus MysqlStore::renew(Lease& lease, Duration ttl, Deadline deadline) {
+Renewal MysqlStore::renew(const Lease& lease, Duration ttl, Deadline deadline) {
   detail::validate_lease(lease);
   if (ttl.count() <= 0) throw InvalidArgument("renew of '" + lease.lock + "' needs ttl > 0");
-  auto sent_at = std::chrono::steady_clock::now();
   // CLIENT_FOUND_ROWS: affected = matched, so a renewal within the same microsecond is not lost.
   auto r = run(kRenew, {micros(ttl), lease.lock, std::int64_t{lease.slot}, lease.owner}, deadline);
-  if (r.affected != 1) return LeaseStatus::lost;
-  lease.ttl = ttl;
-  lease.sent_at = sent_at;
-  return LeaseStatus::ok;
+  if (r.affected != 1) return {};
+  return {LeaseStatus::ok, ttl};
 }
 
 LeaseStatus MysqlStore::release(const Lease& lease, Duration keep_for, Deadline deadline) {

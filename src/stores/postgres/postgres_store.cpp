@@ -129,18 +129,15 @@ Acquired PostgresStore::try_acquire(const LeaseRequest& request, Deadline deadli
   return {std::move(lease)};
 }
 
-LeaseStatus PostgresStore::renew(Lease& lease, Duration ttl, Deadline deadline) {
+Renewal PostgresStore::renew(const Lease& lease, Duration ttl, Deadline deadline) {
   detail::validate_lease(lease);
   if (ttl.count() <= 0) throw InvalidArgument("renew of '" + lease.lock + "' needs ttl > 0");
-  auto sent_at = std::chrono::steady_clock::now();
   auto results =
       run({{kRenew,
             {lease.lock, std::to_string(lease.slot), lease.owner, std::to_string(ttl.count())}}},
           deadline);
-  if (affected(results[0].get()) != "1") return LeaseStatus::lost;
-  lease.ttl = ttl;
-  lease.sent_at = sent_at;
-  return LeaseStatus::ok;
+  if (affected(results[0].get()) != "1") return {};
+  return {LeaseStatus::ok, ttl};
 }
 
 LeaseStatus PostgresStore::release(const Lease& lease, Duration keep_for, Deadline deadline) {

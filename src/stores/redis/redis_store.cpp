@@ -133,16 +133,13 @@ Acquired RedisStore::try_acquire(const LeaseRequest& r, Deadline deadline) {
                      "unexpected reply to acquire (the lock's size changed twice)");
 }
 
-LeaseStatus RedisStore::renew(Lease& lease, Duration ttl, Deadline deadline) {
+Renewal RedisStore::renew(const Lease& lease, Duration ttl, Deadline deadline) {
   check_ttl(ttl, "lease ttl");
   check_owner(lease.owner);
-  TimePoint sent_at{};
-  Reply reply = eval(renew_script(), {slot_key(lease.lock, lease.slot)}, {lease.owner, ms(ttl)},
-                     deadline, &sent_at);
-  if (!decode_owned(reply.get(), "renew")) return LeaseStatus::lost;
-  lease.ttl = ttl;
-  lease.sent_at = sent_at;
-  return LeaseStatus::ok;
+  Reply reply =
+      eval(renew_script(), {slot_key(lease.lock, lease.slot)}, {lease.owner, ms(ttl)}, deadline);
+  if (!decode_owned(reply.get(), "renew")) return {};
+  return {LeaseStatus::ok, ttl};
 }
 
 LeaseStatus RedisStore::release(const Lease& lease, Duration keep_for, Deadline deadline) {

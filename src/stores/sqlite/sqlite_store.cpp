@@ -219,19 +219,16 @@ Acquired SqliteStore::try_acquire(const LeaseRequest& request, Deadline deadline
   });
 }
 
-LeaseStatus SqliteStore::renew(Lease& lease, Duration ttl, Deadline deadline) {
+Renewal SqliteStore::renew(const Lease& lease, Duration ttl, Deadline deadline) {
   require(ttl.count() > 0, "renew of '" + lease.lock + "': ttl must be > 0");
-  const TimePoint sent_at = steady_clock::now();
   const int changed = with_session("renew", deadline, [&](Session&, Statements& st) {
     ResetOnExit reset(st.renew);
     st.renew.bind(1, lease.lock).bind(2, std::int64_t{lease.slot}).bind(3, lease.owner);
     st.renew.bind(4, ms(ttl));
     return st.renew.execute("renewing a lease");
   });
-  if (changed == 0) return LeaseStatus::lost;
-  lease.ttl = ttl;
-  lease.sent_at = sent_at;
-  return LeaseStatus::ok;
+  if (changed == 0) return {};
+  return {LeaseStatus::ok, ttl};
 }
 
 LeaseStatus SqliteStore::release(const Lease& lease, Duration keep_for, Deadline deadline) {

@@ -92,7 +92,9 @@ std::optional<Lease> Core::reacquire(const LeaseRequest& request, const std::str
   if (!h || h->kept || !h->path.starts_with(dir + "/")) return std::nullopt;
   Lease lease{request.lock, request.owner, request.node_id, static_cast<std::uint64_t>(h->czxid),
               h->slot,      request.slots, request.ttl,     {}};
-  if (renew(lease, request.ttl, deadline) != LeaseStatus::ok) return std::nullopt;
+  const Renewal r = renew(lease, request.ttl, deadline);
+  if (r.status != LeaseStatus::ok) return std::nullopt;
+  lease.ttl = r.ttl;
   return lease;
 }
 
@@ -118,27 +120,24 @@ std::vector<std::string> Core::orphans_of(const std::string& owner) {
   return out;
 }
 
-LeaseStatus Core::renew(Lease& lease, Duration ttl, Deadline deadline) {
+Renewal Core::renew(const Lease& lease, Duration ttl, Deadline deadline) {
   auto h = held(lease.owner);
   const TimePoint sent_at = steady_now();
   if (!h || h->kept || h->czxid != static_cast<std::int64_t>(lease.fencing_token) ||
       sent_at >= h->expire_at)
-    return LeaseStatus::lost;
+    return {};
   // On the session that created the node only: a newer session proves nothing about it.
   const bool ours = session_.stat_own(h->path, h->czxid, h->generation, deadline).has_value();
   const Duration g = granted(ttl);
   std::lock_guard lock(mu_);
   auto it = held_.find(lease.owner);
-  if (it == held_.end() || it->second.czxid != h->czxid || it->second.kept)
-    return LeaseStatus::lost;
+  if (it == held_.end() || it->second.czxid != h->czxid || it->second.kept) return {};
   if (!ours) {
     held_.erase(it);
-    return LeaseStatus::lost;
+    return {};
   }
   it->second.expire_at = sent_at + ttl;
-  lease.ttl = g;
-  lease.sent_at = sent_at;
-  return LeaseStatus::ok;
+  return {LeaseStatus::ok, g};
 }
 
 LeaseStatus Core::release(const Lease& lease, Duration keep_for, Deadline deadline) {

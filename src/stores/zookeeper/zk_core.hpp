@@ -81,7 +81,7 @@ class Core {
   /// Orphaned node paths (not directory scans) recorded for `owner`.
   std::vector<std::string> orphans_of(const std::string& owner);
   /// Confirms the session and the node in one round trip and extends the local deadline.
-  LeaseStatus renew(Lease& lease, Duration ttl, Deadline deadline);
+  Renewal renew(const Lease& lease, Duration ttl, Deadline deadline);
   /// Deletes the node now, or lets the timer delete it `keep_for` from now.
   LeaseStatus release(const Lease& lease, Duration keep_for, Deadline deadline);
   /// Queues a node for removal by the timer thread.

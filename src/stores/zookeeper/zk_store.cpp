@@ -190,9 +190,9 @@ void ZooKeeperStore::refuse_other_shape(const LeaseRequest& request, const Reply
   if (held != request.slots) refuse(request, held);
 }
 
-LeaseStatus ZooKeeperStore::renew(Lease& lease, Duration ttl, Deadline deadline) {
+Renewal ZooKeeperStore::renew(const Lease& lease, Duration ttl, Deadline deadline) {
   auto core = Core::holding(lease.owner);  // only the owning session can confirm a lease
-  return core ? core->renew(lease, ttl, deadline) : LeaseStatus::lost;
+  return core ? core->renew(lease, ttl, deadline) : Renewal{};
 }
 
 LeaseStatus ZooKeeperStore::release(const Lease& lease, Duration keep_for, Deadline deadline) {

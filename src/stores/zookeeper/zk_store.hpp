@@ -28,7 +28,6 @@ std::vector<Contender> sorted_contenders(const std::vector<std::string>& childre
 /// The slot index of a child named `slot-<i>`, or nullopt.
 std::optional<int> slot_index(std::string_view name);
 
-
 /// LeaseStore over one ZooKeeper session. Thread-safe.
 class ZooKeeperStore final : public LeaseStore {
  public:
@@ -39,7 +38,7 @@ class ZooKeeperStore final : public LeaseStore {
 
   [[nodiscard]] std::string_view scheme() const override { return config_.scheme; }
   Acquired try_acquire(const LeaseRequest& request, Deadline deadline) override;
-  [[nodiscard]] LeaseStatus renew(Lease& lease, Duration ttl, Deadline deadline) override;
+  Renewal renew(const Lease& lease, Duration ttl, Deadline deadline) override;
   LeaseStatus release(const Lease& lease, Duration keep_for, Deadline deadline) override;
   [[nodiscard]] LockState inspect(std::string_view lock, Deadline deadline) override;
   void put_candidate(std::string_view group, const Candidate& candidate, Duration ttl,

@@ -110,7 +110,7 @@ class ThreadCheckedStore : public LeaseStore {
     check();
     return inner_->try_acquire(r, d);
   }
-  LeaseStatus renew(Lease& l, Duration ttl, Deadline d) override {
+  Renewal renew(const Lease& l, Duration ttl, Deadline d) override {
     check();
     return inner_->renew(l, ttl, d);
   }

@@ -141,7 +141,7 @@ TEST_F(DynamoDbLockRules, ANewSizeIsAcceptedOnceTheOldHoldersExpiredAndTheyCanno
   ASSERT_TRUE(got) << "the new size was never accepted";
   EXPECT_TRUE(other_->try_acquire(request(lock, Ms{5000}, 2), soon()));
   EXPECT_FALSE(other_->try_acquire(request(lock, Ms{5000}, 2), soon()));  // the new size rules
-  for (Lease& l : old) EXPECT_EQ(store_->renew(l, Ms{5000}, soon()), LeaseStatus::lost);
+  for (Lease& l : old) EXPECT_EQ(store_->renew(l, Ms{5000}, soon()).status, LeaseStatus::lost);
   EXPECT_EQ(other_->inspect(lock, soon()).holders.size(), 2u) << lease_item(*store_, lock).dump();
 }
 
@@ -155,7 +155,7 @@ void expect_takeover_after_shortening(DynamoStore& holder, DynamoStore& contende
   Lease lease = *got.lease;
   EXPECT_FALSE(contender.try_acquire(request(lock, Ms{10000}), soon()));  // seen with 10 s
   const auto sent = Clock::now();
-  ASSERT_EQ(holder.renew(lease, Ms{300}, soon()), LeaseStatus::ok);
+  ASSERT_EQ(holder.renew(lease, Ms{300}, soon()).status, LeaseStatus::ok);
   Acquired taken;
   while (!taken && Clock::now() - sent < bound) {
     if (fresh_process) Observations::shared().clear();
@@ -165,7 +165,7 @@ void expect_takeover_after_shortening(DynamoStore& holder, DynamoStore& contende
   const auto took = Clock::now() - sent;
   ASSERT_TRUE(taken) << "the shortened lease was not taken over within " << bound.count() << "ms";
   EXPECT_GE(took, Ms{300});
-  EXPECT_EQ(holder.renew(lease, Ms{300}, soon()), LeaseStatus::lost);
+  EXPECT_EQ(holder.renew(lease, Ms{300}, soon()).status, LeaseStatus::lost);
 }
 
 TEST_F(DynamoDbLockRules, AShortenedLeaseIsTakenOverAfterTheNewTtlByAPollingClient) {
@@ -183,7 +183,7 @@ TEST_F(DynamoDbLockRules, ALengthenedLeaseIsNotTakenOverBeforeTheNewTtl) {
   Lease lease = *got.lease;
   EXPECT_FALSE(other_->try_acquire(request(lock, Ms{300}), soon()));  // seen with 300 ms
   const auto sent = Clock::now();
-  ASSERT_EQ(store_->renew(lease, Ms{1500}, soon()), LeaseStatus::ok);
+  ASSERT_EQ(store_->renew(lease, Ms{1500}, soon()).status, LeaseStatus::ok);
   Acquired taken;
   while (!taken && Clock::now() - sent < Ms{4000}) {
     taken = other_->try_acquire(request(lock, Ms{300}), soon());

@@ -37,7 +37,8 @@ TEST(DynamoDbRestart, AHeldLeaseSurvivesADynaliteRestartAndTheStoreReconnects) {
   }
   server.start();
 
-  EXPECT_EQ(holder->renew(lease, Ms{10000}, soon()), LeaseStatus::ok);  // same store, reconnected
+  EXPECT_EQ(holder->renew(lease, Ms{10000}, soon()).status,
+            LeaseStatus::ok);  // same store, reconnected
   EXPECT_FALSE(other->try_acquire(request("restart", Ms{10000}), soon()));
   auto state = other->inspect("restart", soon());
   ASSERT_EQ(state.holders.size(), 1u);

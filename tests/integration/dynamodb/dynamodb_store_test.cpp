@@ -139,7 +139,7 @@ TEST(DynamoDbStore, TakeoverNeedsTheRecordVersionUnchangedForTheWholeLeaseDurati
     EXPECT_FALSE(contender->try_acquire(request(lock, ttl), soon()));
     if (std::chrono::steady_clock::now() - last_renewal >= ttl / 3) {
       last_renewal = std::chrono::steady_clock::now();
-      ASSERT_EQ(holder_store->renew(lease, ttl, soon()), LeaseStatus::ok);
+      ASSERT_EQ(holder_store->renew(lease, ttl, soon()).status, LeaseStatus::ok);
     }
     std::this_thread::sleep_for(Ms{20});
   }
@@ -152,7 +152,7 @@ TEST(DynamoDbStore, TakeoverNeedsTheRecordVersionUnchangedForTheWholeLeaseDurati
   }
   EXPECT_GE(std::chrono::steady_clock::now() - last_renewal, ttl);
   EXPECT_GT(taken->fencing_token, lease.fencing_token);
-  EXPECT_EQ(holder_store->renew(lease, ttl, soon()), LeaseStatus::lost);
+  EXPECT_EQ(holder_store->renew(lease, ttl, soon()).status, LeaseStatus::lost);
   EXPECT_EQ(contender->release(*taken, Ms{0}, soon()), LeaseStatus::ok);
 }
 
@@ -211,7 +211,7 @@ TEST(DynamoDbStore, AFreshProcessTakesOverByTheServerClockStampAContenderLeft) {
   EXPECT_GE(std::chrono::steady_clock::now() - sent, ttl);
   item = lease_item(*contender, lock);
   EXPECT_FALSE(item.contains("sv0")) << item.dump();  // a grant clears the stamp
-  EXPECT_EQ(holder->renew(*held.lease, ttl, soon()), LeaseStatus::lost);
+  EXPECT_EQ(holder->renew(*held.lease, ttl, soon()).status, LeaseStatus::lost);
   EXPECT_EQ(contender->release(*taken, Ms{0}, soon()), LeaseStatus::ok);
 }
 
@@ -224,7 +224,7 @@ TEST(DynamoDbStore, ARenewalClearsTheStampSoTheServerJudgeStartsOver) {
   Lease lease = *held.lease;
   EXPECT_FALSE(contender->try_acquire(request(lock, Ms{1000}), soon()));
   EXPECT_TRUE(lease_item(*holder, lock).contains("sv0"));
-  ASSERT_EQ(holder->renew(lease, Ms{1000}, soon()), LeaseStatus::ok);
+  ASSERT_EQ(holder->renew(lease, Ms{1000}, soon()).status, LeaseStatus::ok);
   EXPECT_FALSE(lease_item(*holder, lock).contains("sv0"));
   EXPECT_EQ(holder->release(lease, Ms{0}, soon()), LeaseStatus::ok);
 }

@@ -46,7 +46,7 @@ TEST(EtcdFaults, APauseLongerThanTheLeaseLosesItAndAnotherOwnerTakesOver) {
     std::this_thread::sleep_for(Ms{2500});
   }
   Lease copy = *got.lease;
-  EXPECT_EQ(s->renew(copy, Ms{1000}, soon()), LeaseStatus::lost);
+  EXPECT_EQ(s->renew(copy, Ms{1000}, soon()).status, LeaseStatus::lost);
   std::optional<Lease> next;
   for (int i = 0; i < 40 && !next; ++i) {
     if (auto g = store()->try_acquire(request(name, Ms{2000}), soon()))
@@ -97,7 +97,7 @@ TEST(EtcdFaults, AHeldLeaseSurvivesAServerRestartAndTokensKeepIncreasing) {
   const std::string script = std::string(LEADER_SOURCE_DIR) + "/scripts/test-servers.sh";
   ASSERT_EQ(run({"setsid", "-w", "bash", script, "start", "etcd"}), 0);
   Lease lease = *got.lease;
-  EXPECT_EQ(s->renew(lease, Ms{15000}, soon()), LeaseStatus::ok);  // same client reconnects
+  EXPECT_EQ(s->renew(lease, Ms{15000}, soon()).status, LeaseStatus::ok);  // same client reconnects
   EXPECT_FALSE(store()->try_acquire(request(name, Ms{1000}), soon()));
   EXPECT_EQ(s->release(lease, Ms{0}, soon()), LeaseStatus::ok);
   auto next = store()->try_acquire(request(name, Ms{1000}), soon());
@@ -214,13 +214,13 @@ TEST(EtcdFaults, ALongerRenewMovesTheKeyToANewLeaseKeepingItsToken) {
   auto got = s->try_acquire(request(name, Ms{1000}), soon());
   ASSERT_TRUE(got);
   Lease lease = *got.lease;
-  ASSERT_EQ(s->renew(lease, Ms{6000}, soon()), LeaseStatus::ok);
+  ASSERT_EQ(s->renew(lease, Ms{6000}, soon()).status, LeaseStatus::ok);
   std::this_thread::sleep_for(Ms{2200});  // longer than the first lease
   auto state = s->inspect(name, soon());
   ASSERT_EQ(state.holders.size(), 1u);
   EXPECT_EQ(state.holders[0].fencing_token, lease.fencing_token);
   EXPECT_GT(state.holders[0].expires_in, Ms{2000});
-  EXPECT_EQ(s->renew(lease, Ms{6000}, soon()), LeaseStatus::ok);
+  EXPECT_EQ(s->renew(lease, Ms{6000}, soon()).status, LeaseStatus::ok);
   EXPECT_EQ(s->release(lease, Ms{0}, soon()), LeaseStatus::ok);
   EXPECT_FALSE(s->inspect(name, soon()).held());
   EXPECT_EQ(s->release(lease, Ms{0}, soon()), LeaseStatus::lost);

@@ -65,7 +65,7 @@ TEST(EtcdInterop, WhileOursHoldsTheLockEtcdctlWaitsUntilItIsReleased) {
   EXPECT_EQ(state.holders[0].node_id, "leader-node");
   EXPECT_EQ(state.holders[0].fencing_token, got.lease->fencing_token);
   Lease lease = *got.lease;
-  EXPECT_EQ(s->renew(lease, Ms{3000}, soon()), LeaseStatus::ok);
+  EXPECT_EQ(s->renew(lease, Ms{3000}, soon()).status, LeaseStatus::ok);
   EXPECT_EQ(s->release(lease, Ms{0}, soon()), LeaseStatus::ok);
   auto line = waiter.read_line(Ms{5000});
   EXPECT_EQ(line.value_or("(none)"), "GOT");

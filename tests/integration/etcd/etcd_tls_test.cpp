@@ -60,7 +60,7 @@ TEST_F(EtcdTls, AnAuthenticatedClientAcquiresInspectsAndReleases) {
   ASSERT_EQ(state.holders.size(), 1u);
   EXPECT_EQ(state.holders[0].node_id, "tls-node");
   Lease lease = *got.lease;
-  EXPECT_EQ(s->renew(lease, Ms{3000}, soon()), LeaseStatus::ok);
+  EXPECT_EQ(s->renew(lease, Ms{3000}, soon()).status, LeaseStatus::ok);
   EXPECT_EQ(s->release(lease, Ms{0}, soon()), LeaseStatus::ok);
   LeaderElector e(s, {.wait_time = Ms{0}, .lease_time = Ms{2000}});
   EXPECT_EQ(e.run_if_leader(name, [] { return 7; }), 7);

@@ -108,8 +108,9 @@ TEST(MysqlSafety, ARenewDelayedOnTheRowAndAContenderNeverBothSucceed) {
   third.run("START TRANSACTION");
   third.run("SELECT COUNT(*) FROM " + prefix + "leases WHERE lock_name = '" + name +
             "' FOR UPDATE");
-  auto renewed = std::async(std::launch::async,
-                            [&] { return holder_store->renew(lease, 10s, Deadline::after(20s)); });
+  auto renewed = std::async(std::launch::async, [&] {
+    return holder_store->renew(lease, 10s, Deadline::after(20s)).status;
+  });
   ASSERT_TRUE(wait_for_lock_waiters(observer, prefix, 1)) << "the renew never waited";
   std::this_thread::sleep_until(sent + ttl + 200ms);  // the lease is expired on the server
   ASSERT_EQ(renewed.wait_for(0s), std::future_status::timeout);

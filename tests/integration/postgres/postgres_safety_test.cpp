@@ -96,8 +96,9 @@ TEST(PostgresSafety, ARenewDelayedOnTheRowAndAContenderNeverBothSucceed) {
     third.run("BEGIN");
     third.run("SELECT count(*) FROM (SELECT 1 FROM pgsafe_leases WHERE lock_name = '" + name +
               "' AND slot = 0 FOR UPDATE) l");
-    auto renewed = std::async(
-        std::launch::async, [&] { return holder_store->renew(lease, 10s, Deadline::after(20s)); });
+    auto renewed = std::async(std::launch::async, [&] {
+      return holder_store->renew(lease, 10s, Deadline::after(20s)).status;
+    });
     ASSERT_TRUE(wait_for_lock_waiters(observer, "pgsafe_leases", 1)) << "the renew never waited";
     std::this_thread::sleep_until(sent + ttl + 200ms);  // the lease is expired on the server
     auto contended = std::async(std::launch::async, [&] {

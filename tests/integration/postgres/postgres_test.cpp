@@ -133,9 +133,10 @@ TEST(PostgresStore, ServerRestartWhileHoldingKeepsTheLeaseAndReconnects) {
   auto got = store->try_acquire(request(name, 30s), soon());
   ASSERT_TRUE(got);
   Lease lease = *got.lease;
-  EXPECT_EQ(store->renew(lease, 30s, soon()), LeaseStatus::ok);  // a pooled connection exists
+  EXPECT_EQ(store->renew(lease, 30s, soon()).status,
+            LeaseStatus::ok);  // a pooled connection exists
   if (!restart_server()) GTEST_SKIP() << "cannot restart the server here";
-  EXPECT_EQ(store->renew(lease, 30s, soon()), LeaseStatus::ok);  // on a new connection
+  EXPECT_EQ(store->renew(lease, 30s, soon()).status, LeaseStatus::ok);  // on a new connection
   auto other = open(uri());
   EXPECT_FALSE(other->try_acquire(request(name, 30s), soon()));
   auto state = other->inspect(name, soon());

@@ -131,7 +131,7 @@ TEST(RedisRenew, AShortenedLeaseIsFreeForASecondClientAfterTheNewTtl) {
   ASSERT_TRUE(got);
   Lease lease = *got.lease;
   const auto sent = Clock::now();
-  ASSERT_EQ(holder->renew(lease, 300ms, soon()), LeaseStatus::ok);
+  ASSERT_EQ(holder->renew(lease, 300ms, soon()).status, LeaseStatus::ok);
   Acquired taken;
   while (!taken && Clock::now() - sent < 3s) {
     taken = observer->try_acquire(request(lock), soon());
@@ -151,7 +151,7 @@ TEST(RedisRenew, ALengthenedLeaseStaysHeldForTheNewTtl) {
   ASSERT_TRUE(got);
   Lease lease = *got.lease;
   const auto sent = Clock::now();
-  ASSERT_EQ(holder->renew(lease, 1200ms, soon()), LeaseStatus::ok);
+  ASSERT_EQ(holder->renew(lease, 1200ms, soon()).status, LeaseStatus::ok);
   Acquired taken;
   while (!taken && Clock::now() - sent < 3s) {
     taken = observer->try_acquire(request(lock), soon());

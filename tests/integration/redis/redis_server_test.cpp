@@ -34,12 +34,12 @@ TEST(RedisServerFaults, RestartWhileHoldingLosesTheLeaseWithoutDuplicate) {
   Lease lease = *got.lease;
   server.restart();  // no persistence: the lease and the fence counter are gone
   // The holder learns on its next renewal (over a new connection) that the lease is lost ...
-  EXPECT_EQ(holder->renew(lease, 5s, soon()), LeaseStatus::lost);
+  EXPECT_EQ(holder->renew(lease, 5s, soon()).status, LeaseStatus::lost);
   // ... so the next owner is the only one, and its token is still larger.
   auto next = leader::open(server.uri())->try_acquire(request(lock), soon());
   ASSERT_TRUE(next);
   EXPECT_GT(next.lease->fencing_token, lease.fencing_token);
-  EXPECT_EQ(holder->renew(lease, 5s, soon()), LeaseStatus::lost);
+  EXPECT_EQ(holder->renew(lease, 5s, soon()).status, LeaseStatus::lost);
 }
 
 TEST(RedisServerFaults, RestartWithPersistenceKeepsTheLeaseWithTheSameOwner) {
@@ -52,7 +52,7 @@ TEST(RedisServerFaults, RestartWithPersistenceKeepsTheLeaseWithTheSameOwner) {
   server.restart();  // kill -9; the append-only file (fsync always) has the lease
   auto contender = leader::open(server.uri());
   EXPECT_FALSE(contender->try_acquire(request(lock), soon()));  // kept: still exclusive
-  EXPECT_EQ(holder->renew(lease, 30s, soon()), LeaseStatus::ok);
+  EXPECT_EQ(holder->renew(lease, 30s, soon()).status, LeaseStatus::ok);
   EXPECT_EQ(holder->release(lease, 0ms, soon()), LeaseStatus::ok);
   auto next = contender->try_acquire(request(lock), soon());
   ASSERT_TRUE(next);

@@ -43,8 +43,9 @@ TEST_F(RedisStoreTest, AcquireInspectRenewReleaseRoundTrip) {
   EXPECT_EQ(state.holders[0].fencing_token, lease.fencing_token);
   EXPECT_GT(state.holders[0].expires_in, 0ms);
   EXPECT_LE(state.holders[0].expires_in, 5s);
-  EXPECT_EQ(store_->renew(lease, 7s, soon()), LeaseStatus::ok);
-  EXPECT_EQ(lease.ttl, 7s);
+  const Renewal renewal = store_->renew(lease, 7s, soon());
+  EXPECT_EQ(renewal.status, LeaseStatus::ok);
+  EXPECT_EQ(renewal.ttl, 7s);
   EXPECT_GT(store_->inspect(lock, soon()).holders.at(0).expires_in, 5s);
   EXPECT_EQ(store_->release(lease, 0ms, soon()), LeaseStatus::ok);
   EXPECT_FALSE(store_->inspect(lock, soon()).held());
@@ -133,7 +134,7 @@ TEST_F(RedisStoreTest, StaleOwnerAfterTakeoverChangesNothing) {
   auto fresh = store_->try_acquire(request(lock), soon());
   ASSERT_TRUE(fresh);
   Lease stale = *old.lease;
-  EXPECT_EQ(store_->renew(stale, 5s, soon()), LeaseStatus::lost);
+  EXPECT_EQ(store_->renew(stale, 5s, soon()).status, LeaseStatus::lost);
   EXPECT_EQ(store_->release(stale, 0ms, soon()), LeaseStatus::lost);
   auto state = store_->inspect(lock, soon());
   ASSERT_EQ(state.holders.size(), 1u);
@@ -177,7 +178,7 @@ TEST_F(RedisStoreTest, GroupGrantsDistinctSlotsUpToTheLimit) {
   ASSERT_TRUE(again);
   EXPECT_EQ(again.lease->slot, 1);
   Lease renewed = again.lease.value();
-  EXPECT_EQ(store_->renew(renewed, 6s, soon()), LeaseStatus::ok);
+  EXPECT_EQ(store_->renew(renewed, 6s, soon()).status, LeaseStatus::ok);
 }
 
 TEST_F(RedisStoreTest, GroupSlotsFreeUpWhenHoldersExpire) {

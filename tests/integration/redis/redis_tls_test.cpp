@@ -56,7 +56,7 @@ TEST_F(RedisTls, AcquireInspectReleaseOverTlsWithAnAclUser) {
   ASSERT_TRUE(got);
   EXPECT_EQ(store->inspect(lock, soon()).holders.at(0).owner, got.lease->owner);
   Lease lease = *got.lease;
-  EXPECT_EQ(store->renew(lease, 5s, soon()), LeaseStatus::ok);
+  EXPECT_EQ(store->renew(lease, 5s, soon()).status, LeaseStatus::ok);
   EXPECT_EQ(store->release(lease, 0ms, soon()), LeaseStatus::ok);
   EXPECT_FALSE(store->inspect(lock, soon()).held());
 }

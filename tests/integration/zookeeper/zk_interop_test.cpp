@@ -109,7 +109,7 @@ TEST(ZooKeeperServer, ALeaseSurvivesAServerRestartWithinItsSessionAndTokensKeepG
   EXPECT_TRUE(eventually(
       [&] {
         try {
-          status = s->renew(lease, Ms{15000}, Deadline::after(Ms{1000}));
+          status = s->renew(lease, Ms{15000}, Deadline::after(Ms{1000})).status;
           return true;
         } catch (const BackendError&) {
           return false;  // still reconnecting

@@ -30,15 +30,16 @@ int main(int argc, char** argv) {
     }
     leader::Lease lease = *got.lease;
     const auto sent = std::chrono::steady_clock::now();
-    if (store->renew(lease, Ms{std::stol(argv[4])}, leader::Deadline::after(Ms{5000})) !=
-        leader::LeaseStatus::ok) {
+    const leader::Renewal renewal =
+        store->renew(lease, Ms{std::stol(argv[4])}, leader::Deadline::after(Ms{5000}));
+    if (renewal.status != leader::LeaseStatus::ok) {
       std::cout << "LOST" << std::endl;
       return 1;
     }
     std::cout
         << "HELD " << lease.fencing_token << " "
         << std::chrono::duration_cast<std::chrono::nanoseconds>(sent.time_since_epoch()).count()
-        << " " << lease.ttl.count() << std::endl;
+        << " " << renewal.ttl.count() << std::endl;
     if (argc > 6 && std::string(argv[6]) == "release-on-eof") {
       for (std::string ignored; std::getline(std::cin, ignored);) {
       }

@@ -69,7 +69,7 @@ void expect_successor_survives(const std::string& option, const std::string& ttl
   ASSERT_TRUE(st.has_value()) << "the resumed holder deleted its successor's slot node";
   EXPECT_EQ(static_cast<std::uint64_t>(st->czxid), taken->fencing_token);
   EXPECT_NE(st->ephemeralOwner, 0);
-  EXPECT_EQ(taker->renew(*taken, Ms{20000}, soon()), LeaseStatus::ok);
+  EXPECT_EQ(taker->renew(*taken, Ms{20000}, soon()).status, LeaseStatus::ok);
   EXPECT_EQ(taker->release(*taken, Ms{0}, soon()), LeaseStatus::ok);
 }
 
