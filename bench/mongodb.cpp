@@ -59,7 +59,7 @@ void BM_StoreRenew(benchmark::State& state) {
   std::vector<double> us;
   for (auto _ : state) {
     auto t0 = Clock::now();
-    if (s->renew(lease, 60s, leader::Deadline::after(5s)) != leader::LeaseStatus::ok)
+    if (s->renew(lease, 60s, leader::Deadline::after(5s)).status != leader::LeaseStatus::ok)
       state.SkipWithError("renew lost");
     us.push_back(micros_since(t0));
   }

@@ -215,13 +215,12 @@ LeaseStatus MongoStore::refresh(const Lease& lease, Duration ttl, const std::str
   return get_int(&(*reply)->b, "n").value_or(0) == 1 ? LeaseStatus::ok : LeaseStatus::lost;
 }
 
-LeaseStatus MongoStore::renew(Lease& lease, Duration ttl, Deadline deadline) {
+Renewal MongoStore::renew(const Lease& lease, Duration ttl, Deadline deadline) {
   detail::validate_lease(lease);
   if (ttl <= Duration{0})
     throw InvalidArgument("mongodb: renew ttl = " + std::to_string(ttl.count()) + "ms must be > 0");
-  const LeaseStatus status = refresh(lease, ttl, nullptr, deadline);
-  if (status == LeaseStatus::ok) lease.ttl = ttl;
-  return status;
+  if (refresh(lease, ttl, nullptr, deadline) != LeaseStatus::ok) return {};
+  return {LeaseStatus::ok, ttl};
 }
 
 LeaseStatus MongoStore::release(const Lease& lease, Duration keep_for, Deadline deadline) {

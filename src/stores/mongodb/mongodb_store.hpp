@@ -22,7 +22,7 @@ class MongoStore : public LeaseStore {
 
   [[nodiscard]] std::string_view scheme() const override { return "mongodb"; }
   Acquired try_acquire(const LeaseRequest& request, Deadline deadline) override;
-  [[nodiscard]] LeaseStatus renew(Lease& lease, Duration ttl, Deadline deadline) override;
+  Renewal renew(const Lease& lease, Duration ttl, Deadline deadline) override;
   LeaseStatus release(const Lease& lease, Duration keep_for, Deadline deadline) override;
   [[nodiscard]] LockState inspect(std::string_view lock, Deadline deadline) override;
   void put_candidate(std::string_view group, const Candidate& candidate, Duration ttl,

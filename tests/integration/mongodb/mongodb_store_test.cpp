@@ -98,7 +98,7 @@ TEST_F(MongoStoreTest, TheWOptionAndWtimeoutAreSentAsConfigured) {
   auto s = open_store("w=1&wtimeout=2s&journal=true");
   auto got = s->try_acquire(request(fresh_lock("w1")), soon());
   ASSERT_TRUE(got);
-  ASSERT_EQ(s->renew(*got.lease, Ms{5000}, soon()), LeaseStatus::ok);
+  ASSERT_EQ(s->renew(*got.lease, Ms{5000}, soon()).status, LeaseStatus::ok);
   DocPtr r = command(*s, BCON_NEW("shimLastWriteConcern", BCON_INT32(1)));
   EXPECT_EQ(get_int(&r->b, "writeConcern.findAndModify.w"), 1);
   EXPECT_EQ(get_int(&r->b, "writeConcern.update.w"), 1);
