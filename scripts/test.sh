@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The whole test suite, as CI runs it:
-#   1. install missing Debian packages (as root), build with -Werror,
+#   1. install missing Debian packages (as root), build with -Werror, lint (scripts/ci-lint.sh),
 #   2. start the real servers on 127.0.0.1 (scripts/test-servers.sh) and their extra setups,
 #   3. run unit, contract (every built store) and integration tests with ctest, three at a time:
 #      every test that uses a shared server holds that server's RESOURCE_LOCK (tests/CMakeLists.txt),
@@ -24,6 +24,8 @@ step "dependencies"
 if [ "$(id -u)" = 0 ]; then scripts/install-deps.sh; fi
 step "build"
 scripts/build.sh
+step "lint (clang-format, public headers alone, clang-tidy)"
+scripts/ci-lint.sh
 step "test servers"
 scripts/start-all-servers.sh
 bg_pid=""

@@ -1,13 +1,14 @@
 // URI parameter names: the canonical scheme shared by every store (docs/uri-parameters.md) and
 // the old spellings each store accepted before it, kept as deprecated aliases.
 
+#include "leader/detail/uri_params.hpp"
+
 #include <algorithm>
 #include <iostream>
 #include <mutex>
 #include <set>
 #include <string>
 
-#include "leader/detail/uri_params.hpp"
 #include "leader/errors.hpp"
 #include "leader/uri.hpp"
 
@@ -61,10 +62,13 @@ std::optional<std::string> Uri::param(const std::string& key) const {
     if (a.canonical != key || !applies(a, scheme)) continue;
     auto old = query.find(std::string(a.alias));
     if (old == query.end()) continue;
-    if (value && *value != old->second)
-      throw InvalidArgument("URI parameters '" + std::string(a.alias) + "' and '" + key + "' of '" +
-                            redacted() + "' differ ('" + std::string(a.alias) +
-                            "' is the deprecated spelling of '" + key + "'): give one");
+    if (value && *value != old->second) {
+      std::string message = "URI parameters '";
+      message.append(a.alias).append("' and '").append(key).append("' of '");
+      message.append(redacted()).append("' differ ('").append(a.alias);
+      message.append("' is the deprecated spelling of '").append(key).append("'): give one");
+      throw InvalidArgument(message);
+    }
     warn_deprecated(a, scheme);
     value = old->second;
   }

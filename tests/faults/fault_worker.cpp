@@ -17,8 +17,8 @@
 //   W token pid check_ns write_ns accepted           a write reached the resource
 //   E token pid end_ns stop_ns why                   the action returned (why: done|stop|lost)
 //   X token pid t0_ns t1_ns ttl_ms ok                ctx.extend(ttl) called at t0, returned at t1
-// --extend 1 calls ctx.extend() before one step in twelve while holding, with a ttl shorter or longer than the
-// lease (auto_extend stays on, so later renewals must keep the extended ttl).
+// --extend 1 calls ctx.extend() before one step in twelve while holding, with a ttl shorter or
+// longer than the lease (auto_extend stays on, so later renewals must keep the extended ttl).
 // --clock-file F steps the library's steady clock by the milliseconds written in F (SteppedClock).
 // D/w<N>.state holds "HOLD token pid" while the action runs and "IDLE 0 pid" otherwise.
 
