@@ -1,14 +1,15 @@
 #!/usr/bin/env bash
 # The whole test suite, as CI runs it:
-#   1. install missing Debian packages (as root), build with -Werror, lint (scripts/ci-lint.sh),
+#   1. install missing Debian packages (as root), build with -Werror,
 #   2. start the real servers on 127.0.0.1 (scripts/test-servers.sh) and their extra setups,
 #   3. run unit, contract (every built store) and integration tests with ctest, three at a time:
 #      every test that uses a shared server holds that server's RESOURCE_LOCK (tests/CMakeLists.txt),
 #      so a test that pauses or restarts a server never runs next to another user of it,
 #   4. build and run a consumer project against the installed package (scripts/ci-package.sh),
 #   5. run unit + contract tests under ASan+UBSan and TSan (scripts/ci-asan.sh, ci-tsan.sh),
-#   6. fuzz every parser for 30 s, two harnesses at a time (scripts/fuzz.sh; needs clang).
-# The builds of 5 and 6 run at nice 19 in the background while 3 runs (the server tests mostly
+#   6. fuzz every parser for 30 s, two harnesses at a time (scripts/fuzz.sh; needs clang),
+#   7. lint (scripts/ci-lint.sh: clang-format, public headers alone, clang-tidy).
+# Lint and the builds of 5 and 6 run at nice 19 in the background while 3 runs (the server tests mostly
 # wait on leases and servers; a niced compiler does not delay them: the kernel's scheduler gives
 # a waking nice-0 test the CPU at once). LEADER_QUICK=1 skips steps 4 to 6.
 # LEADER_CTEST_JOBS (default 3) sets step 3's parallelism. Servers started here are stopped on exit.
@@ -24,8 +25,6 @@ step "dependencies"
 if [ "$(id -u)" = 0 ]; then scripts/install-deps.sh; fi
 step "build"
 scripts/build.sh
-step "lint (clang-format, public headers alone, clang-tidy)"
-scripts/ci-lint.sh
 step "test servers"
 scripts/start-all-servers.sh
 bg_pid=""
@@ -36,12 +35,14 @@ cleanup() {
 trap cleanup EXIT
 if [ "$quick" != 1 ]; then
   mkdir -p build
-  step "background (nice 19): sanitizer and fuzzing builds, log in build/background-builds.log"
+  step "background (nice 19): lint, sanitizer and fuzzing builds, log in build/background-builds.log"
   set -m
   (
     export LEADER_SANITIZER_PHASE=build FUZZ_PHASE=build
-    nice -n 19 scripts/ci-asan.sh && nice -n 19 scripts/ci-tsan.sh &&
-      if [ "$fuzz" = 1 ]; then nice -n 19 scripts/fuzz.sh; fi
+    step "lint" && nice -n 19 scripts/ci-lint.sh &&
+      step "ASan+UBSan build" && nice -n 19 scripts/ci-asan.sh &&
+      step "TSan build" && nice -n 19 scripts/ci-tsan.sh &&
+      if [ "$fuzz" = 1 ]; then step "fuzzing build" && nice -n 19 scripts/fuzz.sh; fi
   ) > build/background-builds.log 2>&1 &
   bg_pid=$!
   set +m
@@ -51,14 +52,15 @@ ctest --test-dir build --output-on-failure --timeout 600 -j"${LEADER_CTEST_JOBS:
 if [ "$quick" != 1 ]; then
   step "package consumer"
   scripts/ci-package.sh
-  step "waiting for the background builds"
+  step "waiting for the background lint and builds"
   if ! wait "$bg_pid"; then
     bg_pid=""
     tail -80 build/background-builds.log >&2
-    echo "background sanitizer/fuzzing builds failed (build/background-builds.log)" >&2
+    echo "background lint or sanitizer/fuzzing builds failed (build/background-builds.log)" >&2
     exit 1
   fi
   bg_pid=""
+  grep '^=== ' build/background-builds.log || true
   step "ASan+UBSan"
   LEADER_SANITIZER_PHASE=test scripts/ci-asan.sh
   step "TSan"
