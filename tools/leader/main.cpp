@@ -14,6 +14,7 @@
 #include "log.hpp"
 #include "run_command.hpp"
 #include "status_command.hpp"
+#include "store_location.hpp"
 #ifdef LEADER_HAVE_CRON
 #include "cron_command.hpp"
 #endif
@@ -25,6 +26,11 @@
 namespace {
 
 using namespace leader::cli;
+
+// --store given empty or as memory: is a usage error (64), not a silent fallback.
+CLI::Validator store_flag_check() {
+  return CLI::Validator([](std::string& uri) { return store_uri_problem(uri, "--store"); }, "URI");
+}
 
 constexpr const char* kRunUsage =
     "Usage: leader run [--store URI] --lock NAME [--ttl 30s] [--wait 0s] [--min-hold 0s] "
@@ -102,6 +108,7 @@ void add_run(CLI::App& app, RunOptions& o, RunText& t) {
   run->footer(kRunFooter);
   run->positionals_at_end();
   run->add_option("--store", o.store, "Store URI (default: $LEADER_STORE, else SQLite file)")
+      ->check(store_flag_check())
       ->type_name("URI");
   run->add_option("--lock", o.lock, "Lock name, e.g. nightly-report")
       ->type_name("NAME")
@@ -138,6 +145,7 @@ void add_status(CLI::App& app, StatusOptions& o, bool& verbose) {
   auto* status = app.add_subcommand("status", "Show who holds a lock");
   status->footer(kStatusFooter);
   status->add_option("--store", o.store, "Store URI (default: $LEADER_STORE, else SQLite file)")
+      ->check(store_flag_check())
       ->type_name("URI");
   status->add_option("--lock", o.lock, "Lock name")->type_name("NAME")->required();
   status->add_option("--slots", o.slots, "Slots of a group lock (shows available slots)")
@@ -176,6 +184,7 @@ void add_cron(CLI::App& app, CronOptions& o, CronText& t) {
   cron->footer(kCronFooter);
   cron->positionals_at_end();
   cron->add_option("--store", o.store, "Store URI (default: $LEADER_STORE, else SQLite file)")
+      ->check(store_flag_check())
       ->type_name("URI");
   cron->add_option("--schedule", o.schedule, "Cron expression, e.g. '*/5 * * * *'")
       ->type_name("CRON");

@@ -67,7 +67,13 @@ int status(const StatusOptions& o) {
   try {
     store_uri_for_messages() = Uri::parse(choice.uri);
     shown = store_uri_for_messages()->redacted();
-    log.info("store " + shown + " (from " + choice.source + ")");
+    // The per-host default is always announced (a typo in $LEADER_STORE's name would else go
+    // unseen).
+    if (choice.source == "default") {
+      log.notice("store " + shown + " (from default)");
+    } else {
+      log.info("store " + shown + " (from " + choice.source + ")");
+    }
     auto store = leader::open(choice.uri);
     state = store->inspect(o.lock, Deadline::after(kStatusTimeout));
   } catch (const std::exception& e) {

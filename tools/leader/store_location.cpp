@@ -67,10 +67,29 @@ std::string sqlite_uri(const std::string& path) {
   return out;
 }
 
+std::string store_uri_problem(const std::string& uri, const std::string& source) {
+  if (uri.empty())
+    return source + " is empty: give a store URI (e.g. redis://host:6379), or leave " + source +
+           " out to use the per-host SQLite default";
+  std::string scheme = uri.substr(0, uri.find(':'));
+  for (char& c : scheme) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  if (scheme == "memory")
+    return source +
+           " is memory:, a store inside one process: every replica would hold its own "
+           "lock and all would run; give a shared store (sqlite file, redis://, postgresql://, "
+           "...)";
+  return "";
+}
+
 StoreChoice choose_store(const std::string& flag) {
-  if (!flag.empty()) return {flag, "--store"};
-  std::string env = env_or_empty("LEADER_STORE");
-  if (!env.empty()) return {env, "$LEADER_STORE"};
+  auto checked = [](std::string uri, const std::string& source) -> StoreChoice {
+    if (std::string problem = store_uri_problem(uri, source); !problem.empty())
+      throw UsageError(problem);
+    return {std::move(uri), source};
+  };
+  if (!flag.empty()) return checked(flag, "--store");
+  if (std::getenv("LEADER_STORE") != nullptr)
+    return checked(env_or_empty("LEADER_STORE"), "$LEADER_STORE");
   return {sqlite_uri(default_sqlite_path()), "default"};
 }
 

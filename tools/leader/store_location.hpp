@@ -15,8 +15,13 @@ struct StoreChoice {
 /// The host-wide directory used when it is writable (created when its parent allows it).
 inline constexpr const char* kSystemStateDir = "/var/lib/leader";
 
+/// Why `uri`, named by `source` (e.g. "--store"), cannot be the CLI's store, or "" when it can:
+/// an empty URI, or the in-process memory store (each replica would hold its own lock).
+std::string store_uri_problem(const std::string& uri, const std::string& source);
+
 /// Picks the store: `flag` when non-empty, else $LEADER_STORE, else default_sqlite_path().
-/// Throws StoreUnavailable when no default location can be created.
+/// Throws UsageError for an empty or memory: $LEADER_STORE (or flag), StoreUnavailable when no
+/// default location can be created.
 StoreChoice choose_store(const std::string& flag);
 
 /// /var/lib/leader/leader.db when that directory is (or can be made) writable, else

@@ -81,6 +81,27 @@ TEST_F(Status, StoreComesFromTheEnvironmentThenFromThePerUserDefault) {
   EXPECT_EQ(fallback.code, 3) << fallback.err;
   EXPECT_THAT(fallback.err,
               HasSubstr("sqlite://" + path("state") + "/leader/leader.db (from default)"));
+  // The default is announced without -v too.
+  Finished quiet =
+      leader({"status", "--lock", "deflock"}, {"HOME=" + dir_, "XDG_STATE_HOME=" + path("state")});
+  EXPECT_THAT(quiet.err, HasSubstr("/leader/leader.db (from default)"));
+}
+
+TEST_F(Status, AnEmptyOrMemoryStoreIsAUsageErrorNotAFallback) {
+  Finished empty_flag = leader({"run", "--store", "", "--lock", "e", "--", "true"});
+  EXPECT_EQ(empty_flag.code, 64) << empty_flag.err;
+  EXPECT_THAT(empty_flag.err, HasSubstr("--store is empty"));
+  Finished memory_flag = leader({"status", "--store", "memory:", "--lock", "m"});
+  EXPECT_EQ(memory_flag.code, 64) << memory_flag.err;
+  EXPECT_THAT(memory_flag.err, HasSubstr("memory:"));
+  // Set but empty (the helper's "NAME=" unsets, so env(1) sets it).
+  Process empty_env({"env", "LEADER_STORE=", leader_binary(), "run", "--lock", "e", "--", "true"},
+                    dir_, {});
+  EXPECT_EQ(empty_env.wait(), 64) << empty_env.err();
+  EXPECT_THAT(empty_env.err(), HasSubstr("$LEADER_STORE is empty"));
+  Finished memory_env = leader({"status", "--lock", "m"}, {"LEADER_STORE=MEMORY:"});
+  EXPECT_EQ(memory_env.code, 64) << memory_env.err;
+  EXPECT_THAT(memory_env.err, HasSubstr("every replica would hold its own lock"));
 }
 
 TEST_F(Status, CommandMayFollowTheOptionsWithoutADoubleDash) {
