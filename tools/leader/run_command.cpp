@@ -126,15 +126,7 @@ std::shared_ptr<LeaseStore> open_store(const RunOptions& o, const Log& log) {
   StoreChoice choice = choose_store(o.store);
   std::string shown = redact_uri(choice.uri);
   try {
-    store_uri_for_messages() = Uri::parse(choice.uri);
-    shown = store_uri_for_messages()->redacted();
-    // The per-host default is always announced (a typo in $LEADER_STORE's name would else go
-    // unseen).
-    if (choice.source == "default") {
-      log.notice("store " + shown + " (from default)");
-    } else {
-      log.info("store " + shown + " (from " + choice.source + ")");
-    }
+    shown = announce_store(choice, log);
     return leader::open(choice.uri);
   } catch (const std::exception& e) {
     throw StoreUnavailable("cannot open store " + shown + ": " + e.what());

@@ -65,15 +65,7 @@ int status(const StatusOptions& o) {
   std::string shown = redact_uri(choice.uri);
   LockState state;
   try {
-    store_uri_for_messages() = Uri::parse(choice.uri);
-    shown = store_uri_for_messages()->redacted();
-    // The per-host default is always announced (a typo in $LEADER_STORE's name would else go
-    // unseen).
-    if (choice.source == "default") {
-      log.notice("store " + shown + " (from default)");
-    } else {
-      log.info("store " + shown + " (from " + choice.source + ")");
-    }
+    shown = announce_store(choice, log);
     auto store = leader::open(choice.uri);
     state = store->inspect(o.lock, Deadline::after(kStatusTimeout));
   } catch (const std::exception& e) {

@@ -81,6 +81,17 @@ std::string store_uri_problem(const std::string& uri, const std::string& source)
   return "";
 }
 
+std::string announce_store(const StoreChoice& choice, const Log& log) {
+  store_uri_for_messages() = Uri::parse(choice.uri);
+  std::string shown = store_uri_for_messages()->redacted();
+  if (choice.source == "default") {
+    log.notice("store " + shown + " (from default)");
+  } else {
+    log.info("store " + shown + " (from " + choice.source + ")");
+  }
+  return shown;
+}
+
 StoreChoice choose_store(const std::string& flag) {
   auto checked = [](std::string uri, const std::string& source) -> StoreChoice {
     if (std::string problem = store_uri_problem(uri, source); !problem.empty())

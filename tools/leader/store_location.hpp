@@ -4,6 +4,8 @@
 
 #include <string>
 
+#include "log.hpp"
+
 namespace leader::cli {
 
 /// The store URI chosen and where the choice came from.
@@ -11,6 +13,11 @@ struct StoreChoice {
   std::string uri;
   std::string source;  ///< "--store", "$LEADER_STORE" or "default"
 };
+
+/// Makes `choice` the URI that messages name (redacted) and says which store is used: the
+/// per-host default always (a typo in $LEADER_STORE's name would else go unseen), others with -v.
+/// Returns the redacted URI; throws InvalidArgument when the URI does not parse.
+std::string announce_store(const StoreChoice& choice, const Log& log);
 
 /// The host-wide directory used when it is writable (created when its parent allows it).
 inline constexpr const char* kSystemStateDir = "/var/lib/leader";
