@@ -7,11 +7,11 @@ PACKAGES=(
   libgtest-dev libgmock-dev libbenchmark-dev
   libsqlite3-dev sqlite3 libhiredis-dev libssl-dev openssl libpq-dev libmariadb-dev
   libzookeeper-mt-dev libcurl4-openssl-dev nlohmann-json3-dev libasio-dev libcli11-dev
-  libhowardhinnant-date-dev tzdata
+  libhowardhinnant-date-dev tzdata prometheus-cpp-dev libcpp-httplib-dev
   redis-server redis-tools postgresql-15 mariadb-server mariadb-client etcd-server etcd-client
   zookeeper python3-kazoo python3-redis faketime libfaketime iproute2 nftables procps psmisc
   libmongoc-dev libbson-dev python3-mongomock python3-bson python3-pymongo
-  python3-kubernetes
+  python3-kubernetes prometheus
 )
 # dynalite (the DynamoDB API test server) comes from npm: use the machine's Node.js and npm when
 # present (this machine kind ships Node 20 with npm 11, which conflicts with Debian's npm package).

@@ -116,6 +116,24 @@ class Subscriber;
 class BusCore;
 }  // namespace detail
 
+/// A read-only view of a subscription's counters, valid after the subscription ended (the last
+/// values stay readable). Copyable; a default-constructed one reads 0.
+class SubscriptionCounters {
+ public:
+  SubscriptionCounters() = default;
+  explicit SubscriptionCounters(std::shared_ptr<const detail::Subscriber> subscriber)
+      : subscriber_(std::move(subscriber)) {}
+  /// Events handed to the listener.
+  [[nodiscard]] std::uint64_t delivered() const noexcept;
+  /// Events dropped because the queue was full.
+  [[nodiscard]] std::uint64_t dropped() const noexcept;
+  /// Calls of the listener that threw.
+  [[nodiscard]] std::uint64_t failures() const noexcept;
+
+ private:
+  std::shared_ptr<const detail::Subscriber> subscriber_;
+};
+
 /// A subscription to an EventBus; unsubscribes when destroyed. Move-only.
 class [[nodiscard]] Subscription {
  public:
@@ -141,6 +159,8 @@ class [[nodiscard]] Subscription {
   [[nodiscard]] std::uint64_t failures() const noexcept;
   /// Waits until every event queued so far was handled; false on timeout (real time).
   bool wait_idle(Duration timeout) const;
+  /// Its counters, readable from anywhere for as long as needed (metrics exporters).
+  [[nodiscard]] SubscriptionCounters counters() const noexcept;
 
  private:
   std::shared_ptr<detail::Subscriber> subscriber_;

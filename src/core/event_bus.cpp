@@ -79,7 +79,13 @@ class Subscriber : public std::enable_shared_from_this<Subscriber> {
         cv_.wait(lock);
         worker_waiting_ = false;
       }
-      if (closed_) return;
+      if (closed_) {
+        // Ends the listener here: what it captured is released when the subscription ends, even
+        // while SubscriptionCounters keep this object alive (no cycle through a capture).
+        Fn ended = std::move(fn_);
+        lock.unlock();
+        return;
+      }
       auto event = std::move(queue_.front());
       queue_.pop_front();
       busy_ = true;
@@ -271,6 +277,19 @@ std::uint64_t Subscription::failures() const noexcept {
 }
 bool Subscription::wait_idle(Duration timeout) const {
   return !subscriber_ || subscriber_->wait_idle(timeout);
+}
+SubscriptionCounters Subscription::counters() const noexcept {
+  return SubscriptionCounters(subscriber_);
+}
+
+std::uint64_t SubscriptionCounters::delivered() const noexcept {
+  return subscriber_ ? subscriber_->delivered() : 0;
+}
+std::uint64_t SubscriptionCounters::dropped() const noexcept {
+  return subscriber_ ? subscriber_->dropped() : 0;
+}
+std::uint64_t SubscriptionCounters::failures() const noexcept {
+  return subscriber_ ? subscriber_->failures() : 0;
 }
 
 EventBus::EventBus() : core_(std::make_shared<detail::BusCore>()) {}

@@ -1,0 +1,92 @@
+// Metrics::instrument: a LeaseStore decorator that times each call and counts failures by code.
+
+#include <chrono>
+
+#include "leader/errors.hpp"
+#include "metrics_state.hpp"
+
+namespace leader::metrics {
+namespace {
+
+using detail::Operation;
+
+class InstrumentedStore final : public LeaseStore {
+ public:
+  InstrumentedStore(std::shared_ptr<LeaseStore> inner, std::shared_ptr<detail::MetricsState> state)
+      : inner_(std::move(inner)),
+        state_(std::move(state)),
+        scheme_(inner_->scheme()),
+        histograms_(state_->store_histograms(scheme_)) {}
+
+ private:
+  // Runs `call`, observing its latency (successful or not) and counting a throw by its code.
+  template <typename Call>
+  decltype(auto) timed(Operation operation, Call&& call) {
+    const auto start = std::chrono::steady_clock::now();
+    struct Observe {
+      prometheus::Histogram* histogram;
+      std::chrono::steady_clock::time_point start;
+      ~Observe() {
+        const std::chrono::duration<double> d = std::chrono::steady_clock::now() - start;
+        histogram->Observe(d.count());
+      }
+    } observe{histograms_[static_cast<std::size_t>(operation)], start};
+    try {
+      return call();
+    } catch (const BackendError& e) {
+      state_->store_error(scheme_, operation, std::string(to_string(e.code())));
+      throw;
+    } catch (const InvalidArgument&) {
+      state_->store_error(scheme_, operation, "invalid_argument");
+      throw;
+    } catch (...) {
+      state_->store_error(scheme_, operation, "other");
+      throw;
+    }
+  }
+
+ public:
+  [[nodiscard]] std::string_view scheme() const override { return inner_->scheme(); }
+
+  Acquired try_acquire(const LeaseRequest& request, Deadline deadline) override {
+    return timed(Operation::acquire, [&] { return inner_->try_acquire(request, deadline); });
+  }
+  Renewal renew(const Lease& lease, Duration ttl, Deadline deadline) override {
+    return timed(Operation::renew, [&] { return inner_->renew(lease, ttl, deadline); });
+  }
+  LeaseStatus release(const Lease& lease, Duration keep_for, Deadline deadline) override {
+    return timed(Operation::release, [&] { return inner_->release(lease, keep_for, deadline); });
+  }
+  [[nodiscard]] LockState inspect(std::string_view lock, Deadline deadline) override {
+    return timed(Operation::inspect, [&] { return inner_->inspect(lock, deadline); });
+  }
+  void put_candidate(std::string_view group, const Candidate& candidate, Duration ttl,
+                     Deadline deadline) override {
+    timed(Operation::put_candidate,
+          [&] { inner_->put_candidate(group, candidate, ttl, deadline); });
+  }
+  [[nodiscard]] std::vector<Candidate> list_candidates(std::string_view group,
+                                                       Deadline deadline) override {
+    return timed(Operation::list_candidates,
+                 [&] { return inner_->list_candidates(group, deadline); });
+  }
+  void remove_candidate(std::string_view group, std::string_view node_id,
+                        Deadline deadline) override {
+    timed(Operation::remove_candidate, [&] { inner_->remove_candidate(group, node_id, deadline); });
+  }
+
+ private:
+  std::shared_ptr<LeaseStore> inner_;
+  std::shared_ptr<detail::MetricsState> state_;
+  std::string scheme_;
+  detail::StoreHistograms histograms_;
+};
+
+}  // namespace
+
+std::shared_ptr<LeaseStore> Metrics::instrument(std::shared_ptr<LeaseStore> store) {
+  if (!store) throw InvalidArgument("metrics: instrument() needs a store, got null");
+  return std::make_shared<InstrumentedStore>(std::move(store), state_);
+}
+
+}  // namespace leader::metrics
