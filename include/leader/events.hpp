@@ -129,6 +129,8 @@ class SubscriptionCounters {
   [[nodiscard]] std::uint64_t dropped() const noexcept;
   /// Calls of the listener that threw.
   [[nodiscard]] std::uint64_t failures() const noexcept;
+  /// True until the subscription ended (its counters no longer change).
+  [[nodiscard]] bool active() const noexcept;
 
  private:
   std::shared_ptr<const detail::Subscriber> subscriber_;

@@ -291,6 +291,7 @@ std::uint64_t SubscriptionCounters::dropped() const noexcept {
 std::uint64_t SubscriptionCounters::failures() const noexcept {
   return subscriber_ ? subscriber_->failures() : 0;
 }
+bool SubscriptionCounters::active() const noexcept { return subscriber_ && subscriber_->active(); }
 
 EventBus::EventBus() : core_(std::make_shared<detail::BusCore>()) {}
 

@@ -204,7 +204,9 @@ void MetricsState::track(const std::string& name, SubscriptionCounters counters)
 
 void MetricsState::refresh_drops() {
   std::lock_guard lock(mu_);
-  for (Tracked& t : tracked_) {
+  for (auto it = tracked_.begin(); it != tracked_.end();) {
+    Tracked& t = *it;
+    const bool ended = !t.counters.active();  // read first: its last counts are final then
     const std::uint64_t dropped = t.counters.dropped();
     const std::uint64_t failures = t.counters.failures();
     if (dropped > t.dropped) {
@@ -217,6 +219,7 @@ void MetricsState::refresh_drops() {
           .Increment(static_cast<double>(failures - t.failures));
       t.failures = failures;
     }
+    it = ended ? tracked_.erase(it) : it + 1;  // an ended subscription is never read again
   }
 }
 
