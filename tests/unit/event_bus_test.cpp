@@ -118,6 +118,36 @@ TEST(EventBus, ListenerExceptionsAreIsolatedAndCounted) {
   EXPECT_EQ(fine.failures(), 0u);
 }
 
+TEST(EventBus, CountersStayReadableAfterTheSubscriptionEnded) {
+  EventBus bus;
+  SubscriptionCounters counters;
+  EXPECT_EQ(counters.dropped(), 0u);  // a default one reads 0
+  EXPECT_FALSE(counters.active());
+  {
+    auto sub = bus.subscribe([](const ElectionEvent&) { throw std::runtime_error("listener"); });
+    counters = sub.counters();
+    EXPECT_TRUE(counters.active());
+    bus.publish({.kind = EventKind::renewed, .lock = "c"});
+    ASSERT_TRUE(sub.wait_idle(5s));
+  }
+  EXPECT_FALSE(counters.active());
+  EXPECT_EQ(counters.delivered(), 1u);
+  EXPECT_EQ(counters.failures(), 1u);
+  EXPECT_EQ(counters.dropped(), 0u);
+}
+
+TEST(EventBus, AListenersCapturesAreReleasedWhenItsSubscriptionEnds) {
+  EventBus bus;
+  auto captured = std::make_shared<int>(1);
+  std::weak_ptr<int> watch = captured;
+  auto sub = bus.subscribe([captured](const ElectionEvent&) {});
+  captured.reset();
+  const SubscriptionCounters counters = sub.counters();  // keeps the subscriber object alive
+  sub.unsubscribe();
+  EXPECT_TRUE(eventually([&] { return watch.expired(); }));  // no cycle through a capture
+  EXPECT_FALSE(counters.active());
+}
+
 TEST(EventBus, AListenerMayUnsubscribeItselfDuringDelivery) {
   World w;
   auto e = w.elector();
