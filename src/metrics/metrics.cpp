@@ -64,7 +64,7 @@ std::string_view to_string(Operation operation) noexcept {
   return "unknown";
 }
 
-MetricsState::MetricsState(Options options)
+MetricsState::MetricsState(const Options& options)
     : options_{options.lock_label, checked_buckets(options.latency_buckets)},
       registry_(std::make_shared<prometheus::Registry>()),
       elections_(family(prometheus::BuildCounter(), "leader_elections_total",
@@ -225,8 +225,7 @@ void MetricsState::refresh_drops() {
 
 }  // namespace detail
 
-Metrics::Metrics(Options options)
-    : state_(std::make_shared<detail::MetricsState>(std::move(options))) {}
+Metrics::Metrics(Options options) : state_(std::make_shared<detail::MetricsState>(options)) {}
 
 std::shared_ptr<prometheus::Registry> Metrics::registry() const { return state_->registry(); }
 

@@ -41,7 +41,7 @@ using StoreHistograms = std::array<prometheus::Histogram*, kOperations>;
 /// Every family of a Metrics and what feeds them. Thread-safe.
 class MetricsState {
  public:
-  explicit MetricsState(Options options);
+  explicit MetricsState(const Options& options);
 
   [[nodiscard]] const std::shared_ptr<prometheus::Registry>& registry() const { return registry_; }
   [[nodiscard]] bool lock_label() const { return options_.lock_label; }
