@@ -1,13 +1,16 @@
 // A consumer of one installed component: `consumer <component> store|library [db]` checks that
 // linking a store alone registered its URI schemes (the static registration was not dropped) and
 // that other components register none, and for the stores that need no server, opens one and
-// wins an election.
+// wins an election; the metrics consumer also reads a series back from Metrics::serialize().
 #include <cstdio>
 #include <leader/leader.hpp>
 #include <string>
 #include <vector>
 #ifdef LEADER_TEST_ASIO
 #include <leader/asio/async_elector.hpp>
+#endif
+#ifdef LEADER_TEST_METRICS
+#include <leader/metrics.hpp>
 #endif
 
 int main(int argc, char** argv) {
@@ -19,6 +22,17 @@ int main(int argc, char** argv) {
   std::printf("\n");
   const bool is_store = argc > 2 && std::string(argv[2]) == "store";
   if (schemes.empty() == is_store) return 1;  // a store registers schemes; core and asio none
+#ifdef LEADER_TEST_METRICS
+  {  // the metrics component: a series fed through a bus comes out of serialize()
+    leader::EventBus bus;
+    leader::metrics::Metrics metrics;
+    auto feed = metrics.attach(bus);
+    bus.publish({.kind = leader::EventKind::elected, .lock = "package"});
+    if (!feed.wait_idle(5s)) return 1;
+    if (metrics.serialize().find("leader_elections_total{lock=\"package\"") == std::string::npos)
+      return 1;
+  }
+#endif
   std::string uri;
   if (component == "memory") uri = "memory:";
   if (component == "sqlite") uri = "sqlite://" + (argc > 3 ? std::string(argv[3]) : "/tmp/c.db");
