@@ -76,6 +76,9 @@ class [[nodiscard]] LeaseGuard {
   [[nodiscard]] const LeaseStore* store() const;
   /// Releases now (idempotent). `failed` only changes the history record and events.
   void release(bool failed = false, const std::string& error = {}) noexcept;
+  /// Stops renewing and ends the lease here without releasing it on the store, where it stays
+  /// held until its ttl runs out (a campaign's release_on_cancel = false). Idempotent.
+  void abandon() noexcept;
 
  private:
   std::shared_ptr<detail::ElectionCore> core_;
@@ -105,8 +108,10 @@ class ElectionCore : public std::enable_shared_from_this<ElectionCore> {
   /// Waits for the lease up to wait_time; the guard holds it (watched and, with auto_extend,
   /// renewed by the renewal scheduler).
   Acquisition acquire(const std::string& lock, const std::stop_token& caller);
-  /// Ends a held lease: stops watching, releases (keeping min_lease_time), emits events.
-  void finish(HeldLease& held, bool failed, const std::string& error) noexcept;
+  /// Ends a held lease: stops watching, releases (keeping min_lease_time; with `on_store` false
+  /// leaves it to expire on the store), emits events.
+  void finish(HeldLease& held, bool failed, const std::string& error,
+              bool on_store = true) noexcept;
   /// Reports a skip to the listener.
   void report_skip(const std::string& lock, const Skipped& skipped) noexcept;
 

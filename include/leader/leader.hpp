@@ -2,6 +2,7 @@
 /// @file leader.hpp
 /// The whole public API of the core: options, results, electors, stores, open().
 
+#include "leader/campaign.hpp"
 #include "leader/context.hpp"
 #include "leader/elector.hpp"
 #include "leader/errors.hpp"

@@ -252,15 +252,16 @@ void ElectionCore::report_skip(const std::string& lock, const Skipped& skipped) 
                            .detail = skipped.detail});
 }
 
-void ElectionCore::finish(HeldLease& held, bool failed, const std::string& error) noexcept {
+void ElectionCore::finish(HeldLease& held, bool failed, const std::string& error,
+                          bool on_store) noexcept {
   {
     std::lock_guard lock(held.mu);
     if (held.released) return;
     held.released = true;
   }
   const TimePoint now = hooks_.clock->now();
-  if (!held.fail_open) {
-    RenewalScheduler::for_clock(hooks_.clock).unwatch(held);
+  if (!held.fail_open) RenewalScheduler::for_clock(hooks_.clock).unwatch(held);
+  if (!held.fail_open && on_store) {
     // Counted from the acquire's reply: the server granted before it, so the lease stays held
     // at least min_lease_time after the grant (see ElectionOptions::min_lease_time).
     Duration keep_for =

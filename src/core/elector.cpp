@@ -39,6 +39,10 @@ void LeaseGuard::release(bool failed, const std::string& error) noexcept {
   if (core_ && held_) core_->finish(*held_, failed, error);
 }
 
+void LeaseGuard::abandon() noexcept {
+  if (core_ && held_) core_->finish(*held_, false, {}, false);
+}
+
 namespace detail {
 namespace {
 
