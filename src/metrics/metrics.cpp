@@ -96,7 +96,29 @@ MetricsState::MetricsState(const Options& options)
       event_drops_(family(prometheus::BuildCounter(), "leader_event_drops_total",
                           "Events a subscription dropped because its queue was full", *registry_)),
       listener_failures_(family(prometheus::BuildCounter(), "leader_event_listener_failures_total",
-                                "Listener calls of a subscription that threw", *registry_)) {}
+                                "Listener calls of a subscription that threw", *registry_)) {
+  if (!options_.lock_label) first_sight("");
+}
+
+void MetricsState::first_sight(const std::string& lock) {
+  {
+    std::lock_guard guard(mu_);
+    if (!seen_locks_.insert(lock).second) return;
+  }
+  for (const char* result : {"elected", "fail_open", "skipped"}) {
+    elections_.Add(lock_labels(lock, {{"result", result}}));
+  }
+  for (const char* reason : {"contention", "backend_error", "cancelled"}) {
+    skips_.Add(lock_labels(lock, {{"reason", reason}}));
+  }
+  for (const char* outcome : {"lost", "expired"}) {
+    leases_lost_.Add(lock_labels(lock, {{"outcome", outcome}}));
+  }
+  for (const char* outcome : {"completed", "failed", "lost", "expired"}) {
+    leases_ended_.Add(lock_labels(lock, {{"outcome", outcome}}));
+  }
+  renewals_.Add(lock_labels(lock));
+}
 
 prometheus::Labels MetricsState::lock_labels(const std::string& lock,
                                              prometheus::Labels more) const {
@@ -106,6 +128,11 @@ prometheus::Labels MetricsState::lock_labels(const std::string& lock,
 
 void MetricsState::on_event(const ElectionEvent& event) {
   const std::string& lock = event.lock;
+  if (options_.lock_label && event.kind != EventKind::candidate_registered &&
+      event.kind != EventKind::candidate_unregistered &&
+      event.kind != EventKind::candidate_picked) {
+    first_sight(lock);
+  }
   switch (event.kind) {
     case EventKind::elected:
       elections_

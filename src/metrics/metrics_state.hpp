@@ -12,6 +12,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -71,6 +72,9 @@ class MetricsState {
   [[nodiscard]] prometheus::Labels lock_labels(const std::string& lock,
                                                prometheus::Labels more = {}) const;
   void on_state(const LeadershipState& state);
+  /// Creates the lock's series of the fixed label sets at 0 on its first event (so that the first
+  /// increment is a visible change for rate() and increase()).
+  void first_sight(const std::string& lock);
 
   Options options_;
   std::shared_ptr<prometheus::Registry> registry_;
@@ -92,6 +96,7 @@ class MetricsState {
   std::mutex mu_;
   std::map<std::string, int, std::less<>> holds_;  // lock -> leases held (for the lock-free sum)
   std::map<std::string, StoreHistograms, std::less<>> stores_;
+  std::set<std::string, std::less<>> seen_locks_;
   std::vector<Tracked> tracked_;
 };
 

@@ -115,6 +115,22 @@ TEST(Metrics, RenewFailuresLossesAndBackendErrorsAreCountedByCode) {
   EXPECT_EQ(sample(text, R"(leader_election_skips_total{lock="l",reason="backend_error"})"), 1);
 }
 
+TEST(Metrics, ALocksCountersOfFixedLabelSetsStartAtZeroOnItsFirstEvent) {
+  EventBus bus;
+  Metrics m;
+  auto sub = m.attach(bus);
+  publish(bus, sub, {.kind = EventKind::elected, .lock = "z"});
+  const std::string text = m.serialize();
+  // The first loss then changes a series from 0 to 1: increase() and alerts see it.
+  EXPECT_EQ(sample(text, R"(leader_leases_lost_total{lock="z",outcome="lost"})"), 0) << text;
+  EXPECT_EQ(sample(text, R"(leader_election_skips_total{lock="z",reason="contention"})"), 0);
+  EXPECT_EQ(sample(text, R"(leader_leases_ended_total{lock="z",outcome="failed"})"), 0);
+  EXPECT_EQ(sample(text, R"(leader_elections_total{lock="z",result="elected"})"), 1);
+  EXPECT_EQ(sample(text, R"(leader_lease_renew_failures_total{code="unknown",lock="z"})"), -1);
+  Metrics unlabelled({.lock_label = false});  // no lock to wait for: present from the start
+  EXPECT_EQ(sample(unlabelled.serialize(), R"(leader_leases_lost_total{outcome="expired"})"), 0);
+}
+
 TEST(Metrics, AFailOpenRunIsItsOwnResult) {
   EventBus bus;
   Metrics m;
