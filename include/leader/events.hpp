@@ -60,6 +60,12 @@ enum class EventKind : std::uint8_t {
   candidate_registered,  ///< this replica (re)registered as a candidate (strategic)
   candidate_unregistered,  ///< this replica removed its registration (strategic)
   candidate_picked,        ///< a strategy picked a winner (detail = its node id, or empty)
+  // Scheduler firings (leader::Scheduler publishes them on its elector's bus; `lock` is the task
+  // name, `firing` says which instant; docs/scheduler.md):
+  firing_started,   ///< this replica got the task's lease and starts the task (lease, firing)
+  firing_finished,  ///< the task returned or threw (firing, outcome, detail = the error)
+  firing_skipped,   ///< the firing did not run here: ran elsewhere, busy, backend error, cancelled
+  firing_misfired,  ///< the firing's window passed before this replica could start it
 };
 
 /// "elected", "renewed", ...
@@ -75,6 +81,28 @@ enum class LeaseOutcome : std::uint8_t {
 
 /// "completed", "failed", "lost", "expired".
 std::string_view to_string(LeaseOutcome outcome) noexcept;
+
+/// How one scheduled firing went on this replica (leader::Scheduler, docs/scheduler.md).
+enum class FiringOutcome : std::uint8_t {
+  ran,            ///< this replica ran it and the task returned
+  failed,         ///< this replica ran it and the task threw
+  ran_elsewhere,  ///< another replica holds the task's lock (contention)
+  skipped_busy,   ///< the previous firing of this task was still running here
+  skipped_late,   ///< the firing's window passed before this replica could start it (misfire)
+  backend_error,  ///< the store failed; nothing ran
+  cancelled,      ///< the scheduler was stopping
+};
+
+/// "ran", "failed", "ran_elsewhere", ...
+std::string_view to_string(FiringOutcome outcome) noexcept;
+
+/// The scheduler's part of a firing event.
+struct FiringEventInfo {
+  std::optional<WallTime> instant{};  ///< the scheduled instant; empty for fixed_delay tasks
+  bool catch_up = false;              ///< a run_once catch-up firing
+  /// firing_finished, firing_skipped, firing_misfired: how it went (ran while it runs).
+  FiringOutcome outcome = FiringOutcome::ran;
+};
 
 /// This process's leadership of one lock, as seen by the electors publishing to one bus.
 struct LeadershipState {
@@ -100,6 +128,7 @@ struct ElectionEvent {
   std::optional<ErrorCode> error_code{};    ///< backend_error, renew_failed (when known)
   std::string detail{};                     ///< reason, error text, or picked node id
   std::optional<LeadershipState> state{};   ///< the lock's state after the event, if it changed
+  std::optional<FiringEventInfo> firing{};  ///< firing_* events
   std::uint64_t sequence = 0;               ///< per bus, strictly increasing
 };
 

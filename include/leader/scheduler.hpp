@@ -16,9 +16,14 @@
 /// Fixed-delay tasks have no shared instants: a run starts at least `delay - latency_allowance`
 /// after the previous run ended anywhere.
 ///
+/// With `MisfirePolicy::run_once`, a replica that could not start a firing in its window runs
+/// one catch-up of it while its clock reads less than `instant + catch-up window` (the gap to the
+/// next instant - 2 * max_clock_skew - latency_allowance), under the same lock and rules, and
+/// every run of such a task holds the lock until that window has closed everywhere: a catch-up
+/// never repeats a firing that ran, on time or as another replica's catch-up.
+///
 /// What is NOT guaranteed: that a firing runs at all (every replica may be down, busy or late:
-/// a misfire); with `MisfirePolicy::run_once` a late replica runs one catch-up firing, which may
-/// repeat a firing another replica ran on time (at-least-once for that firing).
+/// a misfire; a catch-up comes only inside its catch-up window).
 ///
 /// Threads: one timer thread and `max_concurrent` worker threads per Scheduler, started by
 /// `start()`. Tasks and listeners run on the workers; listener exceptions are caught and counted.
@@ -83,7 +88,7 @@ class Trigger {
 /// What a replica does with a firing it could not start in time.
 enum class MisfirePolicy {
   skip,      ///< drop it (the default): the next instant runs as usual
-  run_once,  ///< run one catch-up firing as soon as possible (may repeat a firing; see above)
+  run_once,  ///< run one catch-up firing within the catch-up window, at most once (see above)
 };
 
 /// A task: its name (also its lock name), trigger and per-task timing.
@@ -96,20 +101,6 @@ struct TaskOptions {
   Duration jitter{};
   MisfirePolicy misfire = MisfirePolicy::skip;
 };
-
-/// How one firing went on this replica.
-enum class FiringOutcome {
-  ran,            ///< this replica ran it and the task returned
-  failed,         ///< this replica ran it and the task threw
-  ran_elsewhere,  ///< another replica holds the task's lock (contention)
-  skipped_busy,   ///< the previous firing of this task was still running here
-  skipped_late,   ///< the firing's window passed before this replica could start it (misfire)
-  backend_error,  ///< the store failed; nothing ran
-  cancelled,      ///< the scheduler was stopping
-};
-
-/// "ran", "failed", "ran_elsewhere", ...
-std::string_view to_string(FiringOutcome outcome) noexcept;
 
 /// One firing as this replica saw it.
 struct FiringRecord {

@@ -234,6 +234,34 @@ std::string_view to_string(EventKind kind) noexcept {
       return "candidate_unregistered";
     case EventKind::candidate_picked:
       return "candidate_picked";
+    case EventKind::firing_started:
+      return "firing_started";
+    case EventKind::firing_finished:
+      return "firing_finished";
+    case EventKind::firing_skipped:
+      return "firing_skipped";
+    case EventKind::firing_misfired:
+      return "firing_misfired";
+  }
+  return "unknown";
+}
+
+std::string_view to_string(FiringOutcome outcome) noexcept {
+  switch (outcome) {
+    case FiringOutcome::ran:
+      return "ran";
+    case FiringOutcome::failed:
+      return "failed";
+    case FiringOutcome::ran_elsewhere:
+      return "ran_elsewhere";
+    case FiringOutcome::skipped_busy:
+      return "skipped_busy";
+    case FiringOutcome::skipped_late:
+      return "skipped_late";
+    case FiringOutcome::backend_error:
+      return "backend_error";
+    case FiringOutcome::cancelled:
+      return "cancelled";
   }
   return "unknown";
 }

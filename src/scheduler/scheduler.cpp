@@ -28,6 +28,7 @@ SchedulerCore::SchedulerCore(ElectorRef elector, SchedulerOptions options)
   clock_ = options_.clock ? options_.clock : Clock::system();
   wall_ = options_.wall_clock ? options_.wall_clock : WallClock::system();
   if (!elector_) throw InvalidArgument("Scheduler: no elector");
+  events_ = elector_->event_bus();
   rng_.seed(options_.seed != 0 ? options_.seed : std::random_device{}());
   if (!elector_->options().auto_extend)
     throw InvalidArgument(
@@ -46,6 +47,11 @@ Duration SchedulerCore::window(WallTime instant, const std::optional<WallTime>& 
   Duration gap = to_duration(*next - instant);
   return std::min(options_.misfire_threshold,
                   gap - 2 * options_.max_clock_skew - options_.latency_allowance);
+}
+
+Duration SchedulerCore::full_window(WallTime instant, const std::optional<WallTime>& next) const {
+  if (!next) return options_.misfire_threshold;
+  return to_duration(*next - instant) - 2 * options_.max_clock_skew - options_.latency_allowance;
 }
 
 void SchedulerCore::check_trigger(const TaskOptions& o) const {
@@ -154,6 +160,7 @@ TimePoint SchedulerCore::visit(TaskState& t, TimePoint now_s, WallTime now_w) {
     ++f.missed;
   }
   f.window = window(*f.instant, f.next);
+  f.catch_up_window = std::max(f.window, full_window(*f.instant, f.next));
   dispatch(t, f);
   t.next_instant = f.next;
   if (!t.next_instant) return TimePoint::max();
@@ -176,7 +183,10 @@ void SchedulerCore::dispatch(TaskState& t, Firing firing) {
     }
     t.status.last = rec;
     ++t.status.skips;
-    post([this, rec] { report(rec); });
+    post([this, rec] {
+      publish(EventKind::firing_skipped, rec);
+      report(rec);
+    });
     return;
   }
   t.running = true;
@@ -215,7 +225,26 @@ void SchedulerCore::finish_firing(TaskState& t, FiringResult result) {
     timer_cv_.notify_all();
     idle_cv_.notify_all();
   }
-  report(result.record);
+  const FiringRecord& r = result.record;
+  const bool ran = r.outcome == FiringOutcome::ran || r.outcome == FiringOutcome::failed;
+  publish(ran                                        ? EventKind::firing_finished
+          : r.outcome == FiringOutcome::skipped_late ? EventKind::firing_misfired
+                                                     : EventKind::firing_skipped,
+          r);
+  report(r);
+}
+
+void SchedulerCore::publish(EventKind kind, const FiringRecord& record, const LeaseInfo* lease) {
+  if (!events_) return;
+  ElectionEvent e{.kind = kind, .lock = record.task};
+  if (lease) e.lease = *lease;
+  e.lease.fencing_token = record.fencing_token;
+  e.lease.slot = record.slot;
+  e.started = record.started;
+  e.detail = record.detail;
+  e.firing = FiringEventInfo{
+      .instant = record.instant, .catch_up = record.catch_up, .outcome = record.outcome};
+  events_->publish(std::move(e));
 }
 
 void SchedulerCore::report(const FiringRecord& record) {

@@ -27,8 +27,11 @@ struct Firing {
   std::optional<WallTime> instant{};  ///< empty for fixed_delay
   std::optional<WallTime> next{};     ///< the instant after it, when known
   Duration window{};                  ///< how long after `instant` a replica may still start it
-  bool catch_up = false;              ///< a run_once catch-up: no window check
-  int missed = 0;                     ///< older instants this dispatch dropped
+  /// run_once: how long after `instant` a catch-up may still start (the gap's full window, not
+  /// capped by misfire_threshold); every run of a run_once task holds its lock past it.
+  Duration catch_up_window{};
+  bool catch_up = false;  ///< a run_once catch-up firing
+  int missed = 0;         ///< older instants this dispatch dropped
 };
 
 /// A task and its timing on this replica (guarded by SchedulerCore::mu_).
@@ -80,18 +83,23 @@ class SchedulerCore {
   void post(std::function<void()> job);
   void finish_firing(TaskState& t, FiringResult result);
   void report(const FiringRecord& record);
+  /// Publishes a firing event on the elector's bus.
+  void publish(EventKind kind, const FiringRecord& record, const LeaseInfo* lease = nullptr);
   void release_parked(const std::shared_ptr<Parked>& p) noexcept;
   Duration draw_jitter(const TaskOptions& o);
   [[nodiscard]] Duration window(WallTime instant, const std::optional<WallTime>& next) const;
+  [[nodiscard]] Duration full_window(WallTime instant, const std::optional<WallTime>& next) const;
   void check_trigger(const TaskOptions& o) const;
   TaskStatus snapshot(const TaskState& t) const;
 
   // firing.cpp
   FiringResult run_firing(TaskState& t, Firing firing);
-  [[nodiscard]] TimePoint hold_end(const Firing& f, WallTime reply_w, TimePoint reply_s) const;
+  [[nodiscard]] TimePoint hold_end(const TaskState& t, const Firing& f, WallTime reply_w,
+                                   TimePoint reply_s) const;
   [[nodiscard]] bool late(const Firing& f, WallTime at) const;
 
   ElectorRef elector_;
+  std::shared_ptr<EventBus> events_;
   SchedulerOptions options_;
   std::shared_ptr<Clock> clock_;
   std::shared_ptr<WallClock> wall_;

@@ -94,26 +94,6 @@ std::string Trigger::describe() const {
   return {};
 }
 
-std::string_view to_string(FiringOutcome outcome) noexcept {
-  switch (outcome) {
-    case FiringOutcome::ran:
-      return "ran";
-    case FiringOutcome::failed:
-      return "failed";
-    case FiringOutcome::ran_elsewhere:
-      return "ran_elsewhere";
-    case FiringOutcome::skipped_busy:
-      return "skipped_busy";
-    case FiringOutcome::skipped_late:
-      return "skipped_late";
-    case FiringOutcome::backend_error:
-      return "backend_error";
-    case FiringOutcome::cancelled:
-      return "cancelled";
-  }
-  return "unknown";
-}
-
 void SchedulerOptions::validate() const {
   auto check = [](const char* field, Duration value, bool allow_zero) {
     if (value < Duration{0} || (!allow_zero && value == Duration{0}))
