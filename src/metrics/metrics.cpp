@@ -174,6 +174,10 @@ void MetricsState::on_event(const ElectionEvent& event) {
     case EventKind::candidate_registered:
     case EventKind::candidate_unregistered:
     case EventKind::candidate_picked:
+    case EventKind::firing_started:  // a scheduler's firings: counted by their lease events
+    case EventKind::firing_finished:
+    case EventKind::firing_skipped:
+    case EventKind::firing_misfired:
       break;
   }
   if (event.state) on_state(*event.state);
