@@ -12,7 +12,6 @@
 #include "leader/open.hpp"
 #include "leader/uri.hpp"
 #include "log.hpp"
-#include "observe_command.hpp"
 #include "run_command.hpp"
 #include "status_command.hpp"
 #include "store_location.hpp"
@@ -34,9 +33,8 @@ CLI::Validator store_flag_check() {
 }
 
 constexpr const char* kRunUsage =
-    "Usage: leader run [--store URI] --lock NAME [--ttl 30s] [--wait 0s|forever] "
-    "[--restart never|on-failure|always] [--min-hold 0s] [--slots N] [--grace 5s] "
-    "[--skip-exit-code N] [--node-id ID] [-v|--quiet] -- COMMAND "
+    "Usage: leader run [--store URI] --lock NAME [--ttl 30s] [--wait 0s] [--min-hold 0s] "
+    "[--slots N] [--grace 5s] [--skip-exit-code N] [--node-id ID] [-v|--quiet] -- COMMAND "
     "[ARGS...]";
 constexpr const char* kStatusUsage =
     "Usage: leader status [--store URI] --lock NAME [--slots N] [--json] [-v]";
@@ -44,10 +42,7 @@ constexpr const char* kCronUsage =
     "Usage: leader cron [--store URI] (--schedule CRON --lock NAME [--time-zone TZ] -- COMMAND "
     "[ARGS...] | --crontab FILE) [--ttl 30s] [--grace 5s] [--max-clock-skew 2s] [--misfire "
     "skip|run-once] [--node-id ID] [-v|--quiet]";
-constexpr const char* kObserveUsage =
-    "Usage: leader observe [--store URI] --lock NAME [--interval 1s] [--json] [--until-free] [-v]";
-constexpr const char* kMainUsage =
-    "Usage: leader run|status|cron|observe [OPTIONS] (see leader --help)";
+constexpr const char* kMainUsage = "Usage: leader run|status|cron [OPTIONS] (see leader --help)";
 
 constexpr const char* kRunFooter = R"(
 COMMAND runs (without a shell) in its own process group with LEADER_LOCK,
@@ -103,7 +98,7 @@ std::string version_text() {
 
 // Options as text, converted after parsing so that errors name the flag.
 struct RunText {
-  std::string ttl = "30s", wait = "0s", min_hold = "0s", grace, restart = "never";
+  std::string ttl = "30s", wait = "0s", min_hold = "0s", grace;
   CLI::Option* grace_option = nullptr;
   bool verbose = false, quiet = false;
 };
@@ -121,13 +116,8 @@ void add_run(CLI::App& app, RunOptions& o, RunText& t) {
   run->add_option("--ttl", t.ttl, "Lease time, renewed while COMMAND runs")
       ->type_name("DURATION")
       ->capture_default_str();
-  run->add_option("--wait", t.wait, "How long to wait for the lock; forever: hot standby")
-      ->type_name("DURATION|forever")
-      ->capture_default_str();
-  run->add_option("--restart", t.restart,
-                  "With --wait forever, when COMMAND exits: run it again (always, on-failure) "
-                  "or step down (never)")
-      ->check(CLI::IsMember({"never", "on-failure", "always"}))
+  run->add_option("--wait", t.wait, "How long to wait for the lock")
+      ->type_name("DURATION")
       ->capture_default_str();
   run->add_option("--min-hold", t.min_hold, "Keep the lock at least this long after start")
       ->type_name("DURATION")
@@ -236,11 +226,10 @@ int run_cron(CronOptions& o, const CronText& t) {
 int usage_error(const std::string& message, const std::string& sub) {
   std::fprintf(stderr, "leader: %s\n%s\nRun 'leader %s--help' for more information.\n",
                without_secrets(redact_uri_words(message)).c_str(),
-               sub == "run"       ? kRunUsage
-               : sub == "status"  ? kStatusUsage
-               : sub == "cron"    ? kCronUsage
-               : sub == "observe" ? kObserveUsage
-                                  : kMainUsage,
+               sub == "run"      ? kRunUsage
+               : sub == "status" ? kStatusUsage
+               : sub == "cron"   ? kCronUsage
+                                 : kMainUsage,
                sub.empty() ? "" : (sub + " ").c_str());
   return kExitUsage;
 }
@@ -257,18 +246,15 @@ int main(int argc, char** argv) {
   bool status_verbose = false;
   add_run(app, run_options, run_text);
   add_status(app, status_options, status_verbose);
-  ObserveCommandOptions observe_options;
-  add_observe_command(app, observe_options);
 #ifdef LEADER_HAVE_CRON
   CronOptions cron_options;
   CronText cron_text;
   add_cron(app, cron_options, cron_text);
 #endif
-  std::string sub =
-      argc > 1 && (std::string(argv[1]) == "run" || std::string(argv[1]) == "status" ||
-                   std::string(argv[1]) == "cron" || std::string(argv[1]) == "observe")
-          ? argv[1]
-          : "";
+  std::string sub = argc > 1 && (std::string(argv[1]) == "run" ||
+                                 std::string(argv[1]) == "status" || std::string(argv[1]) == "cron")
+                        ? argv[1]
+                        : "";
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -283,12 +269,8 @@ int main(int argc, char** argv) {
       status_options.verbosity = status_verbose ? 1 : 0;
       return status(status_options);
     }
-    if (app.got_subcommand("observe")) return observe(observe_options);
     run_options.ttl = duration_arg(run_text.ttl, "--ttl");
-    run_options.wait_forever = run_text.wait == "forever";
-    run_options.wait =
-        run_options.wait_forever ? leader::Duration{0} : duration_arg(run_text.wait, "--wait");
-    run_options.restart = restart_policy(run_text.restart);
+    run_options.wait = duration_arg(run_text.wait, "--wait");
     run_options.min_hold = duration_arg(run_text.min_hold, "--min-hold");
     run_options.grace = run_text.grace_option->count() > 0 ? duration_arg(run_text.grace, "--grace")
                                                            : default_grace_for(run_options.ttl);

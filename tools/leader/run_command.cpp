@@ -49,8 +49,7 @@ struct Election {
   std::shared_ptr<LostReason> lost = std::make_shared<LostReason>();
 
   Election(std::shared_ptr<LeaseStore> store, const RunOptions& o) {
-    // --wait forever: the longest wait the elector takes (365 days); run() asks again after it.
-    ElectionOptions e{.wait_time = o.wait_forever ? kMaxDuration : o.wait,
+    ElectionOptions e{.wait_time = o.wait,
                       .lease_time = o.ttl,
                       .min_lease_time = o.min_hold,
                       .auto_extend = true,
@@ -163,10 +162,6 @@ void validate(const RunOptions& o) {
     throw UsageError("--min-hold " + format_duration(o.min_hold) + " is longer than --ttl " +
                      format_duration(o.ttl) + "; it must be at most the lease time");
   if (o.command.empty()) throw UsageError("no COMMAND given after --");
-  if (o.restart != Restart::never && !o.wait_forever)
-    throw UsageError(
-        "--restart needs --wait forever (a replica that runs COMMAND once has "
-        "nothing to restart)");
   (void)safety_margin_for(o.ttl, o.grace);
 }
 
@@ -204,68 +199,29 @@ void check_granted_ttl(LeaseGuard& guard, const RunOptions& o) {
                    " or less, or a --ttl the store grants; released the lock");
 }
 
-AcquireOutcome acquire_or_throw(const Election& election, const RunOptions& o,
-                                SignalChannel& signals);
-
-// --restart: whether COMMAND runs again after exiting with `code` under a lease still held.
-bool runs_again(const RunOptions& o, int code) {
-  if (!o.wait_forever || code == kExitLeaseLost) return false;
-  return o.restart == Restart::always || (o.restart == Restart::on_failure && code != 0);
-}
-
-// Waits kRestartDelay before a restart; false when SIGINT/SIGTERM/SIGHUP came meanwhile.
-bool restart_delay(SignalChannel& signals) {
-  constexpr int kRestartDelayMs = 1000;  // a COMMAND that fails at once does not spin
-  pollfd fd{signals.fd(), POLLIN, 0};
-  auto until = std::chrono::steady_clock::now() + std::chrono::milliseconds(kRestartDelayMs);
-  while (std::chrono::steady_clock::now() < until) {
-    auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
-        until - std::chrono::steady_clock::now());
-    if (::poll(&fd, 1, static_cast<int>(left.count()) + 1) > 0) {
-      for (int sig : signals.drain())
-        if (sig != SIGCHLD) return false;
-    }
-  }
-  return true;
-}
-
 int run_held(LeaseGuard& guard, const CommandSpec& base, SignalChannel& signals,
-             const Election& election, const RunOptions& o, const Log& log, bool& stop_signalled) {
+             const Election& election, const RunOptions& o, const Log& log) {
   LeaderContext& ctx = guard.context();
   CommandSpec spec = base;
   spec.env = command_environment(ctx, o);
+  spec.deadline = ctx.deadline();
   spec.grace = o.grace;
-  int code = 0;
-  for (int round = 0;; ++round) {
-    spec.deadline = ctx.deadline();
-    std::optional<CommandGroup> group;
-    try {
-      group.emplace(CommandGroup::start(spec));
-    } catch (const std::system_error& e) {
-      log.error(std::string("cannot start the command: ") + e.what());
-      guard.release(true, e.what());
-      return kExitOsError;
-    }
-    log.info((round == 0 ? "acquired '" : "still holding '") + ctx.lock_name() + "' as " +
-             ctx.node_id() + " (fencing token " + std::to_string(ctx.fencing_token()) +
-             (o.slots > 0 ? ", slot " + std::to_string(ctx.slot()) : std::string()) +
-             "); running " + o.command.front() + " as process group " +
-             std::to_string(group->pgid()));
-    LeaseWatch watch{ctx.stop_token(),
-                     ctx.lock_name(),
-                     [lost = election.lost] { return lost->get(); },
-                     [&ctx] { return ctx.deadline(); },
-                     {},
-                     [&stop_signalled] { stop_signalled = true; }};
-    code = supervise(*group, signals, watch, o, log);
-    if (stop_signalled || !runs_again(o, code) || !ctx.still_leader()) break;
-    log.notice("command exited (exit " + std::to_string(code) + "); --restart: running it again");
-    if (!restart_delay(signals)) {
-      stop_signalled = true;
-      break;
-    }
-    if (!ctx.still_leader()) break;
+  std::optional<CommandGroup> group;
+  try {
+    group.emplace(CommandGroup::start(spec));
+  } catch (const std::system_error& e) {
+    log.error(std::string("cannot start the command: ") + e.what());
+    guard.release(true, e.what());
+    return kExitOsError;
   }
+  log.info("acquired '" + ctx.lock_name() + "' as " + ctx.node_id() + " (fencing token " +
+           std::to_string(ctx.fencing_token()) +
+           (o.slots > 0 ? ", slot " + std::to_string(ctx.slot()) : std::string()) + "); running " +
+           o.command.front() + " as process group " + std::to_string(group->pgid()));
+  LeaseWatch watch{ctx.stop_token(), ctx.lock_name(),
+                   [lost = election.lost] { return lost->get(); },
+                   [&ctx] { return ctx.deadline(); }};
+  int code = supervise(*group, signals, watch, o, log);
   guard.release(code != 0);
   log.info("command finished (exit " + std::to_string(code) + "); released '" + ctx.lock_name() +
            "'" + (o.min_hold > Duration{0} ? " (held at least --min-hold)" : ""));
@@ -307,43 +263,6 @@ int run(const RunOptions& o) {
     return error == ENOENT ? kExitNotFound : kExitCannotExecute;
   }
   Election election(open_store(o, log), o);
-  CommandSpec spec{*path, o.command, {}, std::move(inherited)};
-  for (;;) {  // once, or with --wait forever until stopped (hot standby)
-    AcquireOutcome outcome = acquire_or_throw(election, o, signals);
-    if (outcome.signal != 0) {
-      if (outcome.acquisition.guard) outcome.acquisition.guard->release();
-      log.notice("interrupted by signal " + std::to_string(outcome.signal) +
-                 " while waiting for '" + o.lock + "'");
-      return kExitSignalBase + outcome.signal;
-    }
-    if (!outcome.acquisition) {
-      if (o.wait_forever) continue;  // the elector's longest wait passed: wait again
-      log.notice("'" + o.lock + "' is held by " +
-                 holder_description(election, o.lock, outcome.acquisition.skipped) +
-                 "; not running " + o.command.front());
-      return o.skip_exit_code;
-    }
-    check_granted_ttl(*outcome.acquisition.guard, o);
-    bool stop_signalled = false;
-    int code =
-        run_held(*outcome.acquisition.guard, spec, signals, election, o, log, stop_signalled);
-    if (!o.wait_forever || stop_signalled || o.restart == Restart::never || code != kExitLeaseLost)
-      return code;
-    log.notice("lease on '" + o.lock + "' lost; campaigning again (--restart)");
-  }
-}
-
-Restart restart_policy(std::string_view text) {
-  if (text == "never") return Restart::never;
-  if (text == "on-failure") return Restart::on_failure;
-  if (text == "always") return Restart::always;
-  throw UsageError("--restart " + std::string(text) + ": expected never, on-failure or always");
-}
-
-namespace {
-
-AcquireOutcome acquire_or_throw(const Election& election, const RunOptions& o,
-                                SignalChannel& signals) {
   AcquireOutcome outcome;
   try {
     outcome = acquire_interruptibly(election, o.lock, signals);
@@ -362,9 +281,21 @@ AcquireOutcome acquire_or_throw(const Election& election, const RunOptions& o,
   } catch (const InvalidArgument& e) {
     throw UsageError(e.what());
   }
-  return outcome;
+  if (outcome.signal != 0) {
+    if (outcome.acquisition.guard) outcome.acquisition.guard->release();
+    log.notice("interrupted by signal " + std::to_string(outcome.signal) + " while waiting for '" +
+               o.lock + "'");
+    return kExitSignalBase + outcome.signal;
+  }
+  if (!outcome.acquisition) {
+    log.notice("'" + o.lock + "' is held by " +
+               holder_description(election, o.lock, outcome.acquisition.skipped) +
+               "; not running " + o.command.front());
+    return o.skip_exit_code;
+  }
+  check_granted_ttl(*outcome.acquisition.guard, o);
+  CommandSpec spec{*path, o.command, {}, std::move(inherited)};
+  return run_held(*outcome.acquisition.guard, spec, signals, election, o, log);
 }
-
-}  // namespace
 
 }  // namespace leader::cli
