@@ -122,3 +122,5 @@ if(TARGET leader_asio)
   file(WRITE ${CMAKE_CURRENT_BINARY_DIR}/pkgconfig/leader-asio.pc "${text}")
   install(FILES ${CMAKE_CURRENT_BINARY_DIR}/pkgconfig/leader-asio.pc DESTINATION ${LEADER_PC_DIR})
 endif()
+
+include(cmake/LeaderPackage.cmake)

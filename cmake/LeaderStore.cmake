@@ -86,7 +86,8 @@ function(_leader_add_component kind name)
   endif()
   add_library(leader_${name} ${ARG_SOURCES})
   add_library(leader::${name} ALIAS leader_${name})
-  set_target_properties(leader_${name} PROPERTIES EXPORT_NAME ${name} OUTPUT_NAME leader-${name})
+  set_target_properties(leader_${name} PROPERTIES EXPORT_NAME ${name} OUTPUT_NAME leader-${name}
+                                                 ${LEADER_LIBRARY_VERSION_PROPERTIES})
   list(TRANSFORM ARG_INTERNAL PREPEND leader_ OUTPUT_VARIABLE internal_targets)
   target_link_libraries(leader_${name} PUBLIC leader::core ${ARG_LIBS}
                         PRIVATE ${internal_targets} ${ARG_PRIVATE_LIBS})

@@ -1,7 +1,36 @@
 #!/usr/bin/env bash
-# Installs every Debian 12 package the build, the tests and the test servers need (as root).
-# Idempotent: does nothing when all are present. Usage: scripts/install-deps.sh
+# Installs the Debian 12 packages leader needs (as root). Idempotent: does nothing when all are
+# present.
+#   scripts/install-deps.sh                everything the build, the tests and the test servers need
+#   scripts/install-deps.sh --store redis  only what building the CLI (and library) with the SQLite
+#                                          default and that one store needs; then configure with
+#                                          -DLEADER_WITH_<STORE>=ON and the other stores OFF (README)
 set -euo pipefail
+# Building the core, the CLI with its SQLite default and `leader cron` (date-tz).
+CLI_PACKAGES=(
+  build-essential cmake ninja-build pkg-config
+  libsqlite3-dev nlohmann-json3-dev libcli11-dev libhowardhinnant-date-dev tzdata
+)
+# What each store adds to CLI_PACKAGES (its client library; leader_http stores need libcurl).
+declare -A STORE_PACKAGES=(
+  [memory]="" [sqlite]=""
+  [redis]="libhiredis-dev libssl-dev" [postgres]="libpq-dev" [mysql]="libmariadb-dev"
+  [etcd]="libcurl4-openssl-dev libssl-dev" [zookeeper]="libzookeeper-mt-dev"
+  [dynamodb]="libcurl4-openssl-dev libssl-dev" [consul]="libcurl4-openssl-dev"
+  [k8s]="libcurl4-openssl-dev" [mongodb]="libmongoc-dev libbson-dev"
+)
+if [ "${1:-}" = "--store" ]; then
+  store=${2:-}
+  if [ -z "$store" ] || [ -z "${STORE_PACKAGES[$store]+set}" ]; then
+    echo "install-deps: --store needs one of: ${!STORE_PACKAGES[*]}" >&2
+    exit 64
+  fi
+  read -r -a extra <<< "${STORE_PACKAGES[$store]}"
+  PACKAGES=("${CLI_PACKAGES[@]}" "${extra[@]}")
+elif [ $# -gt 0 ]; then
+  echo "install-deps: unknown argument '$1'; usage: scripts/install-deps.sh [--store STORE]" >&2
+  exit 64
+else
 PACKAGES=(
   build-essential cmake ninja-build pkg-config clang clang-format clang-tidy libclang-rt-14-dev
   libgtest-dev libgmock-dev libbenchmark-dev
@@ -12,10 +41,12 @@ PACKAGES=(
   zookeeper python3-kazoo python3-redis faketime libfaketime iproute2 nftables procps psmisc
   libmongoc-dev libbson-dev python3-mongomock python3-bson python3-pymongo
   python3-kubernetes prometheus
+  help2man python3-yaml systemd zsh
 )
 # dynalite (the DynamoDB API test server) comes from npm: use the machine's Node.js and npm when
 # present (this machine kind ships Node 20 with npm 11, which conflicts with Debian's npm package).
 command -v npm > /dev/null 2>&1 || PACKAGES+=(nodejs npm)
+fi
 missing=()
 for p in "${PACKAGES[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")

@@ -1,6 +1,6 @@
 #!/bin/sh
 # Demo: three "replicas" fire the same cron job at the same moment; exactly one runs it, the
-# others say who holds the lock and exit 0 (so cron does not alarm).
+# others exit 0 (so cron does not alarm; on a terminal they say who holds the lock, elsewhere -v).
 #
 # Uses the per-host SQLite default store (or $LEADER_STORE when set); `leader` from $PATH, or
 # the binary named by $LEADER. Run it:  sh examples/01-cron-once/run.sh

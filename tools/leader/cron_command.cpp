@@ -43,7 +43,7 @@ std::string iso(WallTime t) {
   return out;
 }
 
-// One log line per firing: ran here / ran elsewhere / skipped / failed, with timestamps.
+// One log line per firing: ran here / ran elsewhere / skipped / failed (log lines carry the time).
 class FiringLog : public SchedulerListener, public ElectionListener {
  public:
   explicit FiringLog(const Log& log) : log_(log) {}
@@ -67,8 +67,7 @@ class FiringLog : public SchedulerListener, public ElectionListener {
         what = "skipped: " + std::string(to_string(r.outcome)) +
                (r.detail.empty() ? "" : " (" + r.detail + ")");
     }
-    log_.notice(iso(r.finished) + " '" + r.task + "' firing " +
-                (r.instant ? iso(*r.instant) : std::string("-")) +
+    log_.notice("'" + r.task + "' firing " + (r.instant ? iso(*r.instant) : std::string("-")) +
                 (r.catch_up ? " (catch-up)" : "") + ": " + what);
   }
   void on_lost(const LeaseInfo&, const std::string& reason) override {
@@ -110,7 +109,7 @@ std::shared_ptr<LeaseStore> open_store(const CronOptions& o, const Log& log) {
     shown = announce_store(choice, log);
     return leader::open(choice.uri);
   } catch (const std::exception& e) {
-    throw StoreUnavailable("cannot open store " + shown + ": " + e.what());
+    throw store_failure("cannot open store " + shown, e);
   }
 }
 
@@ -195,14 +194,14 @@ int cron_job(const CronOptions& o) {
   }
   scheduler->start();
   auto status = scheduler->task(o.lock);
-  log.notice(iso(std::chrono::system_clock::now()) + " '" + o.lock +
-             "': " + task.trigger.describe() + " as " + e.node_id + "; next firing " +
+  log.notice("'" + o.lock + "': " + task.trigger.describe() + " as " + e.node_id +
+             "; next firing " +
              (status && status->next_firing ? iso(*status->next_firing) : "none"));
   int sig = wait_for_stop(signals, log);
   shutdown.request_stop();
   scheduler->stop();
-  log.notice(iso(std::chrono::system_clock::now()) + " '" + o.lock + "': stopped (signal " +
-             std::to_string(sig) + "); every lease released");
+  log.notice("'" + o.lock + "': stopped (signal " + std::to_string(sig) +
+             "); every lease released");
   return 0;
 }
 
@@ -226,6 +225,7 @@ std::vector<std::string> job_argv(const CronOptions& o, const CrontabJob& job) {
   if (!o.node_id.empty()) a.insert(a.end(), {"--node-id", o.node_id});
   if (o.verbosity > 0) a.push_back("-v");
   if (o.verbosity < 0) a.push_back("-q");
+  if (log_format() == LogFormat::json) a.insert(a.end(), {"--log-format", "json"});
   a.insert(a.end(), {"--", "/bin/sh", "-c", job.command});
   return a;
 }

@@ -1,10 +1,16 @@
 #pragma once
 /// @file log.hpp
-/// The one-line messages `leader` writes to stderr, filtered by -v / --quiet.
+/// The one place `leader` writes log lines to stderr: RFC 3339 UTC timestamps, a level, and the
+/// message, as text or as one JSON object per line (--log-format json); filtered by -v / --quiet.
+///
+///   text: 2026-12-01T03:26:29.123Z notice leader: 'nightly' is held by web-2 (...)
+///   json: {"time":"2026-12-01T03:26:29.123Z","level":"notice","msg":"'nightly' is held by ..."}
+///
+/// Every message passes through without_secrets() first.
 
-#include <cstdio>
 #include <optional>
 #include <string>
+#include <string_view>
 
 #include "leader/uri.hpp"
 
@@ -23,26 +29,47 @@ inline std::string without_secrets(const std::string& message) {
   return uri ? uri->scrub(message) : message;
 }
 
+/// How log lines are written (process-wide; set once from --log-format before anything logs).
+enum class LogFormat { text, json };
+
+/// Sets the format of every later log line.
+void set_log_format(LogFormat format);
+/// The format in use (text unless set).
+LogFormat log_format();
+/// "text" or "json" -> the format; nullopt for anything else.
+std::optional<LogFormat> parse_log_format(std::string_view name);
+
+/// The RFC 3339 UTC form of the current time with milliseconds, e.g. 2026-12-01T03:26:29.123Z.
+std::string rfc3339_now();
+
+/// Writes one log line at `level` ("info", "notice", "warning", "error"), whatever the verbosity.
+void write_log_line(std::string_view level, const std::string& message);
+
 /// How much leader says: -1 quiet, 0 normal, 1 verbose.
 class Log {
  public:
   explicit Log(int verbosity = 0) : verbosity_(verbosity) {}
-  /// Details shown with -v only.
+  /// Details shown with -v only (level info).
   void info(const std::string& message) const {
-    if (verbosity_ > 0) write(message);
+    if (verbosity_ > 0) write_log_line("info", message);
   }
-  /// Normal messages (e.g. "lock held elsewhere"), silenced by --quiet.
+  /// Normal messages, silenced by --quiet (level notice).
   void notice(const std::string& message) const {
-    if (verbosity_ >= 0) write(message);
+    if (verbosity_ >= 0) write_log_line("notice", message);
+  }
+  /// Messages that cron and timers must not mail every run (e.g. another replica holds the
+  /// lock): shown with -v, or at normal verbosity when stderr is a terminal (level notice).
+  void routine(const std::string& message) const;
+  /// Trouble that did not stop the work yet, e.g. a failed renewal: shown unless --quiet.
+  void warning(const std::string& message) const {
+    if (verbosity_ >= 0) write_log_line("warning", message);
   }
   /// Errors and lease loss: always shown.
-  void error(const std::string& message) const { write(message); }
+  void error(const std::string& message) const { write_log_line("error", message); }
+  /// -1, 0 or 1.
+  [[nodiscard]] int verbosity() const { return verbosity_; }
 
  private:
-  static void write(const std::string& message) {
-    std::fprintf(stderr, "leader: %s\n", without_secrets(message).c_str());
-    std::fflush(stderr);
-  }
   int verbosity_;
 };
 

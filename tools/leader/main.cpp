@@ -1,17 +1,24 @@
-// The `leader` command: run a command once across replicas (`leader run`), and show who holds a
-// lock (`leader status`). Exit codes are listed in kRunFooter and docs/cli.md.
+// The `leader` command: run a command once across replicas (`leader run`), show who holds a lock
+// (`leader status`, `leader list`), break a wedged lock (`leader release --force`), distributed
+// cron (`leader cron`). Exit codes are listed in the footers and docs/cli.md.
 
 #include <CLI/CLI.hpp>
 #include <algorithm>
 #include <cstdio>
+#include <map>
 #include <string>
 #include <vector>
 
+#include "duration.hpp"
 #include "exit_codes.hpp"
 #include "leader/errors.hpp"
 #include "leader/open.hpp"
 #include "leader/uri.hpp"
+#include "list_command.hpp"
 #include "log.hpp"
+#include "log_options.hpp"
+#include "parse_errors.hpp"
+#include "release_command.hpp"
 #include "run_command.hpp"
 #include "status_command.hpp"
 #include "store_location.hpp"
@@ -34,15 +41,16 @@ CLI::Validator store_flag_check() {
 
 constexpr const char* kRunUsage =
     "Usage: leader run [--store URI] --lock NAME [--ttl 30s] [--wait 0s] [--min-hold 0s] "
-    "[--slots N] [--grace 5s] [--skip-exit-code N] [--node-id ID] [-v|--quiet] -- COMMAND "
-    "[ARGS...]";
+    "[--slots N] [--grace 5s] [--skip-exit-code N] [--node-id ID] [--json|--json-file FILE] "
+    "[-v|--quiet] [--log-format text|json] -- COMMAND [ARGS...]";
 constexpr const char* kStatusUsage =
     "Usage: leader status [--store URI] --lock NAME [--slots N] [--json] [-v]";
 constexpr const char* kCronUsage =
     "Usage: leader cron [--store URI] (--schedule CRON --lock NAME [--time-zone TZ] -- COMMAND "
     "[ARGS...] | --crontab FILE) [--ttl 30s] [--grace 5s] [--max-clock-skew 2s] [--misfire "
     "skip|run-once] [--node-id ID] [-v|--quiet]";
-constexpr const char* kMainUsage = "Usage: leader run|status|cron [OPTIONS] (see leader --help)";
+constexpr const char* kMainUsage =
+    "Usage: leader run|status|list|release|cron [OPTIONS] (see leader --help)";
 
 constexpr const char* kRunFooter = R"(
 COMMAND runs (without a shell) in its own process group with LEADER_LOCK,
@@ -54,7 +62,14 @@ has exited. If the lease is lost, the group gets SIGTERM, then SIGKILL after
 
 Store: --store, else $LEADER_STORE, else sqlite:///var/lib/leader/leader.db when
 /var/lib/leader is writable, else $XDG_STATE_HOME/leader/leader.db
-(~/.local/state/leader/leader.db). -v prints the store used.
+(~/.local/state/leader/leader.db); the default is always announced on stderr.
+
+Another replica holding the lock is said on stderr only with -v or when stderr is
+a terminal, so cron and systemd timers stay quiet. Durations: 30 (seconds),
+500ms, 45s, 1m30s, 2h, 1d. Log lines: RFC 3339 UTC time, level, message;
+--log-format json for one JSON object per line. --json prints a result object
+(outcome, exit_code, fencing_token, ...) on stdout when leader ends; --json-file
+writes it to FILE instead.
 
 Exit codes:
   0        COMMAND exited 0, or another replica holds the lock (see --skip-exit-code)
@@ -62,32 +77,33 @@ Exit codes:
   126/127  COMMAND cannot be executed / was not found
   128+N    COMMAND was killed by signal N (or leader was, while waiting for the lock)
   64       usage error (bad option, duration or lock name; --grace does not fit --ttl)
-  69       store unavailable or misconfigured (one-line reason on stderr)
+  69       store unavailable: cannot connect, timed out (one-line reason on stderr)
   71       leader could not start COMMAND (fork failed)
-  75       the lease was lost while COMMAND ran; its process group was killed)";
+  75       the lease was lost while COMMAND ran; its process group was killed
+  77       the store refused authentication or authorisation
+  78       store misconfigured: bad URI or URI parameter, unknown scheme, store not
+           built into this leader, missing schema)";
 
 constexpr const char* kCronFooter = R"(
 Runs until SIGTERM/SIGINT on every replica; each firing of the schedule runs
 COMMAND on one replica, supervised as by `leader run` (process group, lost-lease
 kill, LEADER_LOCK, LEADER_FENCING_TOKEN, LEADER_NODE_ID, LEADER_SCHEDULED_AT).
-One line per firing: ran here / ran elsewhere / skipped, with timestamps.
+One line per firing: ran here / ran elsewhere / skipped (timestamped log lines).
 --crontab FILE: one job per line, "SCHEDULE LOCK COMMAND" (5 fields or @macro;
 a 6-field schedule in double quotes; CRON_TZ=ZONE lines; # comments); each
 COMMAND runs with /bin/sh -c. Replicas' clocks must agree within
 --max-clock-skew; firings need a gap > 2 x skew + 250ms. Details: docs/cli.md.
 
 Exit codes: 0 stopped by SIGTERM/SIGINT, 64 usage error (with the crontab line),
-69 store unavailable, 126/127 COMMAND not executable / not found.)";
+69 store unavailable, 77 store refused authentication, 78 store misconfigured,
+126/127 COMMAND not executable / not found.)";
 
 constexpr const char* kStatusFooter = R"(
-Exit codes: 0 held, 3 free, 64 usage error, 69 store unavailable.)";
+Exit codes: 0 held, 3 free, 64 usage error, 69 store unavailable, 77 store refused
+authentication, 78 store misconfigured.)";
 
 leader::Duration duration_arg(const std::string& text, const char* flag) {
-  try {
-    return leader::parse_duration(text, flag);
-  } catch (const leader::InvalidArgument& e) {
-    throw UsageError(e.what());
-  }
+  return leader::cli::parse_duration(text, flag);
 }
 
 std::string version_text() {
@@ -135,9 +151,14 @@ void add_run(CLI::App& app, RunOptions& o, RunText& t) {
       ->capture_default_str();
   run->add_option("--node-id", o.node_id, "This replica's id (default: <host>:<pid>)")
       ->type_name("ID");
-  auto* verbose = run->add_flag("-v,--verbose", t.verbose, "Say what happens");
-  run->add_flag("-q,--quiet", t.quiet, "Do not say that another replica holds the lock")
-      ->excludes(verbose);
+  auto* json = run->add_flag("--json", o.json, "Print a JSON result object on stdout at the end");
+  run->add_option("--json-file", o.json_file, "Write the JSON result object to FILE instead")
+      ->type_name("FILE")
+      ->excludes(json);
+  auto* verbose = run->add_flag("-v,--verbose", t.verbose,
+                                "Say what happens (also that another replica holds the lock)");
+  run->add_flag("-q,--quiet", t.quiet, "Only errors")->excludes(verbose);
+  add_log_format_option(run);
   run->add_option("command", o.command, "COMMAND [ARGS...] (after --)")->required();
 }
 
@@ -152,6 +173,7 @@ void add_status(CLI::App& app, StatusOptions& o, bool& verbose) {
       ->check(CLI::Range(1, 1000));
   status->add_flag("--json", o.json, "Print JSON");
   status->add_flag("-v,--verbose", verbose, "Say which store is used");
+  add_log_format_option(status);
 }
 
 // `message` with every word that may be a store URI redacted (CLI11 echoes stray arguments).
@@ -209,6 +231,7 @@ void add_cron(CLI::App& app, CronOptions& o, CronText& t) {
       ->type_name("ID");
   auto* verbose = cron->add_flag("-v,--verbose", t.verbose, "Say what happens");
   cron->add_flag("-q,--quiet", t.quiet, "Only errors")->excludes(verbose);
+  add_log_format_option(cron);
   cron->add_option("command", o.command, "COMMAND [ARGS...] (after --)");
 }
 
@@ -223,13 +246,20 @@ int run_cron(CronOptions& o, const CronText& t) {
 }
 #endif
 
+// Usage lines of the subcommands registered through add_<name>_command().
+std::map<std::string, std::string>& extra_usages() {
+  static std::map<std::string, std::string> usages;
+  return usages;
+}
+
 int usage_error(const std::string& message, const std::string& sub) {
+  std::string usage = sub == "run"      ? kRunUsage
+                      : sub == "status" ? kStatusUsage
+                      : sub == "cron"   ? kCronUsage
+                                        : kMainUsage;
+  if (auto it = extra_usages().find(sub); it != extra_usages().end()) usage = it->second;
   std::fprintf(stderr, "leader: %s\n%s\nRun 'leader %s--help' for more information.\n",
-               without_secrets(redact_uri_words(message)).c_str(),
-               sub == "run"      ? kRunUsage
-               : sub == "status" ? kStatusUsage
-               : sub == "cron"   ? kCronUsage
-                                 : kMainUsage,
+               without_secrets(redact_uri_words(message)).c_str(), usage.c_str(),
                sub.empty() ? "" : (sub + " ").c_str());
   return kExitUsage;
 }
@@ -251,17 +281,28 @@ int main(int argc, char** argv) {
   CronText cron_text;
   add_cron(app, cron_options, cron_text);
 #endif
-  std::string sub = argc > 1 && (std::string(argv[1]) == "run" ||
-                                 std::string(argv[1]) == "status" || std::string(argv[1]) == "cron")
-                        ? argv[1]
-                        : "";
+  std::vector<Subcommand> subcommands = {add_list_command(app), add_release_command(app)};
+  for (const auto& c : subcommands) extra_usages()[c.app->get_name()] = c.usage;
+  std::vector<std::string> names;
+  for (const CLI::App* s : app.get_subcommands({})) names.push_back(s->get_name());
+  std::string sub;
+  if (argc > 1 && std::find(names.begin(), names.end(), argv[1]) != names.end()) sub = argv[1];
+  if (argc > 1 && sub.empty() && argv[1][0] != '-') {
+    std::string known;
+    for (const auto& n : names) known += (known.empty() ? "" : ", ") + n;
+    return usage_error(std::string("unknown command '") + argv[1] + "'; the commands are " + known +
+                           " (e.g. leader run --lock NAME -- COMMAND)",
+                       "");
+  }
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
     if (e.get_exit_code() == 0) return app.exit(e);
-    return usage_error(e.what(), sub);
+    return usage_error(explain_parse_error(e, sub, names), sub);
   }
   try {
+    for (const auto& c : subcommands)
+      if (c.app->parsed()) return c.run();
 #ifdef LEADER_HAVE_CRON
     if (app.got_subcommand("cron")) return run_cron(cron_options, cron_text);
 #endif
@@ -278,11 +319,11 @@ int main(int argc, char** argv) {
     return run(run_options);
   } catch (const UsageError& e) {
     return usage_error(e.what(), sub);
-  } catch (const StoreUnavailable& e) {
-    std::fprintf(stderr, "leader: %s\n", without_secrets(e.what()).c_str());
-    return kExitUnavailable;
+  } catch (const StoreFailure& e) {
+    write_log_line("error", e.what());
+    return e.exit_code();
   } catch (const std::exception& e) {
-    std::fprintf(stderr, "leader: internal error: %s\n", without_secrets(e.what()).c_str());
+    write_log_line("error", std::string("internal error: ") + e.what());
     return kExitOsError;
   }
 }

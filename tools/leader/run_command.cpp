@@ -7,8 +7,12 @@
 #include <algorithm>
 #include <atomic>
 #include <cerrno>
+#include <cstdio>
 #include <cstring>
+#include <ctime>
+#include <fstream>
 #include <mutex>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <thread>
 
@@ -25,21 +29,45 @@ extern char** environ;
 namespace leader::cli {
 namespace {
 
-// Remembers why the lease was lost (on_lost runs on the renewal thread).
+// Remembers why the lease was lost (on_lost runs on the renewal thread) and the last renewal
+// error before it (renew_failed events, delivered on the event bus's thread), so that the loss is
+// logged with its cause.
 class LostReason : public ElectionListener {
  public:
   void on_lost(const LeaseInfo& /*lease*/, const std::string& reason) override {
     std::lock_guard lock(mu_);
     reason_ = reason;
   }
+  void on_renew_failed(const std::string& error) {
+    std::lock_guard lock(mu_);
+    last_renew_error_ = error;
+  }
   std::string get() const {
     std::lock_guard lock(mu_);
-    return reason_;
+    if (last_renew_error_.empty() || reason_.find(last_renew_error_) != std::string::npos)
+      return reason_;
+    return reason_ + (reason_.empty() ? "" : "; ") + "last renewal error: " + last_renew_error_;
   }
 
  private:
   mutable std::mutex mu_;
   std::string reason_;
+  std::string last_renew_error_;
+};
+
+// What `leader run --json` reports.
+struct RunReport {
+  std::string outcome =
+      "error";  // ran, skipped, lost, interrupted, not_started, error, usage_error
+  int exit_code = 0;
+  std::string store;
+  std::string node_id;
+  std::uint64_t fencing_token = 0;
+  int slot = -1;
+  std::string holders;  // skipped: who holds the lock
+  std::string error;    // lost: the cause; error: the message
+  WallTime started{};
+  WallTime finished{};
 };
 
 // The elector of this run: single leader, or one of N slots.
@@ -77,6 +105,18 @@ struct Election {
   const detail::ElectorBase& elector() const {
     if (group) return *group;
     return *single;
+  }
+  /// Logs every failed renewal as a warning (the cause of a later loss) and remembers it.
+  Subscription log_renewal_failures(const Log& log) const {
+    return elector().events().subscribe(
+        [lost = lost, log](const ElectionEvent& e) {
+          std::string error =
+              (e.error_code ? std::string(to_string(*e.error_code)) + ": " : "") + e.detail;
+          lost->on_renew_failed(error);
+          log.warning("renewing the lease on '" + e.lock + "' failed (" + error +
+                      "); retrying until the local deadline");
+        },
+        {.kinds = {EventKind::renew_failed}});
   }
 };
 
@@ -122,14 +162,16 @@ AcquireOutcome acquire_interruptibly(const Election& election, const std::string
   return out;
 }
 
-std::shared_ptr<LeaseStore> open_store(const RunOptions& o, const Log& log) {
+std::shared_ptr<LeaseStore> open_store(const RunOptions& o, const Log& log, RunReport& report) {
   StoreChoice choice = choose_store(o.store);
   std::string shown = redact_uri(choice.uri);
+  report.store = shown;
   try {
     shown = announce_store(choice, log);
+    report.store = shown;
     return leader::open(choice.uri);
   } catch (const std::exception& e) {
-    throw StoreUnavailable("cannot open store " + shown + ": " + e.what());
+    throw store_failure("cannot open store " + shown, e);
   }
 }
 
@@ -200,8 +242,11 @@ void check_granted_ttl(LeaseGuard& guard, const RunOptions& o) {
 }
 
 int run_held(LeaseGuard& guard, const CommandSpec& base, SignalChannel& signals,
-             const Election& election, const RunOptions& o, const Log& log) {
+             const Election& election, const RunOptions& o, const Log& log, RunReport& report) {
   LeaderContext& ctx = guard.context();
+  report.node_id = ctx.node_id();
+  report.fencing_token = ctx.fencing_token();
+  if (o.slots > 0) report.slot = ctx.slot();
   CommandSpec spec = base;
   spec.env = command_environment(ctx, o);
   spec.deadline = ctx.deadline();
@@ -212,6 +257,8 @@ int run_held(LeaseGuard& guard, const CommandSpec& base, SignalChannel& signals,
   } catch (const std::system_error& e) {
     log.error(std::string("cannot start the command: ") + e.what());
     guard.release(true, e.what());
+    report.outcome = "not_started";
+    report.error = e.what();
     return kExitOsError;
   }
   log.info("acquired '" + ctx.lock_name() + "' as " + ctx.node_id() + " (fencing token " +
@@ -221,10 +268,21 @@ int run_held(LeaseGuard& guard, const CommandSpec& base, SignalChannel& signals,
   LeaseWatch watch{ctx.stop_token(), ctx.lock_name(),
                    [lost = election.lost] { return lost->get(); },
                    [&ctx] { return ctx.deadline(); }};
+  Subscription renewal_failures = election.log_renewal_failures(log);
   int code = supervise(*group, signals, watch, o, log);
+  renewal_failures.unsubscribe();
   guard.release(code != 0);
-  log.info("command finished (exit " + std::to_string(code) + "); released '" + ctx.lock_name() +
-           "'" + (o.min_hold > Duration{0} ? " (held at least --min-hold)" : ""));
+  if (code == kExitLeaseLost) {
+    report.outcome = "lost";
+    report.error = election.lost->get();
+    log.error("the lease on '" + ctx.lock_name() + "' was lost, not released" +
+              (report.error.empty() ? "" : " (" + report.error + ")") +
+              "; its command group was terminated (exit 75)");
+  } else {
+    report.outcome = "ran";
+    log.info("command finished (exit " + std::to_string(code) + "); released '" + ctx.lock_name() +
+             "'" + (o.min_hold > Duration{0} ? " (held at least --min-hold)" : ""));
+  }
   return code;
 }
 
@@ -251,7 +309,9 @@ Duration safety_margin_for(Duration ttl, Duration grace) {
   return margin;
 }
 
-int run(const RunOptions& o) {
+namespace {
+
+int run_once(const RunOptions& o, RunReport& report) {
   std::vector<int> inherited = open_descriptors();  // before leader opens anything itself
   SignalChannel signals;  // first: every thread started later inherits the blocked mask
   Log log(o.verbosity);
@@ -260,9 +320,12 @@ int run(const RunOptions& o) {
   auto path = resolve_executable(o.command.front(), error);
   if (!path) {
     log.error("cannot execute '" + o.command.front() + "': " + std::strerror(error));
+    report.outcome = "not_started";
+    report.error =
+        std::string("cannot execute '") + o.command.front() + "': " + std::strerror(error);
     return error == ENOENT ? kExitNotFound : kExitCannotExecute;
   }
-  Election election(open_store(o, log), o);
+  Election election(open_store(o, log, report), o);
   AcquireOutcome outcome;
   try {
     outcome = acquire_interruptibly(election, o.lock, signals);
@@ -277,7 +340,7 @@ int run(const RunOptions& o) {
                        "; --grace + 1s must be at most half the granted "
                        "ttl); the lock was released: " +
                        e.what());
-    throw StoreUnavailable("store failed while acquiring '" + o.lock + "': " + e.what());
+    throw store_failure("store failed while acquiring '" + o.lock + "'", e);
   } catch (const InvalidArgument& e) {
     throw UsageError(e.what());
   }
@@ -285,17 +348,95 @@ int run(const RunOptions& o) {
     if (outcome.acquisition.guard) outcome.acquisition.guard->release();
     log.notice("interrupted by signal " + std::to_string(outcome.signal) + " while waiting for '" +
                o.lock + "'");
+    report.outcome = "interrupted";
     return kExitSignalBase + outcome.signal;
   }
   if (!outcome.acquisition) {
-    log.notice("'" + o.lock + "' is held by " +
-               holder_description(election, o.lock, outcome.acquisition.skipped) +
-               "; not running " + o.command.front());
+    report.outcome = "skipped";
+    report.holders = holder_description(election, o.lock, outcome.acquisition.skipped);
+    log.routine("'" + o.lock + "' is held by " + report.holders + "; not running " +
+                o.command.front());
     return o.skip_exit_code;
   }
   check_granted_ttl(*outcome.acquisition.guard, o);
   CommandSpec spec{*path, o.command, {}, std::move(inherited)};
-  return run_held(*outcome.acquisition.guard, spec, signals, election, o, log);
+  return run_held(*outcome.acquisition.guard, spec, signals, election, o, log, report);
+}
+
+std::string rfc3339(WallTime t) {
+  auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(t.time_since_epoch()).count();
+  std::time_t secs = static_cast<std::time_t>(ms / 1000);
+  std::tm utc{};
+  ::gmtime_r(&secs, &utc);
+  char buf[40];
+  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%S", &utc);
+  char out[48];
+  std::snprintf(out, sizeof out, "%s.%03dZ", buf, static_cast<int>(ms % 1000));
+  return out;
+}
+
+// Writes the result object: one line on stdout, or the file of --json-file (replaced whole).
+void write_report(const RunOptions& o, const RunReport& r) {
+  nlohmann::json j = {
+      {"lock", o.lock},
+      {"outcome", r.outcome},
+      {"exit_code", r.exit_code},
+      {"store", r.store},
+      {"started_at", rfc3339(r.started)},
+      {"finished_at", rfc3339(r.finished)},
+      {"duration_ms",
+       std::chrono::duration_cast<std::chrono::milliseconds>(r.finished - r.started).count()}};
+  if (!r.node_id.empty()) j["node_id"] = r.node_id;
+  if (r.fencing_token != 0) j["fencing_token"] = r.fencing_token;
+  if (r.slot >= 0) j["slot"] = r.slot;
+  if (!r.holders.empty()) j["held_by"] = r.holders;
+  if (!r.error.empty()) j["error"] = without_secrets(r.error);
+  std::string text = j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
+  if (o.json_file.empty()) {
+    std::fwrite(text.data(), 1, text.size(), stdout);
+    std::fflush(stdout);
+    return;
+  }
+  std::string tmp = o.json_file + ".tmp." + std::to_string(::getpid());
+  {
+    std::ofstream out(tmp, std::ios::trunc);
+    out << text;
+    out.flush();
+    if (!out) {
+      Log(0).error("cannot write --json-file " + o.json_file + ": " + std::strerror(errno));
+      return;
+    }
+  }
+  if (std::rename(tmp.c_str(), o.json_file.c_str()) != 0) {
+    Log(0).error("cannot write --json-file " + o.json_file + ": " + std::strerror(errno));
+    std::remove(tmp.c_str());
+  }
+}
+
+}  // namespace
+
+int run(const RunOptions& o) {
+  RunReport report;
+  report.started = std::chrono::system_clock::now();
+  bool wanted = o.json || !o.json_file.empty();
+  auto finish = [&](int code, const std::string& outcome, const std::string& error) {
+    report.exit_code = code;
+    if (!outcome.empty()) report.outcome = outcome;
+    if (!error.empty()) report.error = error;
+    report.finished = std::chrono::system_clock::now();
+    if (wanted) write_report(o, report);
+  };
+  try {
+    int code = run_once(o, report);
+    finish(code, "", "");
+    return code;
+  } catch (const StoreFailure& e) {
+    finish(e.exit_code(), "error", e.what());
+    throw;
+  } catch (const UsageError& e) {
+    finish(kExitUsage, "usage_error", e.what());
+    throw;
+  }
 }
 
 }  // namespace leader::cli

@@ -23,8 +23,10 @@ struct RunOptions {
   int slots = 0;  ///< 0: single leader; N: one of N slots
   Duration grace = std::chrono::seconds(5);
   int skip_exit_code = 0;
-  std::string node_id;  ///< empty: "<host>:<pid>"
-  int verbosity = 0;    ///< -1 quiet, 0 normal, 1 verbose
+  std::string node_id;    ///< empty: "<host>:<pid>"
+  int verbosity = 0;      ///< -1 quiet, 0 normal, 1 verbose
+  bool json = false;      ///< --json: the result object on stdout
+  std::string json_file;  ///< --json-file: the result object in this file instead
   std::vector<std::string> command;
 };
 
@@ -38,7 +40,8 @@ Duration default_grace_for(Duration ttl);
 /// ttl / 2, i.e. when --grace cannot fit before the lease may expire on the store.
 Duration safety_margin_for(Duration ttl, Duration grace);
 
-/// Runs `leader run`; returns the exit code. Throws UsageError (64) and StoreUnavailable (69).
+/// Runs `leader run`; returns the exit code. Throws UsageError (64) and StoreFailure (69, 77, 78).
+/// With --json / --json-file, writes the result object before returning or throwing.
 int run(const RunOptions& options);
 
 /// What supervise() needs to know about the lease.

@@ -69,7 +69,7 @@ int status(const StatusOptions& o) {
     auto store = leader::open(choice.uri);
     state = store->inspect(o.lock, Deadline::after(kStatusTimeout));
   } catch (const std::exception& e) {
-    throw StoreUnavailable("cannot read '" + o.lock + "' from store " + shown + ": " + e.what());
+    throw store_failure("cannot read '" + o.lock + "' from store " + shown, e);
   }
   if (state.lock.empty()) state.lock = o.lock;
   if (o.json) {

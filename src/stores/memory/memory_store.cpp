@@ -6,6 +6,7 @@
 
 #include "leader/detail/group_size.hpp"
 #include "leader/errors.hpp"
+#include "leader/lock_listing.hpp"
 #include "leader/names.hpp"
 #include "leader/open.hpp"
 #include "leader/stores/memory.hpp"
@@ -34,7 +35,7 @@ struct State {
   std::map<std::pair<std::string, std::string>, CandidateRow> candidates;  // (group, node)
 };
 
-class MemoryStore final : public LeaseStore {
+class MemoryStore final : public LeaseStore, public LockLister {
  public:
   MemoryStore(std::shared_ptr<State> state, std::shared_ptr<Clock> clock)
       : state_(std::move(state)), clock_(std::move(clock)) {}
@@ -102,6 +103,22 @@ class MemoryStore final : public LeaseStore {
       out.holders.push_back(Holder{it->second.node_id, it->second.owner, it->second.token,
                                    it->first.second,
                                    std::chrono::duration_cast<Duration>(it->second.expires - now)});
+    }
+    return out;
+  }
+
+  std::vector<LockState> list_locks(std::string_view prefix, Deadline) override {
+    auto lock = guard();
+    const TimePoint now = clock_->now();
+    std::vector<LockState> out;
+    for (auto it = state_->leases.lower_bound({std::string(prefix), 0});
+         it != state_->leases.end() && it->first.first.starts_with(prefix); ++it) {
+      if (it->second.expires <= now) continue;
+      if (out.empty() || out.back().lock != it->first.first)
+        out.push_back(LockState{it->first.first, {}});
+      out.back().holders.push_back(
+          Holder{it->second.node_id, it->second.owner, it->second.token, it->first.second,
+                 std::chrono::duration_cast<Duration>(it->second.expires - now)});
     }
     return out;
   }

@@ -17,6 +17,11 @@ std::vector<std::pair<std::string, std::string>> statements(const Tables& t) {
       {kInspect, "SELECT slot, node_id, owner, fencing_token, CEIL(TIMESTAMPDIFF(MICROSECOND, " +
                      now + ", expires_at) / 1000) FROM " + t.leases +
                      " WHERE lock_name = ? AND expires_at > " + now + " ORDER BY slot"},
+      // The columns of kInspect, then lock_name; LEFT() rather than LIKE: no pattern characters.
+      {kListLocks, "SELECT slot, node_id, owner, fencing_token, CEIL(TIMESTAMPDIFF(MICROSECOND, " +
+                       now + ", expires_at) / 1000), lock_name FROM " + t.leases +
+                       " WHERE LEFT(lock_name, CHAR_LENGTH(?)) = ? AND expires_at > " + now +
+                       " ORDER BY lock_name, slot"},
       // group, node, ttl_us, successes, failures, last_completion_us, metadata. Assignments run
       // left to right: registered_at reads the old expires_at, which is updated last.
       {kPutCandidate, "INSERT INTO " + t.candidates +

@@ -11,14 +11,15 @@
 
 namespace leader::detail::my {
 
-inline constexpr const char* kAcquire = "acquire";      ///< lock, owner, node, ttl_ms, slots
-inline constexpr const char* kRenew = "renew";          ///< ttl_us, lock, slot, owner
-inline constexpr const char* kRelease = "release";      ///< lock, slot, owner
-inline constexpr const char* kKeep = "keep";            ///< keep_us, lock, slot, owner
-inline constexpr const char* kInspect = "inspect";      ///< lock
-inline constexpr const char* kPutCandidate = "put";     ///< see statements()
-inline constexpr const char* kListCandidates = "list";  ///< group
-inline constexpr const char* kRemoveCandidate = "rm";   ///< group, node
+inline constexpr const char* kAcquire = "acquire";       ///< lock, owner, node, ttl_ms, slots
+inline constexpr const char* kRenew = "renew";           ///< ttl_us, lock, slot, owner
+inline constexpr const char* kRelease = "release";       ///< lock, slot, owner
+inline constexpr const char* kKeep = "keep";             ///< keep_us, lock, slot, owner
+inline constexpr const char* kInspect = "inspect";       ///< lock
+inline constexpr const char* kListLocks = "list_locks";  ///< prefix
+inline constexpr const char* kPutCandidate = "put";      ///< see statements()
+inline constexpr const char* kListCandidates = "list";   ///< group
+inline constexpr const char* kRemoveCandidate = "rm";    ///< group, node
 
 /// (name, SQL) of every statement for the given tables.
 std::vector<std::pair<std::string, std::string>> statements(const Tables& t);

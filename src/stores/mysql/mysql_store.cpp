@@ -133,6 +133,18 @@ LockState MysqlStore::inspect(std::string_view lock, Deadline deadline) {
   return state;
 }
 
+std::vector<LockState> MysqlStore::list_locks(std::string_view prefix, Deadline deadline) {
+  auto r = run(kListLocks, {std::string(prefix), std::string(prefix)}, deadline);
+  std::vector<Holder> holders = decode_holders(r.rows);
+  std::vector<LockState> out;
+  for (std::size_t i = 0; i < r.rows.size(); ++i) {
+    std::string lock = r.rows[i].at(5).value_or("");
+    if (out.empty() || out.back().lock != lock) out.push_back(LockState{lock, {}});
+    out.back().holders.push_back(std::move(holders[i]));
+  }
+  return out;
+}
+
 void MysqlStore::put_candidate(std::string_view group, const Candidate& candidate, Duration ttl,
                                Deadline deadline) {
   validate_lock_name(group);

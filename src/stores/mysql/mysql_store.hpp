@@ -5,6 +5,7 @@
 /// with leader::open(uri).
 
 #include "leader/detail/connection_pool.hpp"
+#include "leader/lock_listing.hpp"
 #include "leader/store.hpp"
 #include "leader/uri.hpp"
 #include "my_connection.hpp"
@@ -26,7 +27,7 @@ StoreOptions parse_options(const Uri& uri);
 
 /// A LeaseStore on MariaDB (10.3+) or MySQL (8.0.29+). Thread-safe: calls borrow connections
 /// from a small pool.
-class MysqlStore final : public LeaseStore {
+class MysqlStore final : public LeaseStore, public LockLister {
  public:
   /// Keeps the options; connects lazily on the first call.
   explicit MysqlStore(StoreOptions options);
@@ -36,6 +37,8 @@ class MysqlStore final : public LeaseStore {
   Renewal renew(const Lease& lease, Duration ttl, Deadline deadline) override;
   LeaseStatus release(const Lease& lease, Duration keep_for, Deadline deadline) override;
   [[nodiscard]] LockState inspect(std::string_view lock, Deadline deadline) override;
+  [[nodiscard]] std::vector<LockState> list_locks(std::string_view prefix,
+                                                  Deadline deadline) override;
   void put_candidate(std::string_view group, const Candidate& candidate, Duration ttl,
                      Deadline deadline) override;
   [[nodiscard]] std::vector<Candidate> list_candidates(std::string_view group,

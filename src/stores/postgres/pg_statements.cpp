@@ -70,6 +70,13 @@ std::vector<std::pair<std::string, std::string>> statements(const Tables& t) {
        "SELECT slot, node_id, owner, fencing_token,"
        " ceil(extract(epoch FROM expires_at - now()) * 1000)::bigint FROM " +
            t.leases + " WHERE lock_name = $1::text AND expires_at > now() ORDER BY slot"},
+      // The columns of kInspect, then lock_name; left() rather than LIKE: no pattern characters.
+      {kListLocks,
+       "SELECT slot, node_id, owner, fencing_token,"
+       " ceil(extract(epoch FROM expires_at - now()) * 1000)::bigint, lock_name FROM " +
+           t.leases +
+           " WHERE left(lock_name, length($1::text)) = $1::text AND expires_at > now()"
+           " ORDER BY lock_name, slot"},
       // $1 group $2 node $3 ttl_ms $4 successes $5 failures $6 last_completion_us $7 metadata
       {kPutCandidate,
        "INSERT INTO " + t.candidates +

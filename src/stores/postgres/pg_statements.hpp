@@ -20,6 +20,7 @@ inline constexpr const char* kRenew = "le_renew";          ///< $1 lock $2 slot 
 inline constexpr const char* kRelease = "le_release";      ///< $1 lock $2 slot $3 owner
 inline constexpr const char* kKeep = "le_keep";            ///< $1 lock $2 slot $3 owner $4 keep_ms
 inline constexpr const char* kInspect = "le_inspect";      ///< $1 lock
+inline constexpr const char* kListLocks = "le_locks";      ///< $1 prefix
 inline constexpr const char* kPutCandidate = "le_put";     ///< see statements()
 inline constexpr const char* kListCandidates = "le_list";  ///< $1 group
 inline constexpr const char* kRemoveCandidate = "le_rm";   ///< $1 group $2 node

@@ -161,6 +161,19 @@ LockState PostgresStore::inspect(std::string_view lock, Deadline deadline) {
   return state;
 }
 
+std::vector<LockState> PostgresStore::list_locks(std::string_view prefix, Deadline deadline) {
+  auto results = run({{kListLocks, {std::string(prefix)}}}, deadline);
+  PGresult* r = results[0].get();
+  std::vector<Holder> holders = decode_holders(r);
+  std::vector<LockState> out;
+  for (int i = 0; i < PQntuples(r); ++i) {
+    std::string lock = PQgetvalue(r, i, 5);
+    if (out.empty() || out.back().lock != lock) out.push_back(LockState{lock, {}});
+    out.back().holders.push_back(std::move(holders[static_cast<std::size_t>(i)]));
+  }
+  return out;
+}
+
 void PostgresStore::put_candidate(std::string_view group, const Candidate& candidate, Duration ttl,
                                   Deadline deadline) {
   validate_lock_name(group);

@@ -7,6 +7,7 @@
 #include <memory>
 
 #include "leader/detail/connection_pool.hpp"
+#include "leader/lock_listing.hpp"
 #include "leader/store.hpp"
 #include "leader/uri.hpp"
 #include "pg_connection.hpp"
@@ -28,7 +29,7 @@ struct StoreOptions {
 StoreOptions parse_options(const Uri& uri);
 
 /// A LeaseStore on PostgreSQL. Thread-safe: calls borrow connections from a small pool.
-class PostgresStore final : public LeaseStore {
+class PostgresStore final : public LeaseStore, public LockLister {
  public:
   /// Validates the options; connects lazily on the first call.
   explicit PostgresStore(StoreOptions options);
@@ -38,6 +39,8 @@ class PostgresStore final : public LeaseStore {
   Renewal renew(const Lease& lease, Duration ttl, Deadline deadline) override;
   LeaseStatus release(const Lease& lease, Duration keep_for, Deadline deadline) override;
   [[nodiscard]] LockState inspect(std::string_view lock, Deadline deadline) override;
+  [[nodiscard]] std::vector<LockState> list_locks(std::string_view prefix,
+                                                  Deadline deadline) override;
   void put_candidate(std::string_view group, const Candidate& candidate, Duration ttl,
                      Deadline deadline) override;
   [[nodiscard]] std::vector<Candidate> list_candidates(std::string_view group,

@@ -159,6 +159,9 @@ SqlText SqlText::for_prefix(const std::string& p) {
   s.release_keep = "UPDATE " + p + "leases SET expires_at = " + now + " + ?4" + mine + live;
   s.inspect = "SELECT node_id, owner, fencing_token, slot, expires_at - " + now + " FROM " + p +
               "leases WHERE lock_name = ?1" + live + " ORDER BY slot";
+  s.list_locks = "SELECT node_id, owner, fencing_token, slot, expires_at - " + now +
+                 ", lock_name FROM " + p + "leases WHERE substr(lock_name, 1, length(?1)) = ?1" +
+                 live + " ORDER BY lock_name, slot";
   s.put_candidate =
       "INSERT INTO " + p +
       "candidates (group_name, node_id, registered_at, expires_at, successes, failures, "

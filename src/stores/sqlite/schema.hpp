@@ -36,6 +36,7 @@ struct SqlText {
   std::string release;           ///< ?1 lock ?2 slot ?3 owner
   std::string release_keep;      ///< ?1 lock ?2 slot ?3 owner ?4 keep_for
   std::string inspect;           ///< ?1 lock -> node, owner, token, slot, expires_in
+  std::string list_locks;        ///< ?1 prefix -> node, owner, token, slot, expires_in, lock
   std::string put_candidate;     ///< ?1 group ?2 node ?3 ttl ?4 ok ?5 failed ?6 last ?7 meta
   std::string list_candidates;   ///< ?1 group -> node, registered, ok, failed, last, meta
   std::string remove_candidate;  ///< ?1 group ?2 node

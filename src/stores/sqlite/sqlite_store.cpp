@@ -61,11 +61,13 @@ struct Statements {
         release(c, s.release),
         release_keep(c, s.release_keep),
         inspect(c, s.inspect),
+        list_locks(c, s.list_locks),
         put_candidate(c, s.put_candidate),
         list_candidates(c, s.list_candidates),
         remove_candidate(c, s.remove_candidate) {}
   Statement begin, commit, rollback;
   Statement held_size, renew_own, bump_fence, take_slot, renew, release, release_keep, inspect;
+  Statement list_locks;
   Statement put_candidate, list_candidates, remove_candidate;
 };
 
@@ -253,6 +255,20 @@ LockState SqliteStore::inspect(std::string_view lock, Deadline deadline) {
     }
   });
   return state;
+}
+
+std::vector<LockState> SqliteStore::list_locks(std::string_view prefix, Deadline deadline) {
+  std::vector<LockState> out;
+  with_session("list_locks", deadline, [&](Session&, Statements& st) {
+    ResetOnExit reset(st.list_locks);
+    st.list_locks.bind(1, prefix);
+    while (st.list_locks.step("listing locks")) {
+      std::string lock = st.list_locks.text_at(5);
+      if (out.empty() || out.back().lock != lock) out.push_back(LockState{lock, {}});
+      out.back().holders.push_back(holder_from_row(st.list_locks));
+    }
+  });
+  return out;
 }
 
 void SqliteStore::put_candidate(std::string_view group, const Candidate& candidate, Duration ttl,

@@ -9,6 +9,7 @@
 #include <mutex>
 #include <string>
 
+#include "leader/lock_listing.hpp"
 #include "leader/store.hpp"
 #include "leader/uri.hpp"
 
@@ -29,7 +30,7 @@ struct Options {
 class Session;
 
 /// LeaseStore over one SQLite connection used by one call at a time.
-class SqliteStore final : public LeaseStore {
+class SqliteStore final : public LeaseStore, public LockLister {
  public:
   /// Opens the database and prepares the schema; throws BackendError failed_precondition when
   /// the file cannot be opened or created, or the schema is missing with create_schema=false.
@@ -41,6 +42,8 @@ class SqliteStore final : public LeaseStore {
   Renewal renew(const Lease& lease, Duration ttl, Deadline deadline) override;
   LeaseStatus release(const Lease& lease, Duration keep_for, Deadline deadline) override;
   [[nodiscard]] LockState inspect(std::string_view lock, Deadline deadline) override;
+  [[nodiscard]] std::vector<LockState> list_locks(std::string_view prefix,
+                                                  Deadline deadline) override;
   void put_candidate(std::string_view group, const Candidate& candidate, Duration ttl,
                      Deadline deadline) override;
   [[nodiscard]] std::vector<Candidate> list_candidates(std::string_view group,

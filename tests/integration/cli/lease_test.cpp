@@ -59,7 +59,7 @@ TEST_F(Lease, CrashedHolderTakesItsCommandGroupAlongAndIsReplacedAfterTheTtl) {
   EXPECT_EQ(holder.wait(), 128 + SIGKILL);
   EXPECT_TRUE(eventually([&] { return !process_running(child) && !process_running(grandchild); }))
       << "the command group outlived a SIGKILLed leader";
-  Finished early = run("crash", {}, {"touch", path("early")});
+  Finished early = run("crash", {"-v"}, {"touch", path("early")});
   EXPECT_EQ(early.code, 0);
   EXPECT_THAT(early.err, HasSubstr("is held by")) << "the dead holder's lease is still valid";
   Finished later = run("crash", {"--wait", "30s"}, sh("echo $LEADER_FENCING_TOKEN"));

@@ -33,7 +33,7 @@ class Run : public CliTest {
 TEST_F(Run, ConcurrentReplicasRunTheCommandExactlyOnce) {
   std::vector<Process> replicas;
   for (int i = 0; i < 6; ++i)
-    replicas.push_back(start_run("once", {"--node-id", "replica-" + std::to_string(i)},
+    replicas.push_back(start_run("once", {"-v", "--node-id", "replica-" + std::to_string(i)},
                                  sh(held_until_released("$LEADER_NODE_ID"))));
   release_when_skipped_exited(replicas, 5);
   int skipped = 0;
@@ -59,7 +59,7 @@ TEST_F(Run, WaitWaitsForTheHolderAndThenRuns) {
 TEST_F(Run, SkippedReplicaExitsWithTheSkipExitCodeAndQuietSilencesIt) {
   Process holder = start_run("busy", {"--node-id", "holder-node"}, {"sleep", "3"});
   wait_until_held("busy");
-  Finished skipped = run("busy", {}, {"touch", path("ran")});
+  Finished skipped = run("busy", {"-v"}, {"touch", path("ran")});
   EXPECT_EQ(skipped.code, 0);
   EXPECT_THAT(skipped.err, HasSubstr("'busy' is held by holder-node"));
   Finished coded = run("busy", {"--skip-exit-code", "7"}, {"touch", path("ran")});
@@ -113,7 +113,7 @@ TEST_F(Run, SlotsRunAtMostNAtOnceEachInItsOwnSlot) {
 TEST_F(Run, MinHoldKeepsTheLockAfterAFastCommand) {
   ASSERT_EQ(run("held-on", {"--min-hold", "5s", "--ttl", "20s"}, {"true"}).code, 0);
   EXPECT_EQ(status("held-on").code, 0);
-  Finished next = run("held-on", {}, {"touch", path("ran")});
+  Finished next = run("held-on", {"-v"}, {"touch", path("ran")});
   EXPECT_EQ(next.code, 0);
   EXPECT_THAT(next.err, HasSubstr("is held by"));
   EXPECT_EQ(read_file(path("ran")), "");
@@ -150,12 +150,14 @@ TEST_F(Run, ShortTtlWithoutGraceShortensTheDefaultGrace) {
   EXPECT_EQ(run("short", {"--ttl", "6s", "--grace", "5s"}, {"true"}).code, 64);
 }
 
-TEST_F(Run, UnusableStoreExits69WithAOneLineReason) {
-  for (const std::string store : {"sqlite:///nonexistent-dir/sub/leader.db", "nosuchstore://x"}) {
+TEST_F(Run, UnusableStoreExitsByCauseWithAOneLineReason) {
+  for (const auto& [store, code] : std::vector<std::pair<std::string, int>>{
+           {"sqlite:///nonexistent-dir/sub/leader.db", 78},  // misconfigured: no such directory
+           {"nosuchstore://x", 78}}) {
     Finished f = leader({"run", "--store", store, "--lock", "x", "--", "touch", path("ran")});
-    EXPECT_EQ(f.code, 69) << f.err;
+    EXPECT_EQ(f.code, code) << store << "\n" << f.err;
     EXPECT_EQ(std::count(f.err.begin(), f.err.end(), '\n'), 1) << f.err;
-    EXPECT_EQ(leader({"status", "--store", store, "--lock", "x"}).code, 69);
+    EXPECT_EQ(leader({"status", "--store", store, "--lock", "x"}).code, code) << store;
   }
   EXPECT_EQ(read_file(path("ran")), "");
 }

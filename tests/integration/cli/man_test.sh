@@ -1,0 +1,17 @@
+#!/usr/bin/env bash
+# The man page: help2man generates it from the binary (tools/leader/man/make-man.sh), with the
+# title, a section per subcommand and the environment.
+#   man_test.sh MAKE_MAN_SCRIPT LEADER_BINARY
+set -euo pipefail
+out=$(mktemp)
+trap 'rm -f "$out"' EXIT
+"$1" "$2" "$out"
+fail() { echo "FAIL: $*" >&2; exit 1; }
+grep -q '^\.TH LEADER "1"' "$out" || fail "no .TH LEADER 1 header"
+for section in run status list release; do
+  grep -q "^\.SS \"leader $section\"" "$out" || fail "no section for leader $section"
+done
+grep -q 'yes\\-i\\-know\|yes-i-know' "$out" || fail "leader release's --yes-i-know is missing"
+grep -q 'LEADER_STORE' "$out" || fail "no ENVIRONMENT section"
+if command -v man > /dev/null; then man -l "$out" > /dev/null 2>&1 || fail "man cannot render it"; fi
+echo "man page: ok ($(wc -l < "$out") lines)"

@@ -1,0 +1,52 @@
+# bash completion for leader(1): subcommands, their options, and the values some options take.
+# Installed as share/bash-completion/completions/leader; or: source tools/leader/completion/leader.bash
+# Keep the option lists in step with `leader <command> --help` (tests/integration/cli checks it).
+
+_leader_options() {
+  case "$1" in
+    run) echo "--store --lock --ttl --wait --min-hold --slots --grace --skip-exit-code --node-id
+               --json --json-file --verbose --quiet --log-format --help" ;;
+    status) echo "--store --lock --slots --json --verbose --log-format --help" ;;
+    list) echo "--store --prefix --tenant --json --verbose --log-format --help" ;;
+    release) echo "--store --lock --force --yes-i-know --slot --slots --node-id --verbose
+                   --log-format --help" ;;
+    cron) echo "--store --schedule --lock --time-zone --crontab --ttl --grace --max-clock-skew
+                --misfire --node-id --verbose --quiet --log-format --help" ;;
+  esac
+}
+
+_leader() {
+  local cur prev sub i
+  COMPREPLY=()
+  cur=${COMP_WORDS[COMP_CWORD]}
+  prev=${COMP_WORDS[COMP_CWORD - 1]}
+  sub=""
+  for ((i = 1; i < COMP_CWORD; i++)); do
+    case "${COMP_WORDS[i]}" in
+      --) return 0 ;;  # COMMAND and its own arguments: leave them to the default completion
+      -*) ;;
+      *) if [ -z "$sub" ]; then sub=${COMP_WORDS[i]}; fi ;;
+    esac
+  done
+  if [ -z "$sub" ]; then
+    COMPREPLY=($(compgen -W "run status list release cron --help --version" -- "$cur"))
+    return 0
+  fi
+  case "$prev" in
+    --log-format) COMPREPLY=($(compgen -W "text json" -- "$cur")); return 0 ;;
+    --misfire) COMPREPLY=($(compgen -W "skip run-once" -- "$cur")); return 0 ;;
+    --store) COMPREPLY=($(compgen -W "sqlite:// redis:// rediss:// postgresql:// mysql:// etcd://
+                                      zk:// dynamodb:// consul:// k8s:// mongodb://" -- "$cur"))
+             compopt -o nospace 2> /dev/null
+             return 0 ;;
+    --crontab | --json-file) COMPREPLY=($(compgen -f -- "$cur")); return 0 ;;
+    --ttl | --wait | --min-hold | --grace | --max-clock-skew)
+      COMPREPLY=($(compgen -W "500ms 5s 30s 1m 1m30s 5m 1h 1d" -- "$cur")); return 0 ;;
+    --lock | --node-id | --prefix | --tenant | --schedule | --time-zone | --slots | --slot | \
+      --skip-exit-code) return 0 ;;
+  esac
+  COMPREPLY=($(compgen -W "$(_leader_options "$sub")" -- "$cur"))
+  return 0
+}
+
+complete -F _leader -o default leader
