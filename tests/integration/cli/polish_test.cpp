@@ -135,7 +135,7 @@ TEST_F(Polish, ForcedReleaseNeedsConfirmationStopsTheHolderAndKeepsTokensIncreas
   EXPECT_THAT(unconfirmed.err, HasSubstr("--yes-i-know"));
   EXPECT_EQ(status("wedged").code, 0) << "nothing released without confirmation";
   Finished forced =
-      leader({"release", "--store", store_, "--lock", "wedged", "--force", "--yes-i-know", "-q"});
+      leader({"release", "--store", store_, "--lock", "wedged", "--force", "--yes-i-know"});
   EXPECT_EQ(forced.code, 0) << forced.err;
   EXPECT_THAT(forced.err, HasSubstr("force-released 'wedged' held by stuck"));
   EXPECT_THAT(forced.err, HasSubstr(" warning leader: "));

@@ -10,6 +10,9 @@ namespace {
 // piece of it may appear in what leader prints.
 const std::vector<std::string> kPieces = {"S3c", "r3t"};
 
+// expect_hidden's expected code for "69 or 78".
+constexpr int kStoreFailure = -1;
+
 class Secrets : public CliTest {
  protected:
   // Runs `leader <args...>` (with `env`) and checks that the marker appears nowhere.
@@ -18,7 +21,10 @@ class Secrets : public CliTest {
     Finished f = leader(args, env);
     std::string shown;
     for (const auto& a : args) shown += a + " ";
-    EXPECT_EQ(f.code, expected_code) << shown << "\n" << f.err;
+    if (expected_code == kStoreFailure)
+      EXPECT_TRUE(f.code == 69 || f.code == 78) << f.code << " " << shown << "\n" << f.err;
+    else
+      EXPECT_EQ(f.code, expected_code) << shown << "\n" << f.err;
     for (const auto& piece : kPieces) {
       EXPECT_EQ(f.out.find(piece), std::string::npos) << shown << "\nstdout: " << f.out;
       EXPECT_EQ(f.err.find(piece), std::string::npos) << shown << "\nstderr: " << f.err;
@@ -47,9 +53,9 @@ const std::vector<std::string> kMalformed = {
     "re dis://u:S3cr3tA@h",
 };
 
-// The exit code of an unreachable store: 69, or 78 for the misconfigured SQLite one (no such
-// directory, and a parameter it does not know).
-int unreachable_code(const std::string& uri) { return uri.rfind("sqlite:", 0) == 0 ? 78 : 69; }
+// These URIs fail as unreachable (69) or as misconfigured (78: a parameter the store does not
+// know, a store not built in, no such SQLite directory); what matters here is what is printed.
+int unreachable_code(const std::string& /*uri*/) { return kStoreFailure; }
 
 TEST_F(Secrets, StatusNeverPrintsThemEvenVerbose) {
   for (const auto& uri : kUnreachable)
@@ -72,7 +78,7 @@ TEST_F(Secrets, UsageErrorsThatEchoAStrayUriRedactIt) {
 
 TEST_F(Secrets, StoreFromTheEnvironmentIsRedactedToo) {
   for (const auto& uri : {kUnreachable[0], kUnreachable[2]})
-    expect_hidden({"status", "--lock", "x", "-v"}, {"LEADER_STORE=" + uri});
+    expect_hidden({"status", "--lock", "x", "-v"}, {"LEADER_STORE=" + uri}, kStoreFailure);
   expect_hidden({"status", "--lock", "x", "-v"}, {"LEADER_STORE=" + kMalformed[2]}, 78);
 }
 
