@@ -63,7 +63,7 @@ void BM_AsioCallback(benchmark::State& state) {
   for (auto _ : state) {
     async.async_run_if_leader(
         "bench", [] { return 1; },
-        [](std::exception_ptr, std::optional<int> v) { benchmark::DoNotOptimize(v); });
+        [](const std::exception_ptr&, std::optional<int> v) { benchmark::DoNotOptimize(v); });
     io.run();
     io.restart();
   }

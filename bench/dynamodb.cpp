@@ -20,8 +20,8 @@
 #include <vector>
 
 #include "dynamodb/dynamodb_store.hpp"
-#include "latency.hpp"
 #include "leader/leader.hpp"
+#include "support.hpp"
 
 namespace {
 
@@ -30,8 +30,8 @@ using namespace std::chrono_literals;
 namespace ddb = leader::dynamodb;
 
 std::string uri() {
-  const char* e = std::getenv("LEADER_BENCH_DYNAMODB_ADDR");
-  return "dynamodb://bench:bench@" + std::string(e != nullptr ? e : "127.0.0.1:18000") +
+  return "dynamodb://bench:bench@" +
+         leader::bench::env_or("LEADER_BENCH_DYNAMODB_ADDR", "127.0.0.1:18000") +
          "?tls=false&table=leader_bench";
 }
 
@@ -42,32 +42,7 @@ ddb::DynamoStore open_raw() {
 using leader::bench::micros_since;
 using leader::bench::report;
 
-void BM_RunIfLeaderUncontended(benchmark::State& state) {
-  leader::bench::run_if_leader_loop(state, uri(), 10s);
-}
-BENCHMARK(BM_RunIfLeaderUncontended)->UseRealTime();
-
-void BM_StoreAcquireRelease(benchmark::State& state) {
-  leader::bench::store_acquire_release_loop(state, uri(), 10s);
-}
-BENCHMARK(BM_StoreAcquireRelease)->UseRealTime();
-
-void BM_StoreContendedSkip(benchmark::State& state) {
-  auto s = leader::open(uri());
-  auto held = s->try_acquire({"bench-contended", leader::new_owner_token(), "holder", 600s, 0},
-                             leader::Deadline::after(5s));
-  std::vector<double> us;
-  for (auto _ : state) {
-    auto t0 = Clock::now();
-    if (s->try_acquire({"bench-contended", leader::new_owner_token(), "bench", 10s, 0},
-                       leader::Deadline::after(5s)))
-      state.SkipWithError("not contended");
-    us.push_back(micros_since(t0));
-  }
-  if (held) (void)s->release(*held.lease, 0ms, leader::Deadline::after(5s));
-  report(state, us);
-}
-BENCHMARK(BM_StoreContendedSkip)->UseRealTime();
+[[maybe_unused]] const bool kStoreLoops = leader::bench::register_store_loops(uri, 10s, 600s);
 
 // The raw operation: one conditional UpdateItem, each iteration conditioned on the last value.
 void BM_RawConditionalUpdateItem(benchmark::State& state) {

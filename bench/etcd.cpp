@@ -26,8 +26,8 @@
 
 #include "etcd/etcd_store.hpp"
 #include "etcd/ops.hpp"
-#include "latency.hpp"
 #include "leader/leader.hpp"
+#include "support.hpp"
 
 extern char** environ;
 
@@ -39,61 +39,32 @@ using namespace std::chrono_literals;
 const std::string kPrefix = "/leader-bench";
 
 std::string endpoint() {
-  const char* e = std::getenv("LEADER_BENCH_ETCD_ENDPOINT");
-  return e != nullptr ? e : "127.0.0.1:12379";
+  return leader::bench::env_or("LEADER_BENCH_ETCD_ENDPOINT", "127.0.0.1:12379");
 }
 std::string uri() { return "etcd://" + endpoint() + "?prefix=" + kPrefix; }
 
 using leader::bench::micros_since;
 using leader::bench::report;
+using leader::bench::soon;
 
-void BM_RunIfLeaderUncontended(benchmark::State& state) {
-  leader::bench::run_if_leader_loop(state, uri(), 10s);
-}
-BENCHMARK(BM_RunIfLeaderUncontended)->UseRealTime();
-
-void BM_StoreAcquireRelease(benchmark::State& state) {
-  leader::bench::store_acquire_release_loop(state, uri(), 10s);
-}
-BENCHMARK(BM_StoreAcquireRelease)->UseRealTime();
-
-void BM_StoreContendedSkip(benchmark::State& state) {
-  auto s = leader::open(uri());
-  auto held = s->try_acquire({"bench-contended", leader::new_owner_token(), "holder", 60s, 0},
-                             leader::Deadline::after(5s));
-  std::vector<double> us;
-  for (auto _ : state) {
-    auto t0 = Clock::now();
-    if (s->try_acquire({"bench-contended", leader::new_owner_token(), "bench", 10s, 0},
-                       leader::Deadline::after(5s)))
-      state.SkipWithError("not contended");
-    us.push_back(micros_since(t0));
-  }
-  if (held) (void)s->release(*held.lease, 0ms, leader::Deadline::after(5s));
-  report(state, us);
-}
-BENCHMARK(BM_StoreContendedSkip)->UseRealTime();
+[[maybe_unused]] const bool kStoreLoops = leader::bench::register_store_loops(uri, 10s);
 
 // The raw operation: one compare-and-set Txn (If mod_revision == last Then Put) on one key.
 void BM_RawTxn(benchmark::State& state) {
   leader::etcd::EtcdStore s(leader::etcd::Config::from_uri(leader::Uri::parse(uri())));
   namespace ops = leader::etcd::ops;
   const std::string key = kPrefix + "-raw/txn";
-  auto r = s.gateway().call("/v3/kv/put", ops::put(key, "0", 0), leader::Deadline::after(5s));
+  auto r = s.gateway().call("/v3/kv/put", ops::put(key, "0", 0), soon());
   std::int64_t rev = leader::etcd::int_field(r["header"], "revision");
-  std::vector<double> us;
-  for (auto _ : state) {
-    auto t0 = Clock::now();
+  leader::bench::timed_loop(state, "compare-and-set Txn", [&] {
     auto reply = s.gateway().call(
         "/v3/kv/txn",
         ops::txn(nlohmann::json::array({ops::mod_revision_is(key, rev)}),
                  nlohmann::json::array({{{"request_put", ops::put(key, "x", 0)}}})),
-        leader::Deadline::after(5s));
-    if (!reply.value("succeeded", false)) state.SkipWithError("compare failed");
+        soon());
     rev = leader::etcd::int_field(reply["header"], "revision");
-    us.push_back(micros_since(t0));
-  }
-  report(state, us);
+    return reply.value("succeeded", false);
+  });
 }
 BENCHMARK(BM_RawTxn)->UseRealTime();
 
@@ -109,8 +80,7 @@ void BM_RawLeaseCycle(benchmark::State& state) {
   for (auto _ : state) {
     auto t0 = Clock::now();
     ++id;
-    (void)s.gateway().call("/v3/lease/grant", {{"TTL", "10"}, {"ID", std::to_string(id)}},
-                           leader::Deadline::after(5s));
+    (void)s.gateway().call("/v3/lease/grant", {{"TTL", "10"}, {"ID", std::to_string(id)}}, soon());
     grant_us.push_back(micros_since(t0));
     auto t1 = Clock::now();
     auto reply = s.gateway().call(
@@ -119,12 +89,11 @@ void BM_RawLeaseCycle(benchmark::State& state) {
             Json::array({ops::create_revision_is(prefix, 0, leader::etcd::prefix_end(prefix))}),
             Json::array(
                 {{{"request_put", ops::put(prefix + leader::etcd::lease_hex(id), "x", id)}}})),
-        leader::Deadline::after(5s));
+        soon());
     if (!reply.value("succeeded", false)) state.SkipWithError("contended");
     txn_us.push_back(micros_since(t1));
     auto t2 = Clock::now();
-    (void)s.gateway().call("/v3/lease/revoke", {{"ID", std::to_string(id)}},
-                           leader::Deadline::after(5s));
+    (void)s.gateway().call("/v3/lease/revoke", {{"ID", std::to_string(id)}}, soon());
     revoke_us.push_back(micros_since(t2));
     us.push_back(micros_since(t0));
   }
@@ -140,6 +109,7 @@ BENCHMARK(BM_RawLeaseCycle)->UseRealTime();
 
 int spawn_wait(const std::vector<std::string>& argv) {
   std::vector<char*> args;
+  args.reserve(argv.size() + 1);
   for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
   args.push_back(nullptr);
   posix_spawn_file_actions_t quiet;  // etcdctl put prints "OK"
@@ -155,16 +125,7 @@ int spawn_wait(const std::vector<std::string>& argv) {
 }
 
 void run_process(benchmark::State& state, const std::vector<std::string>& argv) {
-  std::vector<double> us;
-  for (auto _ : state) {
-    auto t0 = Clock::now();
-    if (spawn_wait(argv) != 0) {
-      state.SkipWithError(("failed: " + argv[0]).c_str());
-      break;
-    }
-    us.push_back(micros_since(t0));
-  }
-  report(state, us);
+  leader::bench::timed_loop(state, argv[0].c_str(), [&] { return spawn_wait(argv) == 0; });
 }
 
 void BM_EtcdctlLock(benchmark::State& state) {

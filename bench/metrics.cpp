@@ -24,7 +24,8 @@ void BM_RunIfLeader(benchmark::State& state) {
   leader::LeaderElector e(store, {.wait_time = 0s, .lease_time = 30s});
   leader::Subscription sub;
   if (attach) sub = metrics.attach(e.events());
-  for (auto _ : state) benchmark::DoNotOptimize(e.run_if_leader("bench", [] { return 1; }));
+  for (auto _ : state)  // NOLINT(clang-analyzer-deadcode.DeadStores): the loop variable is unused
+    benchmark::DoNotOptimize(e.run_if_leader("bench", [] { return 1; }));
   state.counters["dropped"] = static_cast<double>(sub.dropped());
 }
 BENCHMARK(BM_RunIfLeader)->Arg(0)->Arg(1)->Arg(2)->Arg(3)->ArgName("metrics")->UseRealTime();
@@ -39,7 +40,8 @@ void BM_Serialize(benchmark::State& state) {
   }
   (void)sub.wait_idle(5s);
   std::size_t bytes = 0;
-  for (auto _ : state) bytes = metrics.serialize().size();
+  for (auto _ : state)  // NOLINT(clang-analyzer-deadcode.DeadStores): the loop variable is unused
+    bytes = metrics.serialize().size();
   state.counters["bytes"] = static_cast<double>(bytes);
 }
 BENCHMARK(BM_Serialize)->Arg(1)->Arg(100)->ArgName("locks");

@@ -21,34 +21,19 @@
 #include <vector>
 
 #include "../src/stores/mysql/my_statements.hpp"
-#include "latency.hpp"
 #include "leader/leader.hpp"
+#include "support.hpp"
 
 namespace {
 
-using Clock = leader::bench::Clock;
 using namespace std::chrono_literals;
 
 std::string store_uri() {
-  const char* v = std::getenv("LEADER_BENCH_MYSQL_URI");
-  return v && *v ? v : "mysql://root@127.0.0.1:13306/leader_test?table_prefix=bench_";
+  return leader::bench::env_or("LEADER_BENCH_MYSQL_URI",
+                               "mysql://root@127.0.0.1:13306/leader_test?table_prefix=bench_");
 }
 
-using leader::bench::micros_since;
-using leader::bench::report;
-
-void BM_RunIfLeader(benchmark::State& state) {
-  leader::bench::run_if_leader_loop(state, store_uri());
-}
-BENCHMARK(BM_RunIfLeader)->Unit(benchmark::kMicrosecond)->UseRealTime();
-
-void BM_StoreAcquireRelease(benchmark::State& state) {
-  leader::bench::store_acquire_release_loop(state, store_uri());
-}
-BENCHMARK(BM_StoreAcquireRelease)->Unit(benchmark::kMicrosecond)->UseRealTime();
-
-void BM_StoreRenew(benchmark::State& state) { leader::bench::store_renew_loop(state, store_uri()); }
-BENCHMARK(BM_StoreRenew)->Unit(benchmark::kMicrosecond)->UseRealTime();
+[[maybe_unused]] const bool kStoreLoops = leader::bench::register_store_loops(store_uri, 30s);
 
 // The store's statements, prepared once on one raw blocking connection; parameters as text.
 class RawConnection {
@@ -109,16 +94,11 @@ class RawConnection {
 void BM_RawAcquireRelease(benchmark::State& state) {
   RawConnection raw;
   const std::string lock = "bench-raw-" + std::to_string(::getpid());
-  std::vector<double> us;
-  for (auto _ : state) {
+  leader::bench::timed_loop(state, "raw acquire/release", [&] {
     const std::string owner = leader::new_owner_token();
-    auto t0 = Clock::now();
     raw.exec(leader::detail::my::kAcquire, {lock, owner, "bench", "30000", "0"});
-    if (raw.exec(leader::detail::my::kRelease, {lock, "0", owner}) != 1)
-      throw std::runtime_error("raw acquire/release failed");
-    us.push_back(micros_since(t0));
-  }
-  report(state, us);
+    return raw.exec(leader::detail::my::kRelease, {lock, "0", owner}) == 1;
+  });
 }
 BENCHMARK(BM_RawAcquireRelease)->Unit(benchmark::kMicrosecond)->UseRealTime();
 
@@ -127,15 +107,10 @@ void BM_RawRenew(benchmark::State& state) {
   const std::string lock = "bench-rawrenew-" + std::to_string(::getpid());
   const std::string owner = leader::new_owner_token();
   raw.exec(leader::detail::my::kAcquire, {lock, owner, "bench", "30000", "0"});
-  std::vector<double> us;
-  for (auto _ : state) {
-    auto t0 = Clock::now();
-    if (raw.exec(leader::detail::my::kRenew, {"30000000", lock, "0", owner}) != 1)
-      throw std::runtime_error("raw renew lost");
-    us.push_back(micros_since(t0));
-  }
+  leader::bench::timed_loop(state, "raw renew", [&] {
+    return raw.exec(leader::detail::my::kRenew, {"30000000", lock, "0", owner}) == 1;
+  });
   raw.exec(leader::detail::my::kRelease, {lock, "0", owner});
-  report(state, us);
 }
 BENCHMARK(BM_RawRenew)->Unit(benchmark::kMicrosecond)->UseRealTime();
 

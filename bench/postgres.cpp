@@ -17,35 +17,20 @@
 #include <vector>
 
 #include "../src/stores/postgres/pg_statements.hpp"
-#include "latency.hpp"
 #include "leader/leader.hpp"
+#include "support.hpp"
 
 namespace {
 
-using Clock = leader::bench::Clock;
 using namespace std::chrono_literals;
 
 std::string base_uri() {
-  const char* v = std::getenv("LEADER_BENCH_POSTGRES_URI");
-  return v && *v ? v : "postgresql://postgres@127.0.0.1:15432/leader_test";
+  return leader::bench::env_or("LEADER_BENCH_POSTGRES_URI",
+                               "postgresql://postgres@127.0.0.1:15432/leader_test");
 }
 std::string store_uri() { return base_uri() + "?table_prefix=bench_"; }
 
-using leader::bench::micros_since;
-using leader::bench::report;
-
-void BM_RunIfLeader(benchmark::State& state) {
-  leader::bench::run_if_leader_loop(state, store_uri());
-}
-BENCHMARK(BM_RunIfLeader)->Unit(benchmark::kMicrosecond)->UseRealTime();
-
-void BM_StoreAcquireRelease(benchmark::State& state) {
-  leader::bench::store_acquire_release_loop(state, store_uri());
-}
-BENCHMARK(BM_StoreAcquireRelease)->Unit(benchmark::kMicrosecond)->UseRealTime();
-
-void BM_StoreRenew(benchmark::State& state) { leader::bench::store_renew_loop(state, store_uri()); }
-BENCHMARK(BM_StoreRenew)->Unit(benchmark::kMicrosecond)->UseRealTime();
+[[maybe_unused]] const bool kStoreLoops = leader::bench::register_store_loops(store_uri, 30s);
 
 // The store's statements, prepared once on one raw blocking libpq connection.
 class RawConnection {
@@ -93,15 +78,12 @@ std::string raw_acquire(RawConnection& raw, const std::string& lock, const std::
 void BM_RawAcquireRelease(benchmark::State& state) {
   RawConnection raw;
   const std::string lock = "bench-raw-" + std::to_string(::getpid());
-  std::vector<double> us;
-  for (auto _ : state) {
+  leader::bench::timed_loop(state, "raw acquire", [&] {
     const std::string owner = leader::new_owner_token();
-    auto t0 = Clock::now();
-    if (raw_acquire(raw, lock, owner) != "granted") throw std::runtime_error("raw acquire failed");
+    if (raw_acquire(raw, lock, owner) != "granted") return false;
     raw.exec(leader::detail::pg::kRelease, {lock.c_str(), "0", owner.c_str()});
-    us.push_back(micros_since(t0));
-  }
-  report(state, us);
+    return true;
+  });
 }
 BENCHMARK(BM_RawAcquireRelease)->Unit(benchmark::kMicrosecond)->UseRealTime();
 
@@ -110,15 +92,10 @@ void BM_RawRenew(benchmark::State& state) {
   const std::string lock = "bench-rawrenew-" + std::to_string(::getpid());
   const std::string owner = leader::new_owner_token();
   (void)raw_acquire(raw, lock, owner);
-  std::vector<double> us;
-  for (auto _ : state) {
-    auto t0 = Clock::now();
-    if (raw.exec(leader::detail::pg::kRenew, {lock.c_str(), "0", owner.c_str(), "30000"}) != "1")
-      throw std::runtime_error("raw renew lost");
-    us.push_back(micros_since(t0));
-  }
+  leader::bench::timed_loop(state, "raw renew", [&] {
+    return raw.exec(leader::detail::pg::kRenew, {lock.c_str(), "0", owner.c_str(), "30000"}) == "1";
+  });
   raw.exec(leader::detail::pg::kRelease, {lock.c_str(), "0", owner.c_str()});
-  report(state, us);
 }
 BENCHMARK(BM_RawRenew)->Unit(benchmark::kMicrosecond)->UseRealTime();
 

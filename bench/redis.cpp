@@ -28,8 +28,8 @@
 #include <vector>
 
 #include "../src/stores/redis/scripts.hpp"
-#include "latency.hpp"
 #include "leader/leader.hpp"
+#include "support.hpp"
 
 namespace {
 
@@ -74,9 +74,6 @@ struct Raw {
   }
 };
 
-using leader::bench::micros_since;
-using leader::bench::report;
-
 // Script calls (round trips) per operation.
 void round_trips(benchmark::State& state, Raw& probe, long long before) {
   long long after = probe.commands();
@@ -91,14 +88,9 @@ void BM_ElectorRunIfLeader(benchmark::State& state) {
   (void)elector.run_if_leader(lock, [] {});  // warm: connection, scripts
   Raw probe;
   long long before = probe.commands();
-  std::vector<double> us;
-  for (auto _ : state) {
-    auto t0 = Clock::now();
-    if (!elector.run_if_leader(lock, [] {})) throw std::runtime_error("uncontended run skipped");
-    us.push_back(micros_since(t0));
-  }
+  leader::bench::timed_loop(state, "uncontended run_if_leader",
+                            [&] { return static_cast<bool>(elector.run_if_leader(lock, [] {})); });
   round_trips(state, probe, before);
-  report(state, us);
 }
 
 void BM_StoreAcquireRelease(benchmark::State& state) {
@@ -108,16 +100,13 @@ void BM_StoreAcquireRelease(benchmark::State& state) {
   auto deadline = [] { return leader::Deadline::after(5s); };
   Raw probe;
   long long before = probe.commands();
-  std::vector<double> us;
-  for (auto _ : state) {
-    auto t0 = Clock::now();
+  leader::bench::timed_loop(state, "uncontended acquire", [&] {
     auto got = store->try_acquire(req, deadline());
-    if (!got) throw std::runtime_error("uncontended acquire failed");
+    if (!got) return false;
     (void)store->release(*got.lease, 0ms, deadline());
-    us.push_back(micros_since(t0));
-  }
+    return true;
+  });
   round_trips(state, probe, before);
-  report(state, us);
 }
 
 // The same EVALSHA acquire and release the store sends, over one hiredis connection.
@@ -142,17 +131,14 @@ void BM_BaselineHiredisSameCommands(benchmark::State& state) {
                                             "0"};
   Raw probe;
   long long before = probe.commands();
-  std::vector<double> us;
-  for (auto _ : state) {
-    auto t0 = Clock::now();
+  leader::bench::timed_loop(state, "baseline acquire", [&] {
     redisReply* a = raw.argv(acquire);
-    if (a->type != REDIS_REPLY_ARRAY) throw std::runtime_error("baseline acquire failed");
+    const bool granted = a->type == REDIS_REPLY_ARRAY;
     freeReplyObject(a);
     freeReplyObject(raw.argv(release));
-    us.push_back(micros_since(t0));
-  }
+    return granted;
+  });
   round_trips(state, probe, before);
-  report(state, us);
 }
 
 // 64 threads run_if_leader on one lock for 3 s, each waiting up to 2 s for its turn.
@@ -168,6 +154,7 @@ void BM_Contended64Threads(benchmark::State& state) {
     long long before = probe.commands();
     auto t0 = Clock::now();
     std::vector<std::thread> pool;
+    pool.reserve(static_cast<std::size_t>(threads));
     for (int t = 0; t < threads; ++t)
       pool.emplace_back([&] {
         while (!stop) (elector.run_if_leader(lock, [] {}) ? elected : skipped).fetch_add(1);
@@ -195,7 +182,9 @@ long resident_bytes() {
 double cpu_seconds() {
   rusage u{};
   getrusage(RUSAGE_SELF, &u);
-  auto sec = [](timeval t) { return static_cast<double>(t.tv_sec) + t.tv_usec / 1e6; };
+  auto sec = [](timeval t) {
+    return static_cast<double>(t.tv_sec) + static_cast<double>(t.tv_usec) / 1e6;
+  };
   return sec(u.ru_utime) + sec(u.ru_stime);
 }
 

@@ -16,12 +16,10 @@
 #include <vector>
 
 #include "../src/stores/sqlite/schema.hpp"
-#include "latency.hpp"
 #include "leader/leader.hpp"
+#include "support.hpp"
 
 namespace {
-
-using Clock = leader::bench::Clock;
 
 std::string bench_db(const std::string& dir, const std::string& tag) {
   std::string path = dir + "/leader-bench-" + tag + "-" + std::to_string(getpid()) + ".db";
@@ -33,26 +31,9 @@ void remove_db(const std::string& path) {
   for (const char* suffix : {"", "-wal", "-shm"}) std::remove((path + suffix).c_str());
 }
 
-// Sets p50/p99 (microseconds) from per-iteration latencies.
-using leader::bench::micros_since;
-using leader::bench::report;
-
 void BM_StoreAcquireRelease(benchmark::State& state, const char* dir) {
   const std::string path = bench_db(dir, "store");
-  auto store = leader::open("sqlite://" + path);
-  leader::LeaseRequest request{"bench", leader::new_owner_token(), "bench-node",
-                               std::chrono::seconds(30), 0};
-  std::vector<double> us;
-  for (auto _ : state) {
-    auto t0 = Clock::now();
-    auto got = store->try_acquire(request, leader::Deadline::after(std::chrono::seconds(5)));
-    if (!got) throw std::runtime_error("uncontended acquire failed");
-    (void)store->release(*got.lease, leader::Duration{0},
-                         leader::Deadline::after(std::chrono::seconds(5)));
-    us.push_back(micros_since(t0));
-  }
-  report(state, us);
-  store.reset();
+  leader::bench::store_acquire_release_loop(state, "sqlite://" + path);
   remove_db(path);
 }
 // disk: /tmp on the machine's disk (every commit fsyncs); shm: tmpfs, where fsync is free and
@@ -131,13 +112,10 @@ void BM_RawSqliteAcquireRelease(benchmark::State& state, const char* dir) {
   {
     RawStatements raw(path);
     const std::string owner = leader::new_owner_token();
-    std::vector<double> us;
-    for (auto _ : state) {
-      auto t0 = Clock::now();
+    leader::bench::timed_loop(state, "raw acquire/release", [&] {
       raw.acquire_release(owner);
-      us.push_back(micros_since(t0));
-    }
-    report(state, us);
+      return true;
+    });
   }
   remove_db(path);
 }

@@ -24,32 +24,19 @@
 #include <thread>
 #include <vector>
 
-#include "latency.hpp"
 #include "leader/leader.hpp"
+#include "support.hpp"
 
 namespace {
 
-using Clock = leader::bench::Clock;
 using namespace std::chrono_literals;
 
 std::string hosts() {
-  const char* h = std::getenv("LEADER_BENCH_ZOOKEEPER_HOSTS");
-  return h != nullptr ? h : "127.0.0.1:12181";
+  return leader::bench::env_or("LEADER_BENCH_ZOOKEEPER_HOSTS", "127.0.0.1:12181");
 }
 std::string uri() { return "zk://" + hosts() + "?session_timeout=10s&root=/leader-bench"; }
 
-using leader::bench::micros_since;
-using leader::bench::report;
-
-void BM_RunIfLeaderUncontended(benchmark::State& state) {
-  leader::bench::run_if_leader_loop(state, uri(), 10s);
-}
-BENCHMARK(BM_RunIfLeaderUncontended)->UseRealTime();
-
-void BM_StoreAcquireRelease(benchmark::State& state) {
-  leader::bench::store_acquire_release_loop(state, uri(), 10s);
-}
-BENCHMARK(BM_StoreAcquireRelease)->UseRealTime();
+[[maybe_unused]] const bool kStoreLoops = leader::bench::register_store_loops(uri, 10s);
 
 // The raw operation: one ephemeral sequential create + delete on a plain handle.
 void BM_RawCreateDelete(benchmark::State& state) {
@@ -59,18 +46,14 @@ void BM_RawCreateDelete(benchmark::State& state) {
     std::this_thread::sleep_for(10ms);
   zoo_create(zh, "/leader-bench", "", 0, &ZOO_OPEN_ACL_UNSAFE, ZOO_PERSISTENT, nullptr, 0);
   zoo_create(zh, "/leader-bench/raw", "", 0, &ZOO_OPEN_ACL_UNSAFE, ZOO_PERSISTENT, nullptr, 0);
-  std::vector<double> us;
   char path[256];
-  for (auto _ : state) {
-    auto t0 = Clock::now();
+  leader::bench::timed_loop(state, "ephemeral sequential create + delete", [&] {
     int rc = zoo_create(zh, "/leader-bench/raw/n-", "", 0, &ZOO_OPEN_ACL_UNSAFE,
                         ZOO_EPHEMERAL_SEQUENTIAL, path, sizeof path);
     if (rc == ZOK) rc = zoo_delete(zh, path, -1);
-    if (rc != ZOK) state.SkipWithError(zerror(rc));
-    us.push_back(micros_since(t0));
-  }
+    return rc == ZOK;
+  });
   zookeeper_close(zh);
-  report(state, us);
 }
 BENCHMARK(BM_RawCreateDelete)->UseRealTime();
 

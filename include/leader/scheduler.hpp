@@ -178,7 +178,7 @@ class Scheduler {
   using FiringTask = std::function<void(LeaderContext&, const FiringInfo&)>;
 
   /// A scheduler over `store` with a single-leader elector of scheduled_election_options().
-  explicit Scheduler(std::shared_ptr<LeaseStore> store, SchedulerOptions options = {});
+  explicit Scheduler(std::shared_ptr<LeaseStore> store, const SchedulerOptions& options = {});
   /// Single-leader firings. The elector must have auto_extend on (InvalidArgument otherwise).
   explicit Scheduler(LeaderElector elector, SchedulerOptions options = {});
   /// N replicas run each firing, one per slot (ctx.slot() partitions the work).

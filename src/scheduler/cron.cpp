@@ -245,15 +245,13 @@ std::optional<WallTime> CronSchedule::next_after(WallTime after) const {
     }
     // A matching local time: map it to an instant (DST rules in the file comment of cron.hpp).
     auto info = zone->get_info(local);
-    std::optional<date::sys_seconds> at;
-    if (info.result == date::local_info::unique) {
-      at = date::sys_seconds{local.time_since_epoch()} - info.first.offset;
-    } else if (info.result == date::local_info::nonexistent) {
-      at = info.second.begin;  // the first instant after the gap
-    } else {
-      at = date::sys_seconds{local.time_since_epoch()} - info.first.offset;  // first occurrence
-    }
-    if (*at > after_s) return WallTime{duration_cast<WallTime::duration>(at->time_since_epoch())};
+    // unique or ambiguous (then its first occurrence): the first offset; in a gap, the first
+    // instant after it.
+    const date::sys_seconds at =
+        info.result == date::local_info::nonexistent
+            ? info.second.begin
+            : date::sys_seconds{local.time_since_epoch()} - info.first.offset;
+    if (at > after_s) return WallTime{duration_cast<WallTime::duration>(at.time_since_epoch())};
     local += seconds(1);
   }
   return std::nullopt;

@@ -199,7 +199,7 @@ void SchedulerCore::post(std::function<void()> job) {
   work_cv_.notify_one();
 }
 
-void SchedulerCore::finish_firing(TaskState& t, FiringResult result) {
+void SchedulerCore::finish_firing(TaskState& t, const FiringResult& result) {
   {
     std::lock_guard lock(mu_);
     t.running = false;
@@ -365,7 +365,7 @@ std::optional<TaskStatus> SchedulerCore::task(std::string_view name) const {
 
 }  // namespace detail
 
-Scheduler::Scheduler(std::shared_ptr<LeaseStore> store, SchedulerOptions options)
+Scheduler::Scheduler(std::shared_ptr<LeaseStore> store, const SchedulerOptions& options)
     : Scheduler(LeaderElector(std::move(store), scheduled_election_options(),
                               ElectorHooks{.clock = options.clock}),
                 options) {}

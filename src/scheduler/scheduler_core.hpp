@@ -81,7 +81,7 @@ class SchedulerCore {
   void first_due(TaskState& t, TimePoint now_s, WallTime now_w);
   void dispatch(TaskState& t, Firing firing);
   void post(std::function<void()> job);
-  void finish_firing(TaskState& t, FiringResult result);
+  void finish_firing(TaskState& t, const FiringResult& result);
   void report(const FiringRecord& record);
   /// Publishes a firing event on the elector's bus.
   void publish(EventKind kind, const FiringRecord& record, const LeaseInfo* lease = nullptr);

@@ -54,7 +54,8 @@ TEST_P(ContractTest, AHolderProcessWithASlowClockStopsBeforeTheServerLetsAnother
   // The fault really applied: the child's steady clock ran at about kRate.
   const double seen =
       static_cast<double>(stop->clock_ns - held->clock_ns) /
-      std::chrono::duration_cast<std::chrono::nanoseconds>(stop->real - held->real).count();
+      static_cast<double>(
+          std::chrono::duration_cast<std::chrono::nanoseconds>(stop->real - held->real).count());
   EXPECT_NEAR(seen, kRate, 0.04) << "the child's steady clock did not run at the rate asked";
   // (lease - margin) of local time lasts (lease - margin) / rate of real time.
   const auto left = lease - std::chrono::duration_cast<Ms>((lease - margin) / kRate);

@@ -41,8 +41,6 @@ class ContractTest : public ::testing::TestWithParam<Backend> {
 
  private:
   std::shared_ptr<LeaseStore> store_;
-  bool outage_active_ = false;
-  friend struct Outage;
 };
 
 /// RAII outage: begins in the constructor, ends in the destructor (also on assertion failure).

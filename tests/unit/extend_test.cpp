@@ -18,7 +18,9 @@ struct World {
   std::shared_ptr<FakeClock> clock = std::make_shared<FakeClock>();
   std::shared_ptr<LeaseStore> server = make_memory_store({.clock = clock});
   std::shared_ptr<ScriptedStore> store = std::make_shared<ScriptedStore>(server);
-  LeaderElector elector(ElectionOptions o) { return LeaderElector(store, o, {.clock = clock}); }
+  LeaderElector elector(ElectionOptions o) {
+    return LeaderElector(store, std::move(o), {.clock = clock});
+  }
 };
 
 ElectionOptions extending(Duration lease) {

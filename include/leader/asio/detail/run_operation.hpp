@@ -174,15 +174,16 @@ class RunOperation
     action_running_ = true;
     on_lease_stop_.emplace(guard_->context().stop_token(), CancelAction{this->weak_from_this()});
     on_caller_stop_.emplace(stop_.get_token(), CancelAction{this->weak_from_this()});
-    ::asio::co_spawn(strand_, drive(this->shared_from_this()),
-                     ::asio::bind_cancellation_slot(
-                         signal_.slot(), [self = this->shared_from_this()](std::exception_ptr e) {
-                           self->action_running_ = false;
-                           if (e) self->outcome_.action_error = e;
-                           self->on_lease_stop_.reset();
-                           self->on_caller_stop_.reset();
-                           self->pool_.post([self] { self->release(); });
-                         }));
+    ::asio::co_spawn(
+        strand_, drive(this->shared_from_this()),
+        ::asio::bind_cancellation_slot(
+            signal_.slot(), [self = this->shared_from_this()](const std::exception_ptr& e) {
+              self->action_running_ = false;
+              if (e) self->outcome_.action_error = e;
+              self->on_lease_stop_.reset();
+              self->on_caller_stop_.reset();
+              self->pool_.post([self] { self->release(); });
+            }));
   }
 
   static ::asio::awaitable<void> drive(std::shared_ptr<Self> self) {
