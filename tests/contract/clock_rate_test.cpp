@@ -3,12 +3,16 @@
 // *rate* drift). Judged by an Observer. The child runs under libfaketime "x0.9" for its wall clock;
 // its steady clock is slowed by the same rate through the library's Clock injection, because
 // libfaketime's CLOCK_MONOTONIC cannot be scaled usably here (a relative offset turns it into a
-// wall-clock value, and timed waits, pthread_cond_clockwait, are not faked at all).
+// wall-clock value, and timed waits, pthread_cond_clockwait, are not faked at all). And clients
+// whose wall clocks are hours apart (libfaketime offsets) exclude each other.
 
 #include <signal.h>
 
+#include <ctime>
+#include <memory>
 #include <sstream>
 #include <string>
+#include <vector>
 
 #include "helpers.hpp"
 #include "observer.hpp"
@@ -65,6 +69,50 @@ TEST_P(ContractTest, AHolderProcessWithASlowClockStopsBeforeTheServerLetsAnother
   EXPECT_GE(lead, gap) << "the stop signal came " << lead.count()
                        << " ms before the server let another owner in; required >= " << gap.count()
                        << " ms";
+}
+
+/// The words of the next line of `child`, "(nothing)" when it printed none.
+std::vector<std::string> next_words(Child& child) {
+  auto w = test::words(child.read_line(Ms{30000}));
+  if (w.empty()) w.emplace_back("(nothing)");
+  return w;
+}
+
+/// Clients whose wall clocks are hours apart (libfaketime offsets of +2 h, -3 h, +5 h) still
+/// exclude each other: expiry is never judged from a client's wall clock.
+TEST_P(ContractTest, ClientsWhoseWallClocksAreHoursApartStillExcludeEachOther) {
+  if (backend().uri.empty()) GTEST_SKIP() << backend().name << " is in-process only";
+  const std::string faketime = test::faketime_library();
+  if (faketime.empty()) GTEST_SKIP() << "libfaketime is not installed";
+  const Ms lease = backend().lease_unit;
+  auto name = lock();
+  auto shifted = [&](const std::string& offset, Ms hold) {
+    return std::make_unique<Child>(
+        std::vector<std::string>{"try", "--uri", backend().uri, "--lock", name, "--lease-ms",
+                                 std::to_string((lease * 10).count()), "--hold-ms",
+                                 std::to_string(hold.count())},
+        std::vector<std::string>{"LD_PRELOAD=" + faketime, "FAKETIME=" + offset,
+                                 "DONT_FAKE_MONOTONIC=1", "FAKETIME_NO_CACHE=1"});
+  };
+  auto ahead = shifted("+2h", lease * 3);
+  auto first = next_words(*ahead);
+  ASSERT_EQ(first.size(), 3u) << first[0];
+  ASSERT_EQ(first[0], "ACQUIRED");
+  EXPECT_GT(std::stoll(first[2]) - std::time(nullptr), 3600) << "libfaketime did not apply";
+  auto s = store();
+  EXPECT_FALSE(s->try_acquire({name, new_owner_token(), "real", lease * 10, 0}, soon()))
+      << "a client on the real clock got a lock held by one 2 h ahead";
+  auto behind = next_words(*shifted("-3h", Ms{0}));
+  EXPECT_EQ(behind[0], "SKIPPED") << "a client 3 h behind got a held lock";
+  if (behind.size() > 1) {
+    EXPECT_LT(std::stoll(behind[1]) - std::time(nullptr), -3600 * 2);
+  }
+  EXPECT_EQ(ahead->read_line(Ms{30000}), "RELEASED ok");
+  auto mine = s->try_acquire({name, new_owner_token(), "real", lease * 10, 0}, soon());
+  ASSERT_TRUE(mine);
+  EXPECT_GT(mine.lease->fencing_token, std::stoull(first[1]));
+  EXPECT_EQ(next_words(*shifted("+5h", Ms{0}))[0], "SKIPPED") << "a client 5 h ahead got it";
+  EXPECT_EQ(s->release(*mine.lease, Ms{0}, soon()), LeaseStatus::ok);
 }
 
 }  // namespace

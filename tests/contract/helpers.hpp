@@ -13,6 +13,7 @@ namespace leader::contract {
 
 using test::eventually;
 using test::since;
+using test::soon;
 using test::stays;
 using Ms = std::chrono::milliseconds;
 using SteadyClock = std::chrono::steady_clock;

@@ -4,11 +4,10 @@
 // 6).
 
 #include "helpers.hpp"
+#include "leader/detail/group_size.hpp"
 
 namespace leader::contract {
 namespace {
-
-Deadline soon() { return Deadline::after(Ms{5000}); }
 
 LeaseRequest request(const std::string& name, int slots, Ms ttl) {
   return {name, new_owner_token(), test::unique_name("own"), ttl, slots};
@@ -18,6 +17,7 @@ TEST_P(ContractTest, TryAcquireWithTheHoldersOwnerTokenReturnsTheSameLease) {
   const Ms lease = backend().lease_unit;
   auto name = lock();
   auto s = store();
+  auto judge = backend().open();
   auto req = request(name, 0, lease);
   auto first = s->try_acquire(req, soon());
   ASSERT_TRUE(first);
@@ -28,40 +28,54 @@ TEST_P(ContractTest, TryAcquireWithTheHoldersOwnerTokenReturnsTheSameLease) {
   EXPECT_EQ(again.lease->fencing_token, first.lease->fencing_token);
   EXPECT_EQ(again.lease->slot, first.lease->slot);
   EXPECT_EQ(again.lease->owner, req.owner);
-  auto state = s->inspect(name, soon());
+  auto state = judge->inspect(name, soon());
   ASSERT_EQ(state.holders.size(), 1u);
   EXPECT_EQ(state.holders[0].owner, req.owner);
+  EXPECT_GT(state.holders[0].expires_in, lease * 2) << "expiry not reset to now + the new ttl";
   // Past the first grant's expiry the lease is still held: the retry reset it.
   std::this_thread::sleep_for(lease * 3 / 4);
-  auto other = backend().open()->try_acquire(request(name, 0, lease), soon());
-  EXPECT_FALSE(other) << "another owner got the lock the retry had renewed";
-  EXPECT_EQ(s->release(*again.lease, Ms{0}, soon()), LeaseStatus::ok);
+  EXPECT_FALSE(judge->try_acquire(request(name, 0, lease), soon()))
+      << "another owner got the lock the retry had renewed";
+  req.ttl = lease / 2;  // a shorter retry shortens the expiry as well
+  auto shorter = s->try_acquire(req, soon());
+  ASSERT_TRUE(shorter);
+  EXPECT_EQ(shorter.lease->fencing_token, first.lease->fencing_token);
+  state = judge->inspect(name, soon());
+  ASSERT_EQ(state.holders.size(), 1u);
+  EXPECT_LE(state.holders[0].expires_in, lease / 2) << "a shorter ttl did not shorten the expiry";
+  EXPECT_EQ(s->release(*shorter.lease, Ms{0}, soon()), LeaseStatus::ok);
 }
 
 TEST_P(ContractTest, GroupTryAcquireWithTheHoldersOwnerTokenReturnsTheSameSlot) {
   const Ms lease = backend().lease_unit * 5;
   auto name = lock();
   auto s = store();
+  auto retrier = backend().open();  // the retry may come from another connection
+  auto other_client = backend().open();
+  auto first_member = other_client->try_acquire(request(name, 3, lease), soon());
+  ASSERT_TRUE(first_member);
   auto req = request(name, 3, lease);
   auto first = s->try_acquire(req, soon());
   ASSERT_TRUE(first);
-  auto again = s->try_acquire(req, soon());
+  EXPECT_EQ(first.lease->slot, 1);
+  auto again = retrier->try_acquire(req, soon());
   ASSERT_TRUE(again) << "the owner's retry contended with its own slot";
   EXPECT_EQ(again.lease->fencing_token, first.lease->fencing_token);
   EXPECT_EQ(again.lease->slot, first.lease->slot);
-  auto state = s->inspect(name, soon());
-  ASSERT_EQ(state.holders.size(), 1u) << "the retry took a second slot";
-  auto other = backend().open()->try_acquire(request(name, 3, lease), soon());
+  auto state = other_client->inspect(name, soon());
+  ASSERT_EQ(state.holders.size(), 2u) << "the retry took a second slot";
+  auto other = other_client->try_acquire(request(name, 3, lease), soon());
   ASSERT_TRUE(other);
-  EXPECT_NE(other.lease->slot, first.lease->slot);
-  EXPECT_EQ(s->inspect(name, soon()).holders.size(), 2u);
+  EXPECT_EQ(other.lease->slot, 2);
+  EXPECT_FALSE(other_client->try_acquire(request(name, 3, lease), soon()));
   EXPECT_EQ(s->release(*again.lease, Ms{0}, soon()), LeaseStatus::ok);
-  EXPECT_EQ(s->release(*other.lease, Ms{0}, soon()), LeaseStatus::ok);
+  EXPECT_EQ(other_client->release(*other.lease, Ms{0}, soon()), LeaseStatus::ok);
+  EXPECT_EQ(other_client->release(*first_member.lease, Ms{0}, soon()), LeaseStatus::ok);
 }
 
-/// A request for `slots` on `name` is refused with failed_precondition (never granted, never
-/// reported as contention).
-void expect_refused(LeaseStore& s, const std::string& name, int slots, Ms ttl) {
+/// A request for `slots` on `name`, held as `held` slots, is refused with failed_precondition
+/// naming the lock and both sizes (never granted, never reported as contention).
+void expect_refused(LeaseStore& s, const std::string& name, int held, int slots, Ms ttl) {
   try {
     auto got = s.try_acquire(request(name, slots, ttl), soon());
     ADD_FAILURE() << "slots=" << slots << ": " << (got ? "granted" : "contention")
@@ -69,18 +83,32 @@ void expect_refused(LeaseStore& s, const std::string& name, int slots, Ms ttl) {
     if (got) (void)s.release(*got.lease, Ms{0}, soon());
   } catch (const BackendError& e) {
     EXPECT_EQ(e.code(), ErrorCode::failed_precondition) << "slots=" << slots << ": " << e.what();
+    const std::string what = e.what();
+    EXPECT_NE(what.find("'" + name + "' is held as " + detail::describe_group_size(held)),
+              std::string::npos)
+        << what;
+    EXPECT_NE(what.find("asks for " + detail::describe_group_size(slots)), std::string::npos)
+        << what;
   }
 }
 
-/// Holds `name` with `slots`, checks every size in `refused` is refused, frees it.
+/// How the holder of `hold_and_refuse` goes away.
+enum class Ends { released, expired };
+
+/// Holds `name` with `slots`, checks every size in `refused` is refused, then frees it (a release,
+/// or a short lease left to expire on the server).
 void hold_and_refuse(const Backend& b, LeaseStore& s, const std::string& name, int slots,
-                     std::initializer_list<int> refused) {
-  const Ms ttl = b.lease_unit * 10;
+                     std::initializer_list<int> refused, Ends ends = Ends::released) {
+  const Ms ttl = ends == Ends::expired ? b.lease_unit : b.lease_unit * 10;
   auto held = s.try_acquire(request(name, slots, ttl), soon());
   ASSERT_TRUE(held) << "slots=" << slots << " on a free lock";
   auto other = b.open();
-  for (int r : refused) expect_refused(*other, name, r, ttl);
-  EXPECT_EQ(s.release(*held.lease, Ms{0}, soon()), LeaseStatus::ok);
+  for (int r : refused) expect_refused(*other, name, slots, r, ttl);
+  if (ends == Ends::released) {
+    EXPECT_EQ(s.release(*held.lease, Ms{0}, soon()), LeaseStatus::ok);
+  } else {
+    EXPECT_TRUE(eventually([&] { return !other->inspect(name, soon()).held(); }, b.lease_unit * 5));
+  }
 }
 
 TEST_P(ContractTest, SingleAndGroupRequestsOnOneLockAreRefusedWhileTheOtherIsLive) {
@@ -88,7 +116,8 @@ TEST_P(ContractTest, SingleAndGroupRequestsOnOneLockAreRefusedWhileTheOtherIsLiv
   auto s = store();
   hold_and_refuse(backend(), *s, name, 0, {2, 1});  // a group of one is not a single leader
   hold_and_refuse(backend(), *s, name, 2, {0});     // accepted once the single holder is gone
-  hold_and_refuse(backend(), *s, name, 0, {3});     // and the single leader once the group is
+  hold_and_refuse(backend(), *s, name, 0, {3}, Ends::expired);  // and once the group is
+  hold_and_refuse(backend(), *s, name, 2, {0});  // the new size applies after an expiry too
 }
 
 TEST_P(ContractTest, GroupsOfDifferentSizesOnOneLockAreRefusedWhileTheOtherIsLive) {

@@ -1,32 +1,34 @@
 #pragma once
-// Shared helpers for Backends of real servers started by scripts/test-servers.sh: environment
-// overrides and an outage made by SIGSTOP/SIGCONT of the server's processes.
+// Outages of Backends of real servers started by scripts/test-servers.sh: SIGSTOP/SIGCONT of the
+// server's processes (tests/support/server_process.hpp finds them).
 
 #include <sys/types.h>
 
+#include <functional>
 #include <string>
 #include <vector>
 
 #include "contract.hpp"
+#include "server_process.hpp"
 
 namespace leader::contract {
 
-/// The environment variable `name`, or `fallback` when unset or empty.
-std::string env_or(const char* name, const std::string& fallback);
-
-/// The PID recorded in a pid file; throws std::runtime_error naming the file.
-pid_t read_pid_file(const std::string& path);
-
-/// The pid file of a test server: $<env> or $LE_TEST_ROOT/pids/<server>.pid.
-std::string server_pid_file(const char* env, const std::string& server);
-
-/// `root` and every process whose parent is `root` (from /proc).
-std::vector<pid_t> with_children(pid_t root);
+using test::env_or;
+using test::read_pid_file;
+using test::server_pid_file;
+using test::with_children;
 
 /// Sets `b.outage_begin/outage_end` to SIGSTOP/SIGCONT the processes `pids()` returns.
 void set_sigstop_outage(Backend& b, std::function<std::vector<pid_t>()> pids);
 
 /// Sets the outage hooks to SIGSTOP/SIGCONT the single process in `pid_file`.
 void set_sigstop_outage(Backend& b, const std::string& pid_file);
+
+/// A Backend of a shared test server: `name`, the URI $<uri_env> or `default_uri` (opened for
+/// every client), and an outage by SIGSTOP of the single process in the pid file
+/// $<pid_env> or $LE_TEST_ROOT/pids/<server>.pid.
+Backend shared_server_backend(const std::string& name, const char* uri_env,
+                              const std::string& default_uri, const char* pid_env,
+                              const std::string& server);
 
 }  // namespace leader::contract

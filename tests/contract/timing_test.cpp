@@ -1,5 +1,5 @@
-// Contract cases 8, 9, 11, 12, 13, 14, 17, 20: expiry, stale owners, min lease, auto-extend,
-// lost-lease signal, fencing, backend outages and deadlines.
+// Contract cases 8, 11, 12, 13, 14, 17, 20: expiry, min lease, auto-extend, lost-lease signal,
+// fencing, backend outages and deadlines (stale owners: store_test.cpp).
 
 #include <atomic>
 #include <set>
@@ -26,30 +26,6 @@ TEST_P(ContractTest, HolderThatStopsRenewingLosesTheLockAfterLeaseTime) {
   LeaderElector waiter(backend().open(), quick(backend(), lease * 4));
   EXPECT_TRUE(waiter.run_if_leader(name, [] {}));
   EXPECT_GE(since(t0), lease - Ms{100});
-}
-
-TEST_P(ContractTest, StaleOwnersRenewAndReleaseAfterTakeoverChangeNothing) {
-  auto name = lock();
-  const Ms lease = backend().lease_unit;
-  auto s = store();
-  auto stale = raw_acquire(*s, name, lease);
-  ASSERT_TRUE(stale);
-  std::optional<Lease> fresh;
-  ASSERT_TRUE(eventually(
-      [&] {
-        auto g = raw_acquire(*backend().open(), name, lease * 10);
-        if (g) fresh = *g.lease;
-        return g.lease.has_value();
-      },
-      lease * 5));
-  EXPECT_GT(fresh->fencing_token, stale.lease->fencing_token);
-  Lease copy = *stale.lease;
-  EXPECT_EQ(s->renew(copy, lease, Deadline::after(Ms{5000})).status, LeaseStatus::lost);
-  EXPECT_EQ(s->release(*stale.lease, Ms{0}, Deadline::after(Ms{5000})), LeaseStatus::lost);
-  auto state = s->inspect(name, Deadline::after(Ms{5000}));
-  ASSERT_EQ(state.holders.size(), 1u);
-  EXPECT_EQ(state.holders[0].fencing_token, fresh->fencing_token);
-  EXPECT_EQ(s->release(*fresh, Ms{0}, Deadline::after(Ms{5000})), LeaseStatus::ok);
 }
 
 TEST_P(ContractTest, MinLeaseTimeKeepsTheLockAfterAFastActionThenFreesIt) {

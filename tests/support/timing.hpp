@@ -1,5 +1,6 @@
 #pragma once
-// Time helpers shared by the server-backed suites: polling waits and lock names unique per run.
+// Time helpers shared by the server-backed suites: polling waits, call deadlines and lock names
+// unique per run.
 
 #include <unistd.h>
 
@@ -7,6 +8,8 @@
 #include <chrono>
 #include <string>
 #include <thread>
+
+#include "leader/time.hpp"
 
 namespace leader::test {
 
@@ -18,9 +21,10 @@ inline Ms since(SteadyClock::time_point t) {
   return std::chrono::duration_cast<Ms>(SteadyClock::now() - t);
 }
 
-/// Polls `pred` every 10 ms until it is true or `timeout` passed; returns the last value.
+/// Polls `pred` every 10 ms until it is true or `timeout` passed; returns the last value. Not a
+/// timing assertion: the limit only stops a broken test from hanging.
 template <class Pred>
-bool eventually(Pred pred, Ms timeout) {
+bool eventually(Pred pred, Ms timeout = Ms{30000}) {
   auto end = SteadyClock::now() + timeout;
   while (SteadyClock::now() < end) {
     if (pred()) return true;
@@ -39,6 +43,9 @@ bool stays(Pred pred, Ms period) {
   }
   return pred();
 }
+
+/// The deadline of one store call in a test: `limit` from now (5 s).
+inline Deadline soon(Ms limit = Ms{5000}) { return Deadline::after(limit); }
 
 /// A name unique to this process and call: `<prefix>-<pid>-<n>`, with only [A-Za-z0-9._-].
 inline std::string unique_name(const std::string& prefix) {

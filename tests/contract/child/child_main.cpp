@@ -2,6 +2,10 @@
 //   contend --uri U --lock L --rounds R --hold-ms H --lease-ms T --wait-ms W --ledger F --counter F
 //       R times run_if_leader; the action reads the counter file, sleeps H, writes counter+1 and
 //       appends "token start_ns end_ns pid" (CLOCK_MONOTONIC) to the ledger. Prints "RUNS n".
+//   try --uri U --lock L --lease-ms T --hold-ms H
+//       one try_acquire on the store: prints "ACQUIRED <token> <wall_s>" or "SKIPPED <wall_s>"
+//       (wall_s: this process's wall clock, which libfaketime may shift); after holding H ms
+//       releases and prints "RELEASED ok|lost" (H < 0: holds until killed).
 //   hold --uri U --lock L --lease-ms T [--auto-extend] [--slots N]
 //       acquires (waiting up to 30 s), prints "HELD <token> <slot>", then sleeps until killed.
 //   judged-hold --uri U --lock L --lease-ms T --margin-ms M [--clock-rate R]
@@ -72,6 +76,24 @@ int judged_hold(std::shared_ptr<leader::LeaseStore> inner, leader::ElectionOptio
   return 1;
 }
 
+/// try: see the file comment.
+int try_once(leader::LeaseStore& store, const std::string& lock, leader::Duration ttl, long hold) {
+  const auto deadline = [] { return leader::Deadline::after(std::chrono::seconds(5)); };
+  auto got = store.try_acquire({lock, leader::new_owner_token(), "child", ttl, 0}, deadline());
+  const long long wall = static_cast<long long>(std::time(nullptr));
+  if (!got) {
+    std::cout << "SKIPPED " << wall << std::endl;
+    return 0;
+  }
+  std::cout << "ACQUIRED " << got.lease->fencing_token << " " << wall << std::endl;
+  if (hold < 0)
+    while (true) std::this_thread::sleep_for(std::chrono::seconds(1));
+  std::this_thread::sleep_for(std::chrono::milliseconds(hold));
+  const auto status = store.release(*got.lease, leader::Duration{0}, deadline());
+  std::cout << "RELEASED " << (status == leader::LeaseStatus::ok ? "ok" : "lost") << std::endl;
+  return 0;
+}
+
 long read_counter(const std::string& path) {
   FILE* f = std::fopen(path.c_str(), "r");
   if (!f) return 0;
@@ -102,7 +124,7 @@ void append_line(const std::string& path, const std::string& line) {
 
 int main(int argc, char** argv) {
   if (argc < 2) {
-    std::cerr << "usage: leader_contract_child contend|hold --uri U --lock L ...\n";
+    std::cerr << "usage: leader_contract_child contend|try|hold|judged-hold --uri U --lock L ...\n";
     return 64;
   }
   std::string mode = argv[1];
@@ -144,6 +166,7 @@ int main(int argc, char** argv) {
       std::cout << "RUNS " << runs << std::endl;
       return 0;
     }
+    if (mode == "try") return try_once(*store, a.at("--lock"), o.lease_time, num("--hold-ms", 0));
     if (mode == "judged-hold") {
       o.safety_margin = std::chrono::milliseconds(num("--margin-ms", 0));
       const double rate = a.count("--clock-rate") ? std::stod(a["--clock-rate"]) : 0.0;

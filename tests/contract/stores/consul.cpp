@@ -5,25 +5,15 @@
 // from LEADER_TEST_CONSUL_URI. An outage is SIGSTOP of the double (PID from
 // $LE_TEST_ROOT/pids/consul.pid, or LEADER_TEST_CONSUL_PIDFILE).
 
-#include <string>
-
 #include "server_outage.hpp"
 
 namespace {
 
-std::string consul_uri() {
-  return leader::contract::env_or(
-      "LEADER_TEST_CONSUL_URI",
-      "consul://127.0.0.1:18500?prefix=leader-contract&session_ttl_min=100ms");
-}
-
 leader::contract::Backend make_consul_backend() {
-  leader::contract::Backend b;
-  b.name = "consul";
-  b.uri = consul_uri();
-  b.open = [] { return leader::open(consul_uri()); };
-  leader::contract::set_sigstop_outage(
-      b, leader::contract::server_pid_file("LEADER_TEST_CONSUL_PIDFILE", "consul"));
+  auto b = leader::contract::shared_server_backend(
+      "consul", "LEADER_TEST_CONSUL_URI",
+      "consul://127.0.0.1:18500?prefix=leader-contract&session_ttl_min=100ms",
+      "LEADER_TEST_CONSUL_PIDFILE", "consul");
   return b;
 }
 

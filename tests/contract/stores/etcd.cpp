@@ -3,24 +3,14 @@
 // /tmp/le-test/pids/etcd.pid, or LEADER_TEST_ETCD_PIDFILE): connections are accepted by the
 // kernel but never answered, and leases cannot be kept alive.
 
-#include <string>
-
 #include "server_outage.hpp"
 
 namespace {
 
-std::string etcd_uri() {
-  return leader::contract::env_or("LEADER_TEST_ETCD_URI",
-                                  "etcd://127.0.0.1:12379?prefix=/leader-contract");
-}
-
 leader::contract::Backend make_etcd_backend() {
-  leader::contract::Backend b;
-  b.name = "etcd";
-  b.uri = etcd_uri();
-  b.open = [] { return leader::open(etcd_uri()); };
-  leader::contract::set_sigstop_outage(
-      b, leader::contract::server_pid_file("LEADER_TEST_ETCD_PIDFILE", "etcd"));
+  auto b = leader::contract::shared_server_backend("etcd", "LEADER_TEST_ETCD_URI",
+                                                   "etcd://127.0.0.1:12379?prefix=/leader-contract",
+                                                   "LEADER_TEST_ETCD_PIDFILE", "etcd");
   return b;
 }
 

@@ -4,24 +4,14 @@
 // $LE_TEST_ROOT/pids/k8s.pid, or LEADER_TEST_K8S_PIDFILE): connections are accepted by the kernel
 // but never answered.
 
-#include <string>
-
 #include "server_outage.hpp"
 
 namespace {
 
-std::string k8s_uri() {
-  return leader::contract::env_or("LEADER_TEST_K8S_URI",
-                                  "k8s://127.0.0.1:16443?tls=false&namespace=contract");
-}
-
 leader::contract::Backend make_k8s_backend() {
-  leader::contract::Backend b;
-  b.name = "k8s";
-  b.uri = k8s_uri();
-  b.open = [] { return leader::open(k8s_uri()); };
-  leader::contract::set_sigstop_outage(
-      b, leader::contract::server_pid_file("LEADER_TEST_K8S_PIDFILE", "k8s"));
+  auto b = leader::contract::shared_server_backend(
+      "k8s", "LEADER_TEST_K8S_URI", "k8s://127.0.0.1:16443?tls=false&namespace=contract",
+      "LEADER_TEST_K8S_PIDFILE", "k8s");
   return b;
 }
 

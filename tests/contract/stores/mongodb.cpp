@@ -4,21 +4,14 @@
 // (PID from $LE_TEST_ROOT/pids/mongodb.pid, or LEADER_TEST_MONGODB_PIDFILE): connections are
 // accepted by the kernel but never answered.
 
-#include <string>
-
 #include "server_outage.hpp"
 
 namespace {
 
 leader::contract::Backend make_mongodb_backend() {
-  leader::contract::Backend b;
-  b.name = "mongodb";
-  b.uri = leader::contract::env_or("LEADER_TEST_MONGODB_URI",
-                                   "mongodb://127.0.0.1:17017/leader_contract");
-  b.open = [uri = b.uri] { return leader::open(uri); };
-  leader::contract::set_sigstop_outage(
-      b, leader::contract::server_pid_file("LEADER_TEST_MONGODB_PIDFILE", "mongodb"));
-  return b;
+  return leader::contract::shared_server_backend("mongodb", "LEADER_TEST_MONGODB_URI",
+                                                 "mongodb://127.0.0.1:17017/leader_contract",
+                                                 "LEADER_TEST_MONGODB_PIDFILE", "mongodb");
 }
 
 }  // namespace

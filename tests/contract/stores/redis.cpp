@@ -3,20 +3,14 @@
 // SIGSTOP of that server (PID from $LE_TEST_ROOT/pids/redis.pid): connections stay open, the
 // kernel still accepts new ones, and nothing answers until SIGCONT.
 
-#include <string>
-
 #include "server_outage.hpp"
 
 namespace {
 
 leader::contract::Backend make_redis_backend() {
-  leader::contract::Backend b;
-  b.name = "redis";
-  b.uri = leader::contract::env_or("LEADER_TEST_REDIS_URI", "redis://127.0.0.1:16379");
-  b.open = [uri = b.uri] { return leader::open(uri); };
-  leader::contract::set_sigstop_outage(
-      b, leader::contract::server_pid_file("LEADER_TEST_REDIS_PIDFILE", "redis"));
-  return b;
+  return leader::contract::shared_server_backend("redis", "LEADER_TEST_REDIS_URI",
+                                                 "redis://127.0.0.1:16379",
+                                                 "LEADER_TEST_REDIS_PIDFILE", "redis");
 }
 
 }  // namespace

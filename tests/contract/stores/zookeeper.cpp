@@ -4,24 +4,15 @@
 // JVM (PID from /tmp/le-test/pids/zookeeper.pid, or LEADER_TEST_ZOOKEEPER_PIDFILE): connections
 // stay open and nothing is answered.
 
-#include <string>
-
 #include "server_outage.hpp"
 
 namespace {
 
-std::string zookeeper_uri() {
-  return leader::contract::env_or("LEADER_TEST_ZOOKEEPER_URI",
-                                  "zk://127.0.0.1:12181?session_timeout=2s&root=/leader-contract");
-}
-
 leader::contract::Backend make_zookeeper_backend() {
-  leader::contract::Backend b;
-  b.name = "zookeeper";
-  b.uri = zookeeper_uri();
-  b.open = [] { return leader::open(zookeeper_uri()); };
-  leader::contract::set_sigstop_outage(
-      b, leader::contract::server_pid_file("LEADER_TEST_ZOOKEEPER_PIDFILE", "zookeeper"));
+  auto b = leader::contract::shared_server_backend(
+      "zookeeper", "LEADER_TEST_ZOOKEEPER_URI",
+      "zk://127.0.0.1:12181?session_timeout=2s&root=/leader-contract",
+      "LEADER_TEST_ZOOKEEPER_PIDFILE", "zookeeper");
   b.lease_unit = std::chrono::milliseconds(2000);  // = the session timeout of the URI above
   return b;
 }

@@ -7,38 +7,25 @@
 #include <sys/types.h>
 
 #include <chrono>
-#include <functional>
 #include <sstream>
 #include <string>
 #include <vector>
 
+#include "child_process.hpp"
+#include "timing.hpp"
+
 namespace leader::cli_test {
 
-/// A spawned process with stdout/stderr captured in files.
-class Process {
+/// A spawned process (tests/support ChildProcess) with stdout/stderr captured in files.
+class Process : public test::ChildProcess {
  public:
   /// Starts `argv` with the test's environment (without LEADER_*) plus `env` ("NAME=value"
   /// replaces NAME; "NAME=" removes it). Output goes to files in `dir`.
   Process(const std::vector<std::string>& argv, const std::string& dir,
           const std::vector<std::string>& env = {});
-  Process(Process&& other) noexcept;
-  Process(const Process&) = delete;
-  ~Process();
 
   /// Waits up to `limit` (then SIGKILLs and fails); returns the exit code, 128+N for signal N.
   int wait(std::chrono::seconds limit = std::chrono::seconds(60));
-  /// True once the process has exited (reaps it; wait() then returns at once).
-  bool exited();
-  /// Sends a signal to the process.
-  void signal(int sig) const;
-  [[nodiscard]] pid_t pid() const { return pid_; }
-  [[nodiscard]] std::string out() const;
-  [[nodiscard]] std::string err() const;
-
- private:
-  pid_t pid_ = -1;
-  std::string out_path_, err_path_;
-  int status_ = -1;
 };
 
 /// The exit code and output of a finished process.
@@ -51,16 +38,11 @@ struct Finished {
 /// Path of the leader binary under test: $LEADER_CLI_TEST_BINARY, else the one of this build.
 std::string leader_binary();
 
-/// Reads a whole file ("" when missing).
-std::string read_file(const std::string& path);
+using test::eventually;
+using test::process_running;
+using test::read_file;
 /// The non-empty lines of a file.
 std::vector<std::string> read_lines(const std::string& path);
-/// Polls `done` every 20 ms for up to `limit`; returns its last value. Not a timing assertion:
-/// the limit only stops a broken test from hanging.
-bool eventually(const std::function<bool()>& done,
-                std::chrono::milliseconds limit = std::chrono::seconds(30));
-/// True while `pid` exists and is not a zombie.
-bool process_running(pid_t pid);
 
 /// Fixture: a fresh directory and SQLite store per test.
 class CliTest : public ::testing::Test {

@@ -1,11 +1,8 @@
 #include "dynamodb_test_util.hpp"
 
 #include <arpa/inet.h>
-#include <fcntl.h>
 #include <netinet/in.h>
-#include <signal.h>
 #include <sys/socket.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -16,27 +13,15 @@
 #include <thread>
 #include <vector>
 
+#include "server_process.hpp"
+
 namespace leader::dynamodb::test {
 namespace {
 
-std::string env_or(const char* name, const std::string& fallback) {
-  const char* v = std::getenv(name);
-  return v && *v ? v : fallback;
-}
+using ::leader::test::env_or;
 
 std::string dynalite_bin() {
   return env_or("LEADER_TEST_DYNALITE_BIN", "/tmp/le-test/npm/node_modules/.bin/dynalite");
-}
-
-bool port_open(int port) {
-  int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in a{};
-  a.sin_family = AF_INET;
-  a.sin_port = htons(static_cast<uint16_t>(port));
-  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  bool ok = ::connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0;
-  ::close(fd);
-  return ok;
 }
 
 }  // namespace
@@ -72,34 +57,19 @@ Dynalite::~Dynalite() {
 bool Dynalite::available() { return ::access(dynalite_bin().c_str(), X_OK) == 0; }
 
 void Dynalite::start() {
-  const std::string bin = dynalite_bin(), port = std::to_string(port_), log = dir_ + ".log";
-  pid_ = ::fork();
-  if (pid_ < 0) throw std::runtime_error("fork failed");
-  if (pid_ == 0) {
-    int fd = ::open(log.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
-    if (fd >= 0) {
-      ::dup2(fd, 1);
-      ::dup2(fd, 2);
-    }
-    ::execl(bin.c_str(), bin.c_str(), "--host", "127.0.0.1", "--port", port.c_str(), "--path",
-            dir_.c_str(), "--createTableMs", "0", "--deleteTableMs", "0", nullptr);
-    ::_exit(127);
-  }
-  auto until = std::chrono::steady_clock::now() + std::chrono::seconds(20);
-  while (!port_open(port_)) {
-    if (std::chrono::steady_clock::now() > until)
-      throw std::runtime_error("dynalite did not listen on port " + port + " (see " + log + ")");
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));
-  }
+  const std::string port = std::to_string(port_), log = dir_ + ".log";
+  process_.emplace(
+      std::vector<std::string>{dynalite_bin(), "--host", "127.0.0.1", "--port", port, "--path",
+                               dir_, "--createTableMs", "0", "--deleteTableMs", "0"},
+      ::leader::test::ChildOptions{.out = ::leader::test::Output::file,
+                                   .err = ::leader::test::Output::file,
+                                   .out_file = log,
+                                   .err_file = log + ".err"});
+  if (!::leader::test::wait_for_port(port_, std::chrono::seconds(20)))
+    throw std::runtime_error("dynalite did not listen on port " + port + " (see " + log + ")");
 }
 
-void Dynalite::kill() {
-  if (pid_ <= 0) return;
-  ::kill(pid_, SIGKILL);
-  int status = 0;
-  ::waitpid(pid_, &status, 0);
-  pid_ = -1;
-}
+void Dynalite::kill() { process_.reset(); }
 
 std::string Dynalite::uri(const std::string& table) const {
   return "dynamodb://test:test@127.0.0.1:" + std::to_string(port_) + "?tls=false&table=" + table;

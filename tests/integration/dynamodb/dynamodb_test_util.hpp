@@ -5,8 +5,10 @@
 #include <sys/types.h>
 
 #include <memory>
+#include <optional>
 #include <string>
 
+#include "child_process.hpp"
 #include "dynamodb/dynamodb_store.hpp"
 
 namespace leader::dynamodb::test {
@@ -40,7 +42,7 @@ class Dynalite {
  private:
   int port_;
   std::string dir_;
-  pid_t pid_ = -1;
+  std::optional<::leader::test::ChildProcess> process_;
 };
 
 /// Accepts one HTTP request on 127.0.0.1 (an ephemeral port), records it and answers 200 "{}".

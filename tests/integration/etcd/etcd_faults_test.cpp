@@ -26,10 +26,8 @@ LeaseRequest request(const std::string& lock, Ms ttl, int slots = 0) {
 }
 
 // SIGCONT in the destructor, so a failed assertion never leaves the server stopped.
-struct Paused {
-  pid_t pid = etcd_pid();
-  Paused() { ::kill(pid, SIGSTOP); }
-  ~Paused() { ::kill(pid, SIGCONT); }
+struct Paused : test::ProcessPause {
+  Paused() : test::ProcessPause(etcd_pid()) {}
 };
 
 bool alive(pid_t pid) { return ::kill(pid, 0) == 0; }
@@ -113,8 +111,8 @@ TEST(EtcdFaults, AHolderKilledWithSigkillKeepsItsKeyUntilTheLeaseExpires) {
                                   uri(kPrefix),          "--lock", name,
                                   "--lease-ms",          "1500",   "--auto-extend"};
     if (slots > 0) argv.insert(argv.end(), {"--slots", std::to_string(slots)});
-    Proc child(argv);
-    auto line = child.read_line();
+    ChildProcess child(argv);
+    auto line = child.next_line(Ms{10000});
     ASSERT_TRUE(line && line->rfind("HELD ", 0) == 0) << line.value_or("(no output)");
     auto s = store();
     auto state = s->inspect(name, soon());

@@ -30,8 +30,8 @@ std::vector<std::string> etcdctl_lock(const std::string& lock, const std::string
 
 TEST(EtcdInterop, WhileEtcdctlHoldsTheLockOursSkipsAndSeesItsHolder) {
   auto name = unique("etcdctl-holds");
-  Proc holder(etcdctl_lock(name, "echo HELD $ETCD_LOCK_REV; sleep 2"));
-  auto line = holder.read_line();
+  ChildProcess holder(etcdctl_lock(name, "echo HELD $ETCD_LOCK_REV; sleep 2"));
+  auto line = holder.next_line(Ms{10000});
   ASSERT_TRUE(line && line->rfind("HELD ", 0) == 0) << line.value_or("(no output)");
   auto s = store();
   EXPECT_FALSE(s->try_acquire(request(name), soon()));
@@ -57,8 +57,8 @@ TEST(EtcdInterop, WhileOursHoldsTheLockEtcdctlWaitsUntilItIsReleased) {
   auto s = store();
   auto got = s->try_acquire(request(name), soon());
   ASSERT_TRUE(got);
-  Proc waiter(etcdctl_lock(name, "echo GOT"));
-  EXPECT_FALSE(waiter.read_line(Ms{1500})) << "etcdctl got a lock that we hold";
+  ChildProcess waiter(etcdctl_lock(name, "echo GOT"));
+  EXPECT_FALSE(waiter.next_line(Ms{1500})) << "etcdctl got a lock that we hold";
   // etcdctl's waiter key is there now, but the holder is still ours (lowest create revision).
   auto state = s->inspect(name, soon());
   ASSERT_EQ(state.holders.size(), 1u);
@@ -67,7 +67,7 @@ TEST(EtcdInterop, WhileOursHoldsTheLockEtcdctlWaitsUntilItIsReleased) {
   Lease lease = *got.lease;
   EXPECT_EQ(s->renew(lease, Ms{3000}, soon()).status, LeaseStatus::ok);
   EXPECT_EQ(s->release(lease, Ms{0}, soon()), LeaseStatus::ok);
-  auto line = waiter.read_line(Ms{5000});
+  auto line = waiter.next_line(Ms{5000});
   EXPECT_EQ(line.value_or("(none)"), "GOT");
   EXPECT_EQ(waiter.wait(), 0);
 }
@@ -100,8 +100,8 @@ std::vector<std::string> leader_run(const std::string& lock, std::vector<std::st
 
 TEST(EtcdInterop, LeaderRunSkipsWhileEtcdctlHoldsTheLock) {
   auto name = unique("cli-etcdctl-holds");
-  Proc holder(etcdctl_lock(name, "echo HELD; sleep 2"));
-  ASSERT_EQ(holder.read_line().value_or(""), "HELD");
+  ChildProcess holder(etcdctl_lock(name, "echo HELD; sleep 2"));
+  ASSERT_EQ(holder.next_line(Ms{10000}).value_or(""), "HELD");
   const std::string marker = "/tmp/leader-etcd-cli-" + name;
   EXPECT_EQ(run(leader_run(name, {"touch", marker})), 3);
   EXPECT_FALSE(std::filesystem::exists(marker));
@@ -113,12 +113,12 @@ TEST(EtcdInterop, LeaderRunSkipsWhileEtcdctlHoldsTheLock) {
 
 TEST(EtcdInterop, EtcdctlWaitsWhileLeaderRunHoldsTheLock) {
   auto name = unique("cli-ours-holds");
-  Proc ours(leader_run(name, {"sh", "-c", "echo RUNNING; sleep 4"}));
-  ASSERT_EQ(ours.read_line().value_or(""), "RUNNING");
-  Proc waiter(etcdctl_lock(name, "echo GOT"));
-  EXPECT_FALSE(waiter.read_line(Ms{1000})) << "etcdctl got the lock while leader run held it";
+  ChildProcess ours(leader_run(name, {"sh", "-c", "echo RUNNING; sleep 4"}));
+  ASSERT_EQ(ours.next_line(Ms{10000}).value_or(""), "RUNNING");
+  ChildProcess waiter(etcdctl_lock(name, "echo GOT"));
+  EXPECT_FALSE(waiter.next_line(Ms{1000})) << "etcdctl got the lock while leader run held it";
   EXPECT_EQ(ours.wait(), 0);
-  EXPECT_EQ(waiter.read_line(Ms{10000}).value_or("(none)"), "GOT");
+  EXPECT_EQ(waiter.next_line(Ms{10000}).value_or("(none)"), "GOT");
   EXPECT_EQ(waiter.wait(), 0);
 }
 #endif

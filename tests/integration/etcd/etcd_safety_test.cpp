@@ -39,39 +39,6 @@ Clock::time_point first_takeover(const std::string& lock, int slots, Ms timeout)
   return Clock::time_point::max();
 }
 
-TEST(EtcdSameOwner, ASecondAcquireOfTheHolderReturnsItsLeaseWithExpiryRefreshed) {
-  for (int slots : {0, 3}) {
-    SCOPED_TRACE("slots " + std::to_string(slots));
-    auto s = store();
-    auto name = unique("same-owner");
-    auto other = request(name, Ms{5000}, slots);
-    std::optional<Lease> first_other;
-    if (slots > 0) {  // someone else holds slot 0, so ours is slot 1
-      auto o = s->try_acquire(other, soon());
-      ASSERT_TRUE(o);
-      first_other = *o.lease;
-    }
-    auto req = request(name, Ms{5000}, slots);
-    auto first = s->try_acquire(req, soon());
-    ASSERT_TRUE(first);
-    std::this_thread::sleep_for(Ms{3000});
-    auto again = s->try_acquire(req, soon());
-    ASSERT_TRUE(again) << "the holder's own retry is not contention";
-    EXPECT_EQ(again.lease->fencing_token, first.lease->fencing_token);
-    EXPECT_EQ(again.lease->slot, first.lease->slot);
-    EXPECT_EQ(again.lease->slot, slots > 0 ? 1 : 0);
-    for (const Holder& h : s->inspect(name, soon()).holders)
-      if (h.owner == req.owner) {
-        EXPECT_GE(h.expires_in, Ms{4000}) << "expiry not refreshed";
-      }
-    EXPECT_EQ(s->inspect(name, soon()).holders.size(), slots > 0 ? 2u : 1u);
-    EXPECT_EQ(s->release(*again.lease, Ms{0}, soon()), LeaseStatus::ok);
-    if (first_other) {
-      EXPECT_EQ(s->release(*first_other, Ms{0}, soon()), LeaseStatus::ok);
-    }
-  }
-}
-
 // etcd reports a lease's time left in whole seconds, truncated: 0 is alive (-1 is gone).
 TEST(EtcdSameOwner, ALeaseWithLessThanASecondLeftIsStillRecognised) {
   auto s = store();
@@ -102,45 +69,6 @@ TEST(EtcdSameOwner, AKeyMovedByALongerRenewIsStillRecognised) {
   EXPECT_EQ(again.lease->fencing_token, got.lease->fencing_token);
   EXPECT_EQ(s->release(*again.lease, Ms{0}, soon()), LeaseStatus::ok);
   EXPECT_FALSE(s->inspect(name, soon()).held());
-}
-
-void expect_refused(LeaseStore& s, const LeaseRequest& r, const std::string& held,
-                    const std::string& asked) {
-  try {
-    auto got = s.try_acquire(r, soon());
-    ADD_FAILURE() << "not refused; "
-                  << (got ? "acquired slot " + std::to_string(got.lease->slot)
-                          : std::string("contention"));
-  } catch (const BackendError& e) {
-    EXPECT_EQ(e.code(), ErrorCode::failed_precondition) << e.what();
-    const std::string m = e.what();
-    EXPECT_NE(m.find("is held as " + held), std::string::npos) << m;
-    EXPECT_NE(m.find("asks for " + asked), std::string::npos) << m;
-  }
-}
-
-TEST(EtcdGroupSize, ALiveHolderFixesTheShapeOfTheLock) {
-  auto s = store();
-  auto name = unique("shape");
-  auto two_a = s->try_acquire(request(name, Ms{5000}, 2), soon());
-  auto two_b = s->try_acquire(request(name, Ms{5000}, 2), soon());
-  ASSERT_TRUE(two_a && two_b);
-  expect_refused(*s, request(name, Ms{5000}, 3), "a group of 2 slots", "a group of 3 slots");
-  expect_refused(*s, request(name, Ms{5000}, 1), "a group of 2 slots", "a group of 1 slot");
-  expect_refused(*s, request(name, Ms{5000}, 0), "a group of 2 slots", "a single leader");
-  EXPECT_EQ(s->inspect(name, soon()).holders.size(), 2u);
-  EXPECT_EQ(s->release(*two_a.lease, Ms{0}, soon()), LeaseStatus::ok);
-  expect_refused(*s, request(name, Ms{5000}, 3), "a group of 2 slots", "a group of 3 slots");
-  EXPECT_EQ(s->release(*two_b.lease, Ms{0}, soon()), LeaseStatus::ok);
-  // No live holder: the next request's shape applies.
-  auto single = s->try_acquire(request(name, Ms{5000}, 0), soon());
-  ASSERT_TRUE(single);
-  expect_refused(*s, request(name, Ms{5000}, 2), "a single leader", "a group of 2 slots");
-  EXPECT_EQ(s->release(*single.lease, Ms{0}, soon()), LeaseStatus::ok);
-  auto three = s->try_acquire(request(name, Ms{5000}, 3), soon());
-  ASSERT_TRUE(three);
-  EXPECT_EQ(three.lease->slot, 0);
-  EXPECT_EQ(s->release(*three.lease, Ms{0}, soon()), LeaseStatus::ok);
 }
 
 TEST(EtcdGroupSize, ConcurrentGroupsOfTwoSizesNeverShareTheLock) {

@@ -8,6 +8,7 @@
 #include <regex>
 #include <thread>
 
+#include "child_process.hpp"
 #include "k8s_double.hpp"
 #include "leader/leader.hpp"
 #include "timing.hpp"
@@ -127,16 +128,11 @@ TEST_F(K8sFormat, GroupSlotsAreSeparateLeasesNamedSlotK) {
 /// from the OpenAPI spec) deserializes it, as JSON; nullopt when that package is missing.
 std::optional<nlohmann::json> read_with_python_client(int port, const std::string& ns,
                                                       const std::string& name) {
-  const std::string cmd = "/usr/bin/python3 " LEADER_SOURCE_DIR
-                          "/tests/doubles/k8s/selftest.py --read " +
-                          std::to_string(port) + " " + ns + " " + name;
-  FILE* p = ::popen(cmd.c_str(), "r");
-  if (p == nullptr) return std::nullopt;
-  std::string out;
-  char buf[4096];
-  while (std::fgets(buf, sizeof buf, p) != nullptr) out += buf;
-  const int rc = ::pclose(p);
-  if (rc != 0) return std::nullopt;
+  ::leader::test::ChildProcess reader({"/usr/bin/python3",
+                                       LEADER_SOURCE_DIR "/tests/doubles/k8s/selftest.py", "--read",
+                                       std::to_string(port), ns, name});
+  const std::string out = reader.read_all(std::chrono::seconds(30));
+  if (reader.wait() != 0) return std::nullopt;
   auto j = nlohmann::json::parse(out, nullptr, false);
   if (j.is_discarded()) return std::nullopt;
   return j;

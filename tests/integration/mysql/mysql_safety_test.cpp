@@ -1,6 +1,6 @@
 // MariaDB store safety cases judged by the server: a renew delayed on a row lock racing a
-// contender (issue 10, defect 2), the same owner re-acquiring (decision 1), group size per lock
-// (decision 2) and a shortened lease seen by a second client.
+// contender (issue 10, defect 2) and schema migration. The same-owner, group-size and renewal
+// cases every store shares are in tests/contract (ownership_test.cpp, store_test.cpp).
 #include <gtest/gtest.h>
 #include <mysql.h>
 #include <unistd.h>
@@ -12,7 +12,6 @@
 #include <thread>
 
 #include "leader/leader.hpp"
-#include "store_safety_cases.hpp"
 
 namespace leader {
 namespace {
@@ -175,30 +174,6 @@ TEST(MysqlSafety, FirstLayoutTablesAreMigratedInPlace) {
   auto strict = open(uri_with_prefix(p) + "&create_schema=false");
   EXPECT_EQ(strict->inspect("new", soon()).holders.size(), 1u);
   drop_objects(p);
-}
-
-testing::OpenStore opener() {
-  return [] { return open(uri_with_prefix("mysafe_")); };
-}
-
-TEST(MysqlSafety, TheSameOwnerReacquiresItsSingleLease) {
-  testing::same_owner_reacquires_its_single_lease(opener(), unique("same-single"));
-}
-
-TEST(MysqlSafety, TheSameOwnerReacquiresItsGroupSlot) {
-  testing::same_owner_reacquires_its_group_slot(opener(), unique("same-group"));
-}
-
-TEST(MysqlSafety, ASingleLeaderAndAGroupCannotShareALiveLock) {
-  testing::group_size_is_per_lock_single_vs_group(opener(), unique("single-group"));
-}
-
-TEST(MysqlSafety, GroupsOfTwoAndThreeCannotShareALiveLock) {
-  testing::group_size_is_per_lock_two_vs_three(opener(), unique("two-three"));
-}
-
-TEST(MysqlSafety, ARenewalSetsTheServerExpiryToNowPlusTtl) {
-  testing::renew_sets_expiry_to_now_plus_ttl(opener(), unique("renew-ttl"));
 }
 
 }  // namespace

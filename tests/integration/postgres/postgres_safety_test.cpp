@@ -1,6 +1,6 @@
 // PostgreSQL store safety cases judged by the server (issue 10): a renew delayed on a row lock
-// racing a contender, the same owner re-acquiring (decision 1), group size per lock (decision 2)
-// and a renewal that sets the expiry to now + ttl, seen by a second client.
+// racing a contender, and schema migration. The same-owner, group-size and renewal cases every
+// store shares are in tests/contract (ownership_test.cpp, store_test.cpp).
 #include <gtest/gtest.h>
 #include <libpq-fe.h>
 #include <unistd.h>
@@ -12,7 +12,6 @@
 #include <thread>
 
 #include "leader/leader.hpp"
-#include "store_safety_cases.hpp"
 
 namespace leader {
 namespace {
@@ -163,30 +162,6 @@ TEST(PostgresSafety, FirstLayoutTablesAreMigratedInPlace) {
   EXPECT_EQ(strict->inspect("new", soon()).holders.size(), 1u);
   RawSession().run("DROP TABLE IF EXISTS " + p + "schema, " + p + "leases, " + p + "fences, " + p +
                    "candidates");
-}
-
-testing::OpenStore opener() {
-  return [] { return open(uri()); };
-}
-
-TEST(PostgresSafety, TheSameOwnerReacquiresItsSingleLease) {
-  testing::same_owner_reacquires_its_single_lease(opener(), unique("same-single"));
-}
-
-TEST(PostgresSafety, TheSameOwnerReacquiresItsGroupSlot) {
-  testing::same_owner_reacquires_its_group_slot(opener(), unique("same-group"));
-}
-
-TEST(PostgresSafety, ASingleLeaderAndAGroupCannotShareALiveLock) {
-  testing::group_size_is_per_lock_single_vs_group(opener(), unique("single-group"));
-}
-
-TEST(PostgresSafety, GroupsOfTwoAndThreeCannotShareALiveLock) {
-  testing::group_size_is_per_lock_two_vs_three(opener(), unique("two-three"));
-}
-
-TEST(PostgresSafety, ARenewalSetsTheServerExpiryToNowPlusTtl) {
-  testing::renew_sets_expiry_to_now_plus_ttl(opener(), unique("renew-ttl"));
 }
 
 }  // namespace

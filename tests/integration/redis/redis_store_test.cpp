@@ -62,15 +62,6 @@ TEST_F(RedisStoreTest, ContentionIsAnEmptyResult) {
   EXPECT_TRUE(other->try_acquire(request(lock), soon()));
 }
 
-TEST_F(RedisStoreTest, SameOwnerRetryGetsTheSameLease) {
-  auto lock = unique_lock("retry");
-  auto r = request(lock);
-  auto a = store_->try_acquire(r, soon());
-  auto b = store_->try_acquire(r, soon());
-  ASSERT_TRUE(a && b);
-  EXPECT_EQ(a.lease->fencing_token, b.lease->fencing_token);
-}
-
 TEST_F(RedisStoreTest, FencingTokensIncreaseEvenWhenTheCounterIsLost) {
   auto lock = unique_lock("fence");
   std::uint64_t last = 0;
@@ -126,22 +117,6 @@ TEST_F(RedisStoreTest, RedisPyLockAndOurLeaseExcludeEachOther) {
   EXPECT_NE(py("sys.exit(0 if l.acquire(blocking=False) else 1)"), 0);
 }
 
-TEST_F(RedisStoreTest, StaleOwnerAfterTakeoverChangesNothing) {
-  auto lock = unique_lock("stale");
-  auto old = store_->try_acquire(request(lock, 100ms), soon());
-  ASSERT_TRUE(old);
-  std::this_thread::sleep_for(250ms);
-  auto fresh = store_->try_acquire(request(lock), soon());
-  ASSERT_TRUE(fresh);
-  Lease stale = *old.lease;
-  EXPECT_EQ(store_->renew(stale, 5s, soon()).status, LeaseStatus::lost);
-  EXPECT_EQ(store_->release(stale, 0ms, soon()), LeaseStatus::lost);
-  auto state = store_->inspect(lock, soon());
-  ASSERT_EQ(state.holders.size(), 1u);
-  EXPECT_EQ(state.holders[0].owner, fresh.lease->owner);
-  EXPECT_GT(fresh.lease->fencing_token, stale.fencing_token);
-}
-
 TEST_F(RedisStoreTest, ReleaseWithKeepForHoldsUntilThen) {
   auto lock = unique_lock("keep");
   auto got = store_->try_acquire(request(lock, 10s), soon());
@@ -153,32 +128,6 @@ TEST_F(RedisStoreTest, ReleaseWithKeepForHoldsUntilThen) {
   EXPECT_FALSE(store_->try_acquire(request(lock), soon()));
   std::this_thread::sleep_for(450ms);
   EXPECT_TRUE(store_->try_acquire(request(lock), soon()));
-}
-
-TEST_F(RedisStoreTest, GroupGrantsDistinctSlotsUpToTheLimit) {
-  auto lock = unique_lock("group");
-  std::vector<Lease> held;
-  std::set<int> slots;
-  for (int i = 0; i < 3; ++i) {
-    auto got = store_->try_acquire(request(lock, 5s, 3), soon());
-    ASSERT_TRUE(got);
-    if (!held.empty()) {
-      EXPECT_GT(got.lease->fencing_token, held.back().fencing_token);
-    }
-    slots.insert(got.lease->slot);
-    held.push_back(*got.lease);
-  }
-  EXPECT_EQ(slots, (std::set<int>{0, 1, 2}));
-  EXPECT_FALSE(store_->try_acquire(request(lock, 5s, 3), soon()));
-  auto state = store_->inspect(lock, soon());
-  ASSERT_EQ(state.holders.size(), 3u);
-  for (int i = 0; i < 3; ++i) EXPECT_EQ(state.holders[i].slot, i);
-  EXPECT_EQ(store_->release(held[1], 0ms, soon()), LeaseStatus::ok);
-  auto again = store_->try_acquire(request(lock, 5s, 3), soon());
-  ASSERT_TRUE(again);
-  EXPECT_EQ(again.lease->slot, 1);
-  Lease renewed = again.lease.value();
-  EXPECT_EQ(store_->renew(renewed, 6s, soon()).status, LeaseStatus::ok);
 }
 
 TEST_F(RedisStoreTest, GroupSlotsFreeUpWhenHoldersExpire) {

@@ -1,32 +1,27 @@
 #pragma once
 // Helpers of the Redis integration tests: the endpoints (env vars with the defaults of
 // scripts/test-servers.sh and scripts/redis-tls.sh), a raw hiredis admin connection, and a
-// private redis-server the fault cases may restart, stop and kill.
+// private redis-server the fault cases may restart, stop and kill (a tests/support ChildProcess).
 
-#include <arpa/inet.h>
 #include <gtest/gtest.h>
 #include <hiredis/hiredis.h>
-#include <netinet/in.h>
-#include <signal.h>
-#include <sys/socket.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <chrono>
 #include <cstdlib>
+#include <filesystem>
 #include <memory>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
 
+#include "child_process.hpp"
 #include "leader/leader.hpp"
+#include "server_process.hpp"
+#include "timing.hpp"
 
 namespace leader::test {
-
-inline std::string env_or(const char* name, const std::string& fallback) {
-  const char* v = std::getenv(name);
-  return v != nullptr && *v != '\0' ? v : fallback;
-}
 
 /// The shared test server (scripts/test-servers.sh).
 inline std::string redis_uri() {
@@ -64,8 +59,6 @@ AdminReply run(redisContext* c, const char* fmt, A... args) {
   return AdminReply(static_cast<redisReply*>(redisCommand(c, fmt, args...)));
 }
 
-inline Deadline soon() { return Deadline::after(std::chrono::seconds(5)); }
-
 /// How a PrivateRedis persists its data.
 enum class Persistence {
   none,          ///< nothing: a restart starts empty
@@ -73,21 +66,6 @@ enum class Persistence {
   aof_everysec,  ///< append-only file, fsync once a second (Redis' recommended setting)
   rdb,           ///< snapshots only when the test sends SAVE (a restart reloads the last one)
 };
-
-/// A TCP port that was free a moment ago (chosen by the kernel).
-inline int free_port() {
-  int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in a{};
-  a.sin_family = AF_INET;
-  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  socklen_t len = sizeof a;
-  int port = 0;
-  if (::bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0 &&
-      ::getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len) == 0)
-    port = ntohs(a.sin_port);
-  ::close(fd);
-  return port;
-}
 
 /// A redis-server owned by one test: started on `port`, restartable, stoppable, killable.
 class PrivateRedis {
@@ -101,56 +79,48 @@ class PrivateRedis {
         mode_(mode),
         dir_("/tmp/leader-it-redis-" + std::to_string(::getpid()) + "-" + std::to_string(port) +
              ".d") {
-    std::string cmd = "rm -rf " + data_dir() + " && mkdir -p " + data_dir();
-    if (std::system(cmd.c_str()) != 0) ADD_FAILURE() << "cannot create " << data_dir();
+    std::error_code ec;
+    std::filesystem::remove_all(data_dir(), ec);
+    if (!std::filesystem::create_directories(data_dir(), ec))
+      ADD_FAILURE() << "cannot create " << data_dir() << ": " << ec.message();
     start();
   }
   ~PrivateRedis() {
     kill_now();
-    (void)!std::system(("rm -rf " + data_dir()).c_str());
+    std::error_code ec;
+    std::filesystem::remove_all(data_dir(), ec);
   }
   PrivateRedis(const PrivateRedis&) = delete;
   PrivateRedis& operator=(const PrivateRedis&) = delete;
   /// Starts redis-server (as a replica of `primary_port` when given) and waits for PING.
   void start(int primary_port = 0) {
-    pid_ = ::fork();
-    if (pid_ == 0) {
-      std::string port = std::to_string(port_);
-      std::string sock = socket_path();
-      std::string dir = data_dir();
-      const bool aof = mode_ == Persistence::aof_always || mode_ == Persistence::aof_everysec;
-      const char* fsync = mode_ == Persistence::aof_everysec ? "everysec" : "always";
-      std::vector<std::string> args = {"redis-server",
-                                       "--port",
-                                       port,
-                                       "--bind",
-                                       "127.0.0.1",
-                                       "--unixsocket",
-                                       sock,
-                                       "--unixsocketperm",
-                                       "700",
-                                       "--save",
-                                       "",
-                                       "--appendonly",
-                                       aof ? "yes" : "no",
-                                       "--appendfsync",
-                                       fsync,
-                                       "--dir",
-                                       dir,
-                                       "--appendfilename",
-                                       "leader-it.aof",
-                                       "--dbfilename",
-                                       "dump.rdb",
-                                       "--logfile",
-                                       "/dev/null"};
-      if (primary_port > 0)
-        args.insert(args.end(), {"--replicaof", "127.0.0.1", std::to_string(primary_port)});
-      std::vector<char*> argv;
-      for (auto& a : args) argv.push_back(a.data());
-      argv.push_back(nullptr);
-      ::execvp("redis-server", argv.data());
-      ::_exit(127);
-    }
+    const bool aof = mode_ == Persistence::aof_always || mode_ == Persistence::aof_everysec;
+    std::vector<std::string> args = {"redis-server",
+                                     "--port",
+                                     std::to_string(port_),
+                                     "--bind",
+                                     "127.0.0.1",
+                                     "--unixsocket",
+                                     socket_path(),
+                                     "--unixsocketperm",
+                                     "700",
+                                     "--save",
+                                     "",
+                                     "--appendonly",
+                                     aof ? "yes" : "no",
+                                     "--appendfsync",
+                                     mode_ == Persistence::aof_everysec ? "everysec" : "always",
+                                     "--dir",
+                                     data_dir(),
+                                     "--appendfilename",
+                                     "leader-it.aof",
+                                     "--dbfilename",
+                                     "dump.rdb",
+                                     "--logfile",
+                                     "/dev/null"};
+    if (primary_port > 0)
+      args.insert(args.end(), {"--replicaof", "127.0.0.1", std::to_string(primary_port)});
+    process_.emplace(args, ChildOptions{.out = Output::null});
     for (int i = 0; i < 200; ++i) {
       if (auto c = admin("127.0.0.1", port_)) {
         if (auto r = run(c.get(), "PING"); r && r->type == REDIS_REPLY_STATUS) return;
@@ -159,19 +129,14 @@ class PrivateRedis {
     }
     ADD_FAILURE() << "private redis-server on port " << port_ << " did not start";
   }
-  void kill_now() {
-    if (pid_ <= 0) return;
-    ::kill(pid_, SIGCONT);
-    ::kill(pid_, SIGKILL);
-    ::waitpid(pid_, nullptr, 0);
-    pid_ = -1;
-  }
+  /// SIGKILL (a crash) and reap.
+  void kill_now() { process_.reset(); }
   void restart() {
     kill_now();
     start();
   }
-  void pause() { ::kill(pid_, SIGSTOP); }
-  void resume() { ::kill(pid_, SIGCONT); }
+  void pause() { process_->pause(); }
+  void resume() { process_->resume(); }
   [[nodiscard]] int port() const { return port_; }
   /// Where the server keeps its append-only file and snapshots (removed at destruction).
   [[nodiscard]] const std::string& data_dir() const { return dir_; }
@@ -187,7 +152,7 @@ class PrivateRedis {
   int port_;
   Persistence mode_ = Persistence::none;
   std::string dir_;
-  pid_t pid_ = -1;
+  std::optional<ChildProcess> process_;
 };
 
 /// The port of the private servers of the fault cases (LEADER_TEST_REDIS_PRIVATE_PORT, default:

@@ -1,6 +1,6 @@
-// sqlite store safety cases (issue 10): the same owner re-acquiring (decision 1), group size per
-// lock (decision 2), and a renewal that sets the expiry to now + ttl, seen by a second client
-// (another connection to the same file).
+// sqlite store safety cases beyond the contract suite (tests/contract/ownership_test.cpp and
+// store_test.cpp hold the same-owner, group-size and renewal cases): a database of the first
+// layout is migrated in place.
 #include <gtest/gtest.h>
 #include <sqlite3.h>
 #include <unistd.h>
@@ -9,13 +9,17 @@
 #include <string>
 
 #include "leader/leader.hpp"
-#include "store_safety_cases.hpp"
 
 namespace leader {
 namespace {
 
 namespace fs = std::filesystem;
 using namespace std::chrono_literals;
+
+Deadline soon() { return Deadline::after(5s); }
+LeaseRequest request(const std::string& lock, Duration ttl, int slots = 0) {
+  return {lock, new_owner_token(), "safety-node", ttl, slots};
+}
 
 class SqliteSafety : public ::testing::Test {
  protected:
@@ -27,33 +31,9 @@ class SqliteSafety : public ::testing::Test {
     fs::create_directories(dir_);
   }
   void TearDown() override { fs::remove_all(dir_); }
-  testing::OpenStore opener() const {
-    std::string uri = "sqlite://" + (dir_ / "leader.db").string();
-    return [uri] { return open(uri); };
-  }
 
   fs::path dir_;
 };
-
-TEST_F(SqliteSafety, TheSameOwnerReacquiresItsSingleLease) {
-  testing::same_owner_reacquires_its_single_lease(opener(), "same-single");
-}
-
-TEST_F(SqliteSafety, TheSameOwnerReacquiresItsGroupSlot) {
-  testing::same_owner_reacquires_its_group_slot(opener(), "same-group");
-}
-
-TEST_F(SqliteSafety, ASingleLeaderAndAGroupCannotShareALiveLock) {
-  testing::group_size_is_per_lock_single_vs_group(opener(), "single-group");
-}
-
-TEST_F(SqliteSafety, GroupsOfTwoAndThreeCannotShareALiveLock) {
-  testing::group_size_is_per_lock_two_vs_three(opener(), "two-three");
-}
-
-TEST_F(SqliteSafety, ARenewalSetsTheServerExpiryToNowPlusTtl) {
-  testing::renew_sets_expiry_to_now_plus_ttl(opener(), "renew-ttl");
-}
 
 // A database created by the first layout (fences without `slots`) is migrated in place: leases
 // and tokens survive, and the group size applies from then on.
@@ -80,21 +60,18 @@ TEST_F(SqliteSafety, AFirstLayoutDatabaseIsMigratedInPlace) {
   ASSERT_EQ(sqlite3_exec(db, first_layout, nullptr, nullptr, nullptr), SQLITE_OK);
   sqlite3_close(db);
 
-  auto store = opener()();
-  auto state = store->inspect("old", testing::safety_deadline());
+  auto store = open("sqlite://" + path);
+  auto state = store->inspect("old", soon());
   ASSERT_EQ(state.holders.size(), 1u) << "the lease of the first layout was lost";
   EXPECT_EQ(state.holders[0].fencing_token, 41u);
   // Its size is unknown (NULL, as written by an earlier release): no request is refused for its
   // size, so a second single leader contends.
-  EXPECT_FALSE(store->try_acquire(testing::safety_request("old", 5s), testing::safety_deadline()));
-  auto fresh =
-      store->try_acquire(testing::safety_request("new", 5s, 2), testing::safety_deadline());
+  EXPECT_FALSE(store->try_acquire(request("old", 5s), soon()));
+  auto fresh = store->try_acquire(request("new", 5s, 2), soon());
   ASSERT_TRUE(fresh);
-  EXPECT_THROW(
-      (void)store->try_acquire(testing::safety_request("new", 5s), testing::safety_deadline()),
-      BackendError);
+  EXPECT_THROW((void)store->try_acquire(request("new", 5s), soon()), BackendError);
   auto reopened = open("sqlite://" + path + "?create_schema=false");
-  EXPECT_EQ(reopened->inspect("new", testing::safety_deadline()).holders.size(), 1u);
+  EXPECT_EQ(reopened->inspect("new", soon()).holders.size(), 1u);
 }
 
 }  // namespace

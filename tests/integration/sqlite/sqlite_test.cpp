@@ -5,7 +5,6 @@
 #include <gtest/gtest.h>
 #include <sqlite3.h>
 #include <sys/stat.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -17,6 +16,7 @@
 #include <thread>
 #include <vector>
 
+#include "child_process.hpp"
 #include "leader/leader.hpp"
 
 namespace leader {
@@ -49,28 +49,6 @@ LeaseRequest request(const std::string& lock, int slots = 0, Duration ttl = 5s) 
   return LeaseRequest{lock, new_owner_token(), "node-" + std::to_string(getpid()), ttl, slots};
 }
 
-// Runs `body` in a forked child; returns its exit code (the child exits 99 on an exception).
-pid_t spawn(const std::function<int()>& body) {
-  pid_t pid = fork();
-  if (pid == 0) {
-    int code = 99;
-    try {
-      code = body();
-    } catch (const std::exception& e) {
-      std::fprintf(stderr, "child %d: %s\n", getpid(), e.what());
-    }
-    std::fflush(nullptr);
-    _exit(code);
-  }
-  return pid;
-}
-
-int wait_for(pid_t pid) {
-  int status = 0;
-  waitpid(pid, &status, 0);
-  return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-}
-
 // One value of a single-value query on a raw connection.
 std::string query_one(const std::string& db_path, const std::string& sql) {
   sqlite3* db = nullptr;
@@ -101,9 +79,9 @@ BackendError backend_error_of(Fn&& fn) {
 TEST_F(SqliteTest, TwentyFirstTimeProcessesCreateTheSchemaExactlyOnce) {
   int gate[2];
   ASSERT_EQ(pipe(gate), 0);
-  std::vector<pid_t> children;
+  std::vector<test::ChildProcess> children;
   for (int i = 0; i < 20; ++i) {
-    children.push_back(spawn([&, i] {
+    children.push_back(test::ChildProcess::fork([&, i] {
       close(gate[1]);
       char c;
       (void)read(gate[0], &c, 1);  // returns when the parent closes the pipe: all start together
@@ -114,7 +92,7 @@ TEST_F(SqliteTest, TwentyFirstTimeProcessesCreateTheSchemaExactlyOnce) {
   }
   close(gate[0]);
   close(gate[1]);
-  for (pid_t pid : children) EXPECT_EQ(wait_for(pid), 0);
+  for (auto& child : children) EXPECT_EQ(child.wait(), 0);
   EXPECT_EQ(query_one(path(), "SELECT count(*) FROM leader_schema"), "1");
   EXPECT_EQ(query_one(path(), "SELECT version FROM leader_schema"), "1");
   EXPECT_EQ(query_one(path(), "SELECT count(*) FROM leader_leases"), "20");
@@ -207,7 +185,7 @@ TEST_F(SqliteTest, AFileInANonWritableDirectoryIsAPreconditionNamingThePath) {
                             fs::perms::others_exec);
   const std::string target = path("cannot-create.db");
   // root ignores permissions: the check runs as an unprivileged user in a child process.
-  pid_t pid = spawn([&] {
+  auto child = test::ChildProcess::fork([&] {
     if (geteuid() == 0 && (setgid(65534) != 0 || setuid(65534) != 0)) return 3;
     try {
       (void)open("sqlite://" + target);
@@ -218,7 +196,7 @@ TEST_F(SqliteTest, AFileInANonWritableDirectoryIsAPreconditionNamingThePath) {
       return e.code() == ErrorCode::failed_precondition && named ? 0 : 2;
     }
   });
-  EXPECT_EQ(wait_for(pid), 0);
+  EXPECT_EQ(child.wait(), 0);
 }
 
 TEST_F(SqliteTest, AMissingDirectoryIsAPreconditionNamingThePath) {
@@ -295,10 +273,10 @@ TEST_F(SqliteTest, AStoreOpenedDuringALockWorksOnceItIsReleased) {
 TEST_F(SqliteTest, TokensOfTwoProcessesAreDistinctIncreasingAndDense) {
   (void)open(uri());
   constexpr int kRounds = 150;
-  std::vector<pid_t> children;
+  std::vector<test::ChildProcess> children;
   std::vector<std::string> logs = {path("tokens-0.txt"), path("tokens-1.txt")};
   for (const auto& log : logs) {
-    children.push_back(spawn([&] {
+    children.push_back(test::ChildProcess::fork([&] {
       auto store = open(uri());
       FILE* out = std::fopen(log.c_str(), "w");
       std::uint64_t last = 0;
@@ -315,7 +293,7 @@ TEST_F(SqliteTest, TokensOfTwoProcessesAreDistinctIncreasingAndDense) {
       return 0;
     }));
   }
-  for (pid_t pid : children) EXPECT_EQ(wait_for(pid), 0);
+  for (auto& child : children) EXPECT_EQ(child.wait(), 0);
   std::set<unsigned long long> all;
   for (const auto& log : logs) {
     FILE* in = std::fopen(log.c_str(), "r");
@@ -326,46 +304,6 @@ TEST_F(SqliteTest, TokensOfTwoProcessesAreDistinctIncreasingAndDense) {
   ASSERT_EQ(all.size(), 2u * kRounds);
   EXPECT_EQ(*all.begin(), 1u);  // only granted acquisitions consume a token
   EXPECT_EQ(*all.rbegin(), 2u * kRounds);
-}
-
-TEST_F(SqliteTest, GroupLeasesTakeTheLowestFreeSlotAndReportExpiryFromTheDatabase) {
-  auto store = open(uri());
-  std::vector<Lease> held;
-  for (int i = 0; i < 3; ++i) {
-    auto got = store->try_acquire(request("group", 3, 4s), Deadline::after(2s));
-    ASSERT_TRUE(got);
-    EXPECT_EQ(got.lease->slot, i);
-    held.push_back(*got.lease);
-  }
-  EXPECT_FALSE(store->try_acquire(request("group", 3), Deadline::after(2s)));
-  EXPECT_EQ(store->release(held[1], Duration{0}, Deadline::after(2s)), LeaseStatus::ok);
-  auto again = store->try_acquire(request("group", 3), Deadline::after(2s));
-  ASSERT_TRUE(again);
-  EXPECT_EQ(again.lease->slot, 1);
-  EXPECT_EQ(again.lease->fencing_token, 4u);
-  auto state = store->inspect("group", Deadline::after(2s));
-  ASSERT_EQ(state.holders.size(), 3u);
-  EXPECT_GT(state.holders[0].expires_in, Duration{3000});
-  EXPECT_LE(state.holders[0].expires_in, Duration{4000});
-}
-
-TEST_F(SqliteTest, CandidatesKeepRegistrationTimeAndMetadata) {
-  auto store = open(uri());
-  Candidate c;
-  c.node_id = "n1";
-  c.metadata = {{"zone", "eu-1"}, {"quote", "\"x\""}};
-  store->put_candidate("grp", c, 5s, Deadline::after(2s));
-  auto first = store->list_candidates("grp", Deadline::after(2s));
-  ASSERT_EQ(first.size(), 1u);
-  c.successes = 7;
-  c.last_completion = std::chrono::system_clock::now();
-  store->put_candidate("grp", c, 5s, Deadline::after(2s));
-  auto second = store->list_candidates("grp", Deadline::after(2s));
-  ASSERT_EQ(second.size(), 1u);
-  EXPECT_EQ(second[0].registered_at, first[0].registered_at);
-  EXPECT_EQ(second[0].successes, 7u);
-  EXPECT_EQ(second[0].metadata, c.metadata);
-  ASSERT_TRUE(second[0].last_completion.has_value());
 }
 
 TEST_F(SqliteTest, PrefixAndItsDeprecatedSpellingTablePrefixNameTheSameTables) {

@@ -2,6 +2,9 @@
 // a restart of the ZooKeeper server under a held lease.
 
 #include <gtest/gtest.h>
+#include <signal.h>
+
+#include <thread>
 
 #include "leader/leader.hpp"
 #include "zk_test_util.hpp"
@@ -11,18 +14,11 @@ namespace {
 
 const std::string kRoot = "/leader-interop";
 
-std::string unique(const std::string& what) {
-  static int n = 0;
-  return "kz-" + what + "-" + std::to_string(getpid()) + "-" + std::to_string(n++);
-}
-
 std::shared_ptr<LeaseStore> store() { return open(uri("session_timeout=2s&root=" + kRoot)); }
 
 LeaseRequest request(const std::string& lock) {
   return {lock, new_owner_token(), "leader-node", Ms{2000}, 0};
 }
-
-Deadline soon() { return Deadline::after(Ms{5000}); }
 
 std::vector<std::string> kazoo(const std::string& cmd, const std::string& lock,
                                std::vector<std::string> extra = {}) {

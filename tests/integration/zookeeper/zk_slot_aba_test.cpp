@@ -5,6 +5,7 @@
 // reader then checks that the slot node is still the second client's (czxid and session).
 
 #include <gtest/gtest.h>
+#include <signal.h>
 
 #include <sstream>
 #include <thread>
@@ -17,13 +18,6 @@ namespace leader::zktest {
 namespace {
 
 const std::string kRoot = "/leader-slot-aba";
-
-std::string unique(const std::string& what) {
-  static int n = 0;
-  return "za-" + what + "-" + std::to_string(getpid()) + "-" + std::to_string(n++);
-}
-
-Deadline soon() { return Deadline::after(Ms{5000}); }
 
 // Runs one case: `option` is the holder's URI query, `ttl_ms` its lease, `mode` "" (the store's
 // timer deletes the node at the ttl) or "release-on-eof".

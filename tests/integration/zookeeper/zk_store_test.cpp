@@ -2,8 +2,10 @@
 // session-bound leases, orphan cleanup after an unknown outcome, and a paused holder process.
 
 #include <gtest/gtest.h>
+#include <signal.h>
 
 #include <set>
+#include <thread>
 
 #include "leader/leader.hpp"
 #include "zk_test_util.hpp"
@@ -11,16 +13,9 @@
 namespace leader::zktest {
 namespace {
 
-std::string unique(const std::string& what) {
-  static int n = 0;
-  return "zk-" + what + "-" + std::to_string(getpid()) + "-" + std::to_string(n++);
-}
-
 LeaseRequest request(const std::string& lock, Ms ttl, int slots = 0) {
   return {lock, new_owner_token(), "it-node", ttl, slots};
 }
-
-Deadline soon() { return Deadline::after(Ms{5000}); }
 
 TEST(ZooKeeperUri, BothSchemesAreRegistered) {
   auto schemes = registered_schemes();

@@ -1,28 +1,27 @@
 #pragma once
-// Helpers of the ZooKeeper integration tests: the server endpoint, a child process with a pipe,
-// and SIGSTOP/SIGCONT of the server.
+// Helpers of the ZooKeeper integration tests: the server endpoint, its PID and a pause of it, and
+// a child process with stdin on a pipe (all built on tests/support).
 
-#include <signal.h>
 #include <sys/types.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
 #include <chrono>
-#include <cstdlib>
-#include <fstream>
-#include <stdexcept>
 #include <string>
-#include <thread>
 #include <vector>
+
+#include "child_process.hpp"
+#include "server_process.hpp"
+#include "timing.hpp"
 
 namespace leader::zktest {
 
 using Ms = std::chrono::milliseconds;
 
-inline std::string env_or(const char* name, const std::string& fallback) {
-  const char* v = std::getenv(name);
-  return v && *v ? v : fallback;
-}
+using test::env_or;
+using test::eventually;
+using test::soon;
+
+/// A lock name unique to this process and call.
+inline std::string unique(const std::string& what) { return test::unique_name("zk-" + what); }
 
 /// host:port of the test server.
 inline std::string hosts() { return env_or("LEADER_TEST_ZOOKEEPER_HOSTS", "127.0.0.1:12181"); }
@@ -32,101 +31,18 @@ inline std::string uri(const std::string& query) { return "zk://" + hosts() + "/
 
 /// The server JVM's PID.
 inline pid_t server_pid() {
-  std::ifstream in(env_or("LEADER_TEST_ZOOKEEPER_PIDFILE", "/tmp/le-test/pids/zookeeper.pid"));
-  pid_t pid = 0;
-  in >> pid;
-  if (pid <= 0) throw std::runtime_error("no zookeeper PID file");
-  return pid;
+  return test::read_pid_file(test::server_pid_file("LEADER_TEST_ZOOKEEPER_PIDFILE", "zookeeper"));
 }
 
 /// SIGSTOPs the server for its lifetime (also on assertion failure).
-class ServerPause {
- public:
-  ServerPause() : pid_(server_pid()) { kill(pid_, SIGSTOP); }
-  ~ServerPause() { resume(); }
-  ServerPause(const ServerPause&) = delete;
-  ServerPause& operator=(const ServerPause&) = delete;
-  void resume() {
-    if (pid_ != 0) kill(pid_, SIGCONT);
-    pid_ = 0;
-  }
-
- private:
-  pid_t pid_;
+struct ServerPause : test::ProcessPause {
+  ServerPause() : test::ProcessPause(server_pid()) {}
 };
 
-/// A child process with stdin and stdout on pipes; SIGKILLed when destroyed.
-class Proc {
- public:
-  explicit Proc(std::vector<std::string> argv) {
-    int in[2], out[2];
-    if (pipe(in) != 0 || pipe(out) != 0) throw std::runtime_error("pipe");
-    pid_ = fork();
-    if (pid_ == 0) {
-      dup2(in[0], 0);
-      dup2(out[1], 1);
-      close(in[1]);
-      close(out[0]);
-      std::vector<char*> args;
-      for (auto& a : argv) args.push_back(a.data());
-      args.push_back(nullptr);
-      execv(args[0], args.data());
-      _exit(127);
-    }
-    close(in[0]);
-    close(out[1]);
-    in_ = in[1];
-    out_ = out[0];
-  }
-  ~Proc() {
-    close_stdin();
-    if (!reaped_) {
-      kill(pid_, SIGKILL);
-      wait();
-    }
-    close(out_);
-  }
-  Proc(const Proc&) = delete;
-  Proc& operator=(const Proc&) = delete;
-
-  /// One line of stdout, or "" on EOF.
-  std::string read_line() {
-    std::string line;
-    char c;
-    while (read(out_, &c, 1) == 1) {
-      if (c == '\n') return line;
-      line += c;
-    }
-    return line;
-  }
-  void close_stdin() {
-    if (in_ >= 0) close(in_);
-    in_ = -1;
-  }
-  void signal(int sig) { kill(pid_, sig); }
-  int wait() {
-    int status = 0;
-    waitpid(pid_, &status, 0);
-    reaped_ = true;
-    return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-  }
-
- private:
-  pid_t pid_ = -1;
-  int in_ = -1;
-  int out_ = -1;
-  bool reaped_ = false;
+/// A child process with stdin and stdout on pipes (closing stdin tells a holder to release).
+struct Proc : test::ChildProcess {
+  explicit Proc(const std::vector<std::string>& argv)
+      : test::ChildProcess(argv, test::ChildOptions{.stdin_pipe = true}) {}
 };
-
-/// Polls `pred` every 20 ms until true or `timeout`.
-template <class Pred>
-bool eventually(Pred pred, Ms timeout) {
-  auto end = std::chrono::steady_clock::now() + timeout;
-  while (std::chrono::steady_clock::now() < end) {
-    if (pred()) return true;
-    std::this_thread::sleep_for(Ms{20});
-  }
-  return pred();
-}
 
 }  // namespace leader::zktest
