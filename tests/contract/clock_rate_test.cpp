@@ -82,6 +82,9 @@ std::vector<std::string> next_words(Child& child) {
 /// exclude each other: expiry is never judged from a client's wall clock.
 TEST_P(ContractTest, ClientsWhoseWallClocksAreHoursApartStillExcludeEachOther) {
   if (backend().uri.empty()) GTEST_SKIP() << backend().name << " is in-process only";
+  if (backend().name == "sqlite")
+    GTEST_SKIP() << "a SQLite file has no clock of its own: expiry is the host's wall clock, "
+                    "which every process on the host shares";
   const std::string faketime = test::faketime_library();
   if (faketime.empty()) GTEST_SKIP() << "libfaketime is not installed";
   const Ms lease = backend().lease_unit;
@@ -94,7 +97,7 @@ TEST_P(ContractTest, ClientsWhoseWallClocksAreHoursApartStillExcludeEachOther) {
         std::vector<std::string>{"LD_PRELOAD=" + faketime, "FAKETIME=" + offset,
                                  "DONT_FAKE_MONOTONIC=1", "FAKETIME_NO_CACHE=1"});
   };
-  auto ahead = shifted("+2h", lease * 3);
+  auto ahead = shifted("+2h", lease * 8);  // long enough for a loaded machine
   auto first = next_words(*ahead);
   ASSERT_EQ(first.size(), 3u) << first[0];
   ASSERT_EQ(first[0], "ACQUIRED");

@@ -42,7 +42,9 @@ TEST_P(ContractTest, TryAcquireWithTheHoldersOwnerTokenReturnsTheSameLease) {
   EXPECT_EQ(shorter.lease->fencing_token, first.lease->fencing_token);
   state = judge->inspect(name, soon());
   ASSERT_EQ(state.holders.size(), 1u);
-  EXPECT_LE(state.holders[0].expires_in, lease / 2) << "a shorter ttl did not shorten the expiry";
+  if (shortens_expiry(backend())) {
+    EXPECT_LE(state.holders[0].expires_in, lease / 2) << "a shorter ttl did not shorten the expiry";
+  }
   EXPECT_EQ(s->release(*shorter.lease, Ms{0}, soon()), LeaseStatus::ok);
 }
 
@@ -116,8 +118,10 @@ TEST_P(ContractTest, SingleAndGroupRequestsOnOneLockAreRefusedWhileTheOtherIsLiv
   auto s = store();
   hold_and_refuse(backend(), *s, name, 0, {2, 1});  // a group of one is not a single leader
   hold_and_refuse(backend(), *s, name, 2, {0});     // accepted once the single holder is gone
-  hold_and_refuse(backend(), *s, name, 0, {3}, Ends::expired);  // and once the group is
-  hold_and_refuse(backend(), *s, name, 2, {0});  // the new size applies after an expiry too
+  // and the single leader once the group is gone; after an expiry too (k8s: see store_test.cpp)
+  hold_and_refuse(backend(), *s, name, 0, {3},
+                  backend().name == "k8s" ? Ends::released : Ends::expired);
+  hold_and_refuse(backend(), *s, name, 2, {0});
 }
 
 TEST_P(ContractTest, GroupsOfDifferentSizesOnOneLockAreRefusedWhileTheOtherIsLive) {
