@@ -30,6 +30,15 @@ certainly let someone else in. Counted:
                                  client can see before its next renewal; reported, not a verdict
   min stop margin                min over takeovers of (successor start - stop signal), leaving out
                                  paused holders and the stepped-clock worker
+  takeover_ms                    campaign runs: per fault kind (kill, pause, partition, term), the
+                                 time from the fault hitting the holder to the first lease start of
+                                 another worker; bounded by --takeover-bound-ms (kill, pause,
+                                 partition) and --handover-bound-ms (term: SIGTERM, the campaign
+                                 stops and releases; resign: Campaign::resign())
+  observer misses                campaign runs: a fault_worker --observe process polls inspect() and
+                                 logs O lines; a lease still active (before its effective end) after
+                                 an observation, sent after its start, that showed another token or
+                                 a free lock (paused holders counted apart)
 Leases of a worker whose CLOCK_MONOTONIC was faked (M events) are reported apart. The strict
 verdict (exit 1) fails on token reuse/order, fence violations, unexplained overlaps, stop misses,
 more than N holders at once, and on a vacuous run: fewer than --min-terms leases, or something
@@ -208,6 +217,55 @@ def analyse(leases, writes, events, lease_ns):
     return r
 
 
+def observed(d):
+    """The O lines of a campaign run's observer: (send_ns, reply_ns, token, pid)."""
+    out = []
+    with open(os.path.join(d, "ledger")) as f:
+        for line in f:
+            p = line.split()
+            if len(p) == 5 and p[0] == "O":
+                out.append((int(p[1]), int(p[2]), int(p[3]), int(p[4])))
+    return out
+
+
+def observer_misses(leases, observations, events):
+    """Leases still active (before their effective end) after the observer saw the store give the
+    lock to another token or free it: the store's view at some instant in [send, reply], so an
+    active lease must have ended by reply. Paused holders are counted apart (the fencing gap)."""
+    pauses = {}
+    for e in events:
+        if e[0] == "P":
+            pauses.setdefault(int(e[1]), []).append((int(e[2]), int(e[3])))
+    misses = paused = 0
+    for x in leases:
+        for send, reply, token, _ in observations:
+            if send > x["start"] and token != x["token"] and x["eff_end"] > reply:
+                if any(p0 < reply and p1 > x["start"] for p0, p1 in pauses.get(x["pid"], [])):
+                    paused += 1
+                else:
+                    misses += 1
+                break
+    return misses, paused
+
+
+KINDS = {"K": "kill", "P": "pause", "N": "partition", "T": "term", "G": "resign"}
+
+
+def takeovers(leases, events):
+    """kind -> [ms from a fault that hit a holder to the next start of another worker's lease]."""
+    out = {}
+    for e in events:
+        if e[0] not in KINDS:
+            continue
+        pid, t = int(e[1]), int(e[2])
+        holding = any(x["pid"] == pid and x["start"] <= t and x.get("end", t) >= t
+                      for x in leases)
+        nxt = [x["start"] for x in leases if x["pid"] != pid and x["start"] > t]
+        if holding and nxt:
+            out.setdefault(KINDS[e[0]], []).append(round((min(nxt) - t) / 1e6, 1))
+    return out
+
+
 def vacuous(r, a, faults):
     """Reasons the run proves nothing: too few terms, or a required event never happened."""
     why = []
@@ -223,6 +281,8 @@ def vacuous(r, a, faults):
             ok = r["extends_ok"] > 0
         elif need == "concurrent_holders":
             ok = r["max_holders"] >= 2
+        elif need == "observations":
+            ok = r.get("observations", 0) > 0
         else:
             ok = faults.get(need, 0) > 0
         if not ok:
@@ -239,6 +299,10 @@ def main():
     ap.add_argument("--group", type=int, default=0, help="N of a group run (0: single leader)")
     ap.add_argument("--min-terms", type=int, default=2)
     ap.add_argument("--require", default="faults,takeovers")
+    ap.add_argument("--takeover-bound-ms", type=float, default=None,
+                    help="campaign: a standby starts within this after kill/pause/partition")
+    ap.add_argument("--handover-bound-ms", type=float, default=None,
+                    help="campaign: a standby starts within this after the holder's SIGTERM")
     a = ap.parse_args()
     leases, writes, events, extends = load(a.dir)
     r = analyse(leases, writes, events, a.lease_ms * 10**6)
@@ -253,13 +317,21 @@ def main():
             faults = {k: int(v) for k, v in (line.split() for line in f if line.strip())}
     r["faults"] = faults
     r["label"] = a.label
+    r["takeover_ms"] = takeovers(leases, events)
+    obs = observed(a.dir)
+    r["observations"] = len(obs)
+    r["observer_misses"], r["observer_misses_paused"] = observer_misses(leases, obs, events)
     with open(os.path.join(a.dir, "result.json"), "w") as f:
         json.dump(r, f, indent=1, sort_keys=True)
     print("faults %s: %s" % (a.label, json.dumps(r, sort_keys=True)))
     bad = [k for k in ("token_reuse", "token_order", "fence_violations", "overlaps_unexplained",
-                       "stop_misses", "resource_order_unexplained") if r[k]]
+                       "stop_misses", "resource_order_unexplained", "observer_misses") if r[k]]
     if r["max_holders"] > max(1, a.group):
         bad.append("%d holders at once (allowed %d)" % (r["max_holders"], max(1, a.group)))
+    for kind, times in sorted(r["takeover_ms"].items()):
+        bound = a.handover_bound_ms if kind in ("term", "resign") else a.takeover_bound_ms
+        if bound is not None and max(times) > bound:
+            bad.append("takeover after %s took %.0f ms (bound %.0f ms)" % (kind, max(times), bound))
     bad += vacuous(r, a, faults)
     if bad and not a.report_only:
         print("FAILED: %s" % ", ".join(bad))

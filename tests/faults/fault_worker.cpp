@@ -19,10 +19,19 @@
 //   X token pid t0_ns t1_ns ttl_ms ok                ctx.extend(ttl) called at t0, returned at t1
 // --extend 1 calls ctx.extend() before one step in twelve while holding, with a ttl shorter or
 // longer than the lease (auto_extend stays on, so later renewals must keep the extended ttl).
+// --campaign 1 runs a leader::Campaign (retry period --retry-ms, default 100) instead of
+// run_if_leader calls: the elected worker works until its stop fires (no step limit), then
+// campaigns again; SIGTERM stops the campaign (the lease is released) and the worker exits 0;
+// SIGUSR1 calls campaign.resign() (steps down, campaigns again after the hold-off).
+// --observe 1 makes the process the store's observer instead of a contender: until --seconds pass
+// (or SIGTERM) it calls inspect() every 20 ms and appends "O send_ns reply_ns token pid" (token 0,
+// pid 0 when free; pid parsed from the holder's node id "fault-<id>-<pid>"): what the server said
+// at some instant between send and reply.
 // --clock-file F steps the library's steady clock by the milliseconds written in F (SteppedClock).
 // D/w<N>.state holds "HOLD token pid" while the action runs and "IDLE 0 pid" otherwise.
 
 #include <fcntl.h>
+#include <signal.h>
 #include <sys/file.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -34,6 +43,7 @@
 #include <cstdlib>
 #include <ctime>
 #include <iostream>
+#include <limits>
 #include <map>
 #include <mutex>
 #include <random>
@@ -44,6 +54,8 @@
 #include "leader/leader.hpp"
 
 namespace {
+
+using namespace std::chrono_literals;
 
 /// CLOCK_MONOTONIC through the raw syscall: libfaketime intercepts clock_gettime, not syscall.
 std::int64_t true_ns() {
@@ -96,8 +108,11 @@ struct Config {
   int id = 0;
   long lease_ms = 1500, step_ms = 50, max_steps = 60, seconds = 30, wait_ms = 200;
   long write_delay_ms = 20;
-  int group = 0;        // 0: LeaderElector; N: LeaderGroupElector with max_leaders N
-  bool extend = false;  // call ctx.extend() while holding
+  int group = 0;          // 0: LeaderElector; N: LeaderGroupElector with max_leaders N
+  bool extend = false;    // call ctx.extend() while holding
+  bool campaign = false;  // a leader::Campaign instead of run_if_leader calls
+  long retry_ms = 100;    // the campaign's retry period
+  bool observe = false;   // poll inspect() and log what the store says
 };
 
 /// The fenced resource: an append-only ledger guarded by flock on the fence file.
@@ -232,12 +247,52 @@ Config parse(int argc, char** argv) {
   c.write_delay_ms = num("--write-delay-ms", c.write_delay_ms);
   c.group = static_cast<int>(num("--group", 0));
   c.extend = num("--extend", 0) != 0;
+  c.campaign = num("--campaign", 0) != 0;
+  c.retry_ms = num("--retry-ms", c.retry_ms);
+  c.observe = num("--observe", 0) != 0;
   return c;
+}
+
+/// --campaign: one Campaign until --seconds pass or SIGTERM (blocked in main) arrives.
+template <class Elector>
+int campaign(const Config& c, const Elector& elector, const leader::Clock& clock) {
+  FencedResource res(c.dir);
+  std::mt19937 rng(static_cast<unsigned>(getpid()) * 7919u + static_cast<unsigned>(true_ns()));
+  std::atomic<std::int64_t> attempt{true_ns()};
+  std::atomic<long> errors{0};
+  leader::CampaignCallbacks cb;
+  cb.on_started_leading = [&](leader::LeaderContext& ctx) {
+    work(c, clock, ctx, res, attempt.load(), std::numeric_limits<long>::max(), rng);
+  };
+  cb.on_stopped_leading = [&] { attempt = true_ns(); };
+  cb.on_error = [&](const leader::BackendError& e) {
+    ++errors;
+    std::cerr << "fault_worker " << c.id << ": " << e.what() << "\n";
+  };
+  write_state(c, "IDLE 0");
+  leader::Campaign campaign(elector, c.lock, cb,
+                            {.retry_period = std::chrono::milliseconds(c.retry_ms)});
+  campaign.start();
+  sigset_t term;
+  sigemptyset(&term);
+  sigaddset(&term, SIGTERM);
+  sigaddset(&term, SIGUSR1);
+  const auto until = true_ns() + c.seconds * 1'000'000'000LL;
+  const timespec tick{0, 100'000'000};
+  while (true_ns() < until) {
+    int sig = sigtimedwait(&term, nullptr, &tick);
+    if (sig == SIGTERM) break;
+    if (sig == SIGUSR1) (void)campaign.resign();
+  }
+  campaign.stop();
+  std::cout << "TERMS " << campaign.terms() << " ERRORS " << errors.load() << std::endl;
+  return 0;
 }
 
 /// The worker's loop on one elector (LeaderElector or LeaderGroupElector).
 template <class Elector>
 int loop(const Config& c, const Elector& elector, const leader::Clock& clock) {
+  if (c.campaign) return campaign(c, elector, clock);
   FencedResource res(c.dir);
   std::mt19937 rng(static_cast<unsigned>(getpid()) * 7919u + static_cast<unsigned>(true_ns()));
   std::uniform_int_distribution<long> steps(1, c.max_steps);
@@ -265,8 +320,39 @@ int loop(const Config& c, const Elector& elector, const leader::Clock& clock) {
   return 0;
 }
 
+/// --observe: the store's view of the lock, polled, in the ledger.
+int observe(const Config& c, leader::LeaseStore& store) {
+  FencedResource res(c.dir);
+  const auto until = true_ns() + c.seconds * 1'000'000'000LL;
+  long errors = 0;
+  while (true_ns() < until) {
+    const auto send = true_ns();
+    try {
+      leader::LockState state = store.inspect(c.lock, leader::Deadline::after(250ms));
+      const auto reply = true_ns();
+      std::uint64_t token = 0;
+      long pid = 0;
+      if (!state.holders.empty()) {
+        token = state.holders.front().fencing_token;
+        const std::string& node = state.holders.front().node_id;
+        auto dash = node.rfind('-');
+        if (node.rfind("fault-", 0) == 0 && dash != std::string::npos)
+          pid = std::strtol(node.c_str() + dash + 1, nullptr, 10);
+      }
+      res.record("O " + std::to_string(send) + " " + std::to_string(reply) + " " +
+                 std::to_string(token) + " " + std::to_string(pid) + "\n");
+    } catch (const std::exception&) {
+      ++errors;
+    }
+    std::this_thread::sleep_for(20ms);
+  }
+  std::cout << "OBSERVER ERRORS " << errors << std::endl;
+  return 0;
+}
+
 int run(const Config& c) {
   auto store = leader::open(c.uri);
+  if (c.observe) return observe(c, *store);
   leader::ElectorHooks hooks;
   hooks.clock =
       c.clock_file.empty() ? leader::Clock::system() : std::make_shared<SteppedClock>(c.clock_file);
@@ -295,7 +381,15 @@ int run(const Config& c) {
 
 int main(int argc, char** argv) {
   try {
-    return run(parse(argc, argv));
+    Config c = parse(argc, argv);
+    if (c.campaign) {  // before any thread starts: every thread inherits the blocked signals
+      sigset_t term;
+      sigemptyset(&term);
+      sigaddset(&term, SIGTERM);
+      sigaddset(&term, SIGUSR1);
+      pthread_sigmask(SIG_BLOCK, &term, nullptr);
+    }
+    return run(c);
   } catch (const std::exception& e) {
     std::cerr << "fault_worker: " << e.what() << "\n";
     return 70;

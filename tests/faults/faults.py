@@ -11,6 +11,8 @@ runs check.py on the ledger. Every event is logged to OUT/events with CLOCK_MONO
   R t0 t1          server restarted
   L t0 t1          ... and it lost data in the restart (own Redis with RDB or AOF everysec): the
                    leases it held may be gone, so a takeover in t0 .. t1 + lease is explained
+  T pid t          worker sent SIGTERM (campaign scenario: it steps down, releasing the lease)
+  G pid t          worker sent SIGUSR1 (campaign scenario: Campaign::resign())
   C pid t offset   worker 0's clock set to offset: its wall clock (libfaketime, seconds) or, in
                    clock-mono, the library's steady clock (fault_worker --clock-file, ms)
   M pid            worker whose steady clock is stepped (reported apart, never a verdict)
@@ -41,7 +43,7 @@ SERVERS = {"redis": "redis", "postgres": "postgres", "mysql": "mariadb", "etcd":
            "zookeeper": "zookeeper", "k8s": "k8s", "consul": "consul"}
 DURABLE = {"postgres", "mysql", "etcd", "zookeeper", "dynamodb"}  # keep leases and counters
 SCENARIOS = ["mixed", "clock-wall", "clock-mono", "restart", "restart-rdb", "restart-aof", "group",
-             "extend", "netns"]
+             "extend", "netns", "campaign"]
 MIXED = ("mixed", "group", "extend", "netns")  # every fault kind; they differ in the workers/partition
 # Namespaces <NETNS>-<i>, host side 10.<NETNS_NET>.<i>.1, namespace side 10.<NETNS_NET>.<i>.2;
 # named after this process so that concurrent runs do not share them.
@@ -67,6 +69,7 @@ def store_uri(store, out, port):
         "dynamodb": "dynamodb://test:test@%s?tls=false&table=leader_faults" % hostport,
         "k8s": "k8s://%s?tls=false&namespace=faults" % hostport,
         "consul": "consul://%s?prefix=leader-faults&session_ttl_min=100ms" % hostport,
+        "mongodb": "mongodb://%s/leader_faults" % hostport,
     }[store]
 
 
@@ -80,6 +83,7 @@ def target(store):
         "zookeeper": env("LEADER_FAULTS_ZOOKEEPER", "127.0.0.1:12181"),
         "k8s": env("LEADER_FAULTS_K8S", "127.0.0.1:16443"),  # the API double (in memory)
         "consul": env("LEADER_FAULTS_CONSUL", "127.0.0.1:18500"),  # the API double (in memory)
+        "mongodb": env("LEADER_FAULTS_MONGODB", "127.0.0.1:17017"),  # mongomock behind the shim
     }[store]
 
 
@@ -96,6 +100,7 @@ class Run:
         self.lock = "faults-%s-%d-%d" % (a.store, os.getpid(), int(time.time()))
         self.proxy = None
         self.counts = {}
+        self.observer = None  # campaign: a fault_worker --observe 1 polling inspect()
         self.own = None  # a private server (own_servers.py) for crash-restart faults
         if a.store == "dynamodb":
             self.own = OwnDynalite(a.out)
@@ -147,6 +152,8 @@ class Run:
             cmd += ["--group", str(self.a.group)]
         if self.a.extend:
             cmd += ["--extend", "1"]
+        if self.a.scenario == "campaign":  # hot standby: leader::Campaign, retry every 100 ms
+            cmd += ["--campaign", "1", "--wait-ms", "0", "--retry-ms", "100"]
         if self.a.partition == "nft":
             uri = uri.replace("127.0.0.1", "10.%s.%d.1" % (NETNS_NET, i))
             cmd = ["ip", "netns", "exec", "%s-%d" % (NETNS, i)] + cmd
@@ -210,6 +217,26 @@ class Run:
         os.kill(pid, signal.SIGKILL)
         self.procs[i].wait()
         self.spawn(i)
+
+    def term_worker(self):
+        """SIGTERM to the holder: a campaign steps down (releases) and the worker exits."""
+        i, pid = self.holder()
+        p = self.procs[i]
+        self.log("T", pid, now())
+        os.kill(pid, signal.SIGTERM)
+        try:
+            p.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            p.kill()
+            p.wait()
+        if self.procs[i] is p:
+            self.spawn(i)
+
+    def resign_worker(self):
+        """SIGUSR1 to the holder: its campaign resigns and stays a standby."""
+        _, pid = self.holder()
+        self.log("G", pid, now())
+        os.kill(pid, signal.SIGUSR1)
 
     def extended_holder(self):
         """(index, pid) of a holder whose last ctx.extend() asked more than the lease and whose
@@ -315,6 +342,9 @@ class Run:
             return [self.jump_clock]
         if s.startswith("restart"):
             return [self.restart_server]
+        if s == "campaign":  # the leader crashes, freezes, is cut off, steps down
+            faults = [self.kill_worker, self.pause_worker, self.term_worker, self.resign_worker]
+            return faults + ([self.partition_worker] if self.network else [])
         if s == "extend":  # renewals must fail for a wrong extended deadline to show
             faults = [self.partition_worker, self.partition_worker, self.pause_worker,
                       self.kill_worker]
@@ -353,6 +383,15 @@ class Run:
             self.ports = [int(p) for p in line[1].split(",")]
         for i in range(self.a.workers):
             self.spawn(i)
+        if self.a.scenario == "campaign":  # the store's view, straight to the server
+            uri = store_uri(self.a.store, self.a.out, 0)
+            if self.network:
+                real = self.own.address if self.own else target(self.a.store)
+                uri = uri.replace("127.0.0.1:0", real)
+            cmd = [self.a.worker, "--uri", uri, "--lock", self.lock, "--dir", self.a.out,
+                   "--observe", "1", "--seconds", str(self.a.seconds + 2)]
+            with open(os.path.join(self.a.out, "observer.log"), "a") as err:
+                self.observer = subprocess.Popen(cmd, stdout=err, stderr=err)
 
     def inject(self):
         faults = self.schedule()
@@ -387,6 +426,9 @@ class Run:
             except subprocess.TimeoutExpired:
                 p.kill()
                 p.wait()
+        if self.observer:
+            self.observer.terminate()
+            self.observer.wait()
         if self.proxy:
             self.proxy.terminate()
             self.proxy.wait()
@@ -438,6 +480,9 @@ def options():
         a.max_steps = max(a.max_steps, 120)  # actions that outlive a partition
     elif a.scenario == "netns":
         a.partition = "nft"
+    elif a.scenario == "campaign":
+        a.server_faults = False
+        a.workers = a.workers or 3
     elif a.scenario in ("restart-rdb", "restart-aof"):
         if a.store != "redis":
             ap.error("--scenario %s is for --store redis" % a.scenario)
@@ -461,6 +506,8 @@ def requirements(a, run):
         need.append("extends")
     if a.group >= 2:
         need.append("concurrent_holders")
+    if a.scenario == "campaign":
+        need += ["kill_worker", "term_worker", "resign_worker", "observations"]
     return need
 
 
@@ -492,12 +539,14 @@ def main():
         run.inject()
     finally:
         run.finish()
-    strict = (a.scenario in MIXED or (a.scenario.startswith("restart") and run.durable)
+    strict = (a.scenario in MIXED or a.scenario == "campaign" or (a.scenario.startswith("restart") and run.durable)
               or (a.scenario == "clock-wall" and a.store != "sqlite"))
     check = [sys.executable, os.path.join(HERE, "check.py"), "--dir", a.out,
              "--lease-ms", str(a.lease_ms), "--label", "%s/%s" % (a.store, a.scenario),
              "--group", str(a.group), "--min-terms", str(a.min_terms),
              "--require", ",".join(requirements(a, run))]
+    if a.scenario == "campaign":  # bounds: lease + 1 s after a crash; 1 s after a step-down
+        check += ["--takeover-bound-ms", str(a.lease_ms + 1000), "--handover-bound-ms", "1000"]
     if not strict:
         check.append("--report-only")
     return subprocess.call(check)
