@@ -38,10 +38,10 @@ rm -f "$out"/*.log
 
 # Scenario 2: the stale migrator.
 "$bin" "$uri" setup --reset >/dev/null || fail "reset"
-"$bin" "$uri" stale --lock "$lock-2" --lease-ms 1000 --migrate-ms 1500 >"$out/2-stale.log" 2>&1 &
+"$bin" "$uri" stale --lock "$lock-2" --lease-ms 1000 --migrate-ms 3000 >"$out/2-stale.log" 2>&1 &
 stale=$!
 pids+=("$stale")
-for _ in $(seq 100); do grep -q '^CLAIMED' "$out/2-stale.log" && break; sleep 0.05; done
+for _ in $(seq 400); do grep -q '^CLAIMED' "$out/2-stale.log" && break; sleep 0.05; done
 grep -q '^CLAIMED' "$out/2-stale.log" || fail "the first migrator never claimed"
 kill -STOP "$stale"
 # The lease is 1 s; the fresh replica retries until the store lets it take the lock (the store,

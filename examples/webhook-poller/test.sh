@@ -36,11 +36,11 @@ grep -q '^REJECTED' <<<"$all" && fail "scenario 1: unexpected REJECTED"
 echo "scenario 1 ok: two pollers, cursor 0 -> 5 -> 10"
 
 "$bin" "$uri" setup --reset 10 >/dev/null || fail "reset"
-"$bin" "$uri" stale --lock "$lock-2" --lease-ms 1000 --batch 5 --deliver-ms 1500 \
+"$bin" "$uri" stale --lock "$lock-2" --lease-ms 1000 --batch 5 --deliver-ms 3000 \
   >"$out/2-stale.log" 2>&1 &
 stale=$!
 pids+=("$stale")
-for _ in $(seq 100); do grep -q '^POLLED' "$out/2-stale.log" && break; sleep 0.05; done
+for _ in $(seq 400); do grep -q '^POLLED' "$out/2-stale.log" && break; sleep 0.05; done
 grep -q '^POLLED' "$out/2-stale.log" || fail "the first poller never polled"
 kill -STOP "$stale"
 # The fresh poller retries until the store (not this script's clock) lets it take the lock.
