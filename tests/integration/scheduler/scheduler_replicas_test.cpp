@@ -297,7 +297,9 @@ TEST(SchedulerReplicas, TwoSecondSkewWithALongAndAShortTask) {
   Cluster c(tag);
   c.skew_ms = "2000";
   c.allowance_ms = "250";
-  c.lease_ms = "1000";
+  // Longer than the skew: the sqlite store judges expiry by the writer's wall clock, here faked
+  // up to 2 s apart (one host shares one clock in real use).
+  c.lease_ms = "10000";
   c.tasks = {long_task + "|rate:6000|5000", short_task + "|rate:6000|200"};
   c.start("r0", "+0");
   c.start("r1", "+1");
