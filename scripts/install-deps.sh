@@ -40,7 +40,7 @@ PACKAGES=(
   redis-server redis-tools postgresql-15 mariadb-server mariadb-client etcd-server etcd-client
   zookeeper python3-kazoo python3-redis faketime libfaketime iproute2 nftables procps psmisc
   libmongoc-dev libbson-dev python3-mongomock python3-bson python3-pymongo
-  python3-kubernetes prometheus
+  python3-kubernetes prometheus chromium
   help2man python3-yaml systemd zsh
 )
 # dynalite (the DynamoDB API test server) comes from npm: use the machine's Node.js and npm when

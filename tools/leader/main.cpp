@@ -25,6 +25,9 @@
 #ifdef LEADER_HAVE_CRON
 #include "cron_command.hpp"
 #endif
+#ifdef LEADER_HAVE_SERVE
+#include "serve_command.hpp"
+#endif
 
 #ifndef LEADER_VERSION
 #define LEADER_VERSION "unknown"
@@ -49,8 +52,11 @@ constexpr const char* kCronUsage =
     "Usage: leader cron [--store URI] (--schedule CRON --lock NAME [--time-zone TZ] -- COMMAND "
     "[ARGS...] | --crontab FILE) [--ttl 30s] [--grace 5s] [--max-clock-skew 2s] [--misfire "
     "skip|run-once] [--node-id ID] [-v|--quiet]";
+constexpr const char* kServeUsage =
+    "Usage: leader serve [--store URI] [--listen 127.0.0.1:9464] [--campaign LOCK]... [--lock "
+    "LOCK]... [--allow-remote --token-file FILE] [-v]";
 constexpr const char* kMainUsage =
-    "Usage: leader run|status|list|release|cron [OPTIONS] (see leader --help)";
+    "Usage: leader run|status|list|release|cron|serve [OPTIONS] (see leader --help)";
 
 constexpr const char* kRunFooter = R"(
 COMMAND runs (without a shell) in its own process group with LEADER_LOCK,
@@ -281,6 +287,11 @@ int main(int argc, char** argv) {
   CronText cron_text;
   add_cron(app, cron_options, cron_text);
 #endif
+#ifdef LEADER_HAVE_SERVE
+  ServeOptions serve_options;
+  add_serve_command(app, serve_options);
+  extra_usages()["serve"] = kServeUsage;
+#endif
   std::vector<Subcommand> subcommands = {add_list_command(app), add_release_command(app)};
   for (const auto& c : subcommands) extra_usages()[c.app->get_name()] = c.usage;
   std::vector<std::string> names;
@@ -305,6 +316,9 @@ int main(int argc, char** argv) {
       if (c.app->parsed()) return c.run();
 #ifdef LEADER_HAVE_CRON
     if (app.got_subcommand("cron")) return run_cron(cron_options, cron_text);
+#endif
+#ifdef LEADER_HAVE_SERVE
+    if (app.got_subcommand("serve")) return serve(serve_options);
 #endif
     if (app.got_subcommand("status")) {
       status_options.verbosity = status_verbose ? 1 : 0;

@@ -1,0 +1,398 @@
+#!/usr/bin/env python3
+"""Integration tests of `leader serve` (the real binary, over HTTP on 127.0.0.1).
+
+Usage: serve_test.py LEADER_BINARY [unittest args, e.g. ApiTest]. Stores: SQLite files in a
+temporary directory, and for the outage case a private redis-server on port 17701 started and
+killed by PID (the shared servers are never touched). The store is the judge of who holds a
+lock: `leader status` (another process) reads it. Exit 77 = skipped (ctest SKIP_RETURN_CODE).
+"""
+import json
+import os
+import re
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+import unittest
+import urllib.error
+import urllib.request
+
+LEADER = None
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
+REDIS_PORT = 17701
+
+
+def eventually(check, limit=30.0):
+    """Polls `check` until true; the limit only stops a broken test from hanging."""
+    end = time.monotonic() + limit
+    while time.monotonic() < end:
+        if check():
+            return True
+        time.sleep(0.05)
+    return check()
+
+
+def http(method, url, body=None, headers=None, raw=None, timeout=30):
+    """(status, parsed JSON or text) of one request."""
+    data = raw if raw is not None else (json.dumps(body).encode() if body is not None else None)
+    req = urllib.request.Request(url, data=data, method=method, headers=headers or {})
+    try:
+        with urllib.request.urlopen(req, timeout=timeout) as res:
+            status, text, ctype = res.status, res.read().decode(), res.headers.get("Content-Type", "")
+    except urllib.error.HTTPError as e:
+        status, text, ctype = e.code, e.read().decode(), e.headers.get("Content-Type", "")
+    return status, (json.loads(text) if "json" in ctype else text)
+
+
+class Sidecar:
+    """A running `leader serve` on a free port, stopped with SIGTERM."""
+
+    def __init__(self, store, *args, env=None):
+        self.err_path = tempfile.mktemp(prefix="serve-err-")
+        self.err = open(self.err_path, "w")
+        full_env = {k: v for k, v in os.environ.items() if not k.startswith("LEADER_")}
+        full_env.update(env or {})
+        self.proc = subprocess.Popen([LEADER, "serve", "--store", store, "--listen", "127.0.0.1:0",
+                                      *args], stderr=self.err, stdout=subprocess.DEVNULL,
+                                     env=full_env)
+        port = None
+
+        def announced():
+            nonlocal port
+            m = re.search(r"serving http://127\.0\.0\.1:(\d+)/", self.stderr())
+            port = m and int(m.group(1))
+            return port is not None or self.proc.poll() is not None
+
+        assert eventually(announced), self.stderr()
+        assert port, "leader serve exited: " + self.stderr()
+        self.url = "http://127.0.0.1:%d" % port
+
+    def stderr(self):
+        with open(self.err_path) as f:
+            return f.read()
+
+    def get(self, path, **kw):
+        return http("GET", self.url + path, **kw)
+
+    def post(self, path, body=None, **kw):
+        return http("POST", self.url + path, body, **kw)
+
+    def stop(self, sig=signal.SIGTERM):
+        if self.proc.poll() is None:
+            self.proc.send_signal(sig)
+        code = self.proc.wait(timeout=30)
+        self.err.close()
+        return code
+
+
+def leader_status(store, lock):
+    """(exit code, JSON) of `leader status --json`: another process reading the store."""
+    p = subprocess.run([LEADER, "status", "--store", store, "--lock", lock, "--json"],
+                       capture_output=True, text=True, timeout=30)
+    return p.returncode, (json.loads(p.stdout) if p.stdout.strip() else None)
+
+
+class Base(unittest.TestCase):
+    def setUp(self):
+        self.dir = tempfile.mkdtemp(prefix="leader-serve-")
+        self.store = "sqlite://" + os.path.join(self.dir, "leader.db")
+        self.sidecars = []
+
+    def tearDown(self):
+        for s in self.sidecars:
+            if s.proc.poll() is None:
+                s.stop(signal.SIGKILL)
+        shutil.rmtree(self.dir, ignore_errors=True)
+
+    def sidecar(self, *args, store=None, **kw):
+        s = Sidecar(store or self.store, *args, **kw)
+        self.sidecars.append(s)
+        return s
+
+
+class ApiTest(Base):
+    def test_health_acquire_renew_release_as_the_store_sees_it(self):
+        s = self.sidecar("--node-id", "side-1")
+        self.assertEqual(s.get("/healthz"), (200, {"status": "ok"}))
+        status, body = s.get("/readyz")
+        self.assertEqual((status, body["ready"]), (200, True))
+
+        status, lease = s.post("/v1/locks/job/acquire", {"ttl": "20s", "node_id": "py-client"})
+        self.assertEqual(status, 200, lease)
+        self.assertRegex(lease["lease_id"], r"^[0-9a-f]{32}$")
+        self.assertGreater(lease["fencing_token"], 0)
+        self.assertLessEqual(lease["expires_in_ms"], 20000)
+        self.assertRegex(lease["deadline"], r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$")
+        code, seen = leader_status(self.store, "job")
+        self.assertEqual(code, 0)
+        self.assertEqual(seen["holders"][0]["node_id"], "py-client")
+        self.assertEqual(seen["holders"][0]["fencing_token"], lease["fencing_token"])
+
+        status, other = s.post("/v1/locks/job/acquire", {"ttl": "20s"})
+        self.assertEqual((status, other["error"]), (409, "held_elsewhere"))
+
+        status, renewed = s.post("/v1/locks/job/renew", {"lease_id": lease["lease_id"], "ttl": 25})
+        self.assertEqual(status, 200, renewed)
+        self.assertEqual(renewed["fencing_token"], lease["fencing_token"])
+        self.assertEqual(renewed["ttl_ms"], 25000)
+
+        status, one = s.get("/v1/locks/job")
+        self.assertEqual(status, 200)
+        self.assertTrue(one["held"])
+        self.assertEqual(one["sidecar_leases"], [lease["lease_id"]])
+        status, listed = s.get("/v1/locks")
+        self.assertEqual([l["lock"] for l in listed["locks"]], ["job"])
+        self.assertEqual(len(s.get("/v1/leases")[1]["leases"]), 1)
+
+        status, rel = s.post("/v1/locks/job/release", {"lease_id": lease["lease_id"]})
+        self.assertEqual((status, rel["released"]), (200, True))
+        self.assertEqual(leader_status(self.store, "job")[0], 3)  # free on the store
+        status, gone = s.post("/v1/locks/job/renew", {"lease_id": lease["lease_id"]})
+        self.assertEqual((status, gone["error"]), (404, "unknown_lease"))
+        status, hist = s.get("/v1/history")
+        self.assertTrue(eventually(lambda: len(s.get("/v1/history")[1]["records"]) == 1))
+        self.assertEqual(s.stop(), 0)
+
+    def test_group_slots(self):
+        s = self.sidecar()
+        a = s.post("/v1/locks/pool/acquire", {"slots": 2})
+        b = s.post("/v1/locks/pool/acquire", {"slots": 2})
+        c = s.post("/v1/locks/pool/acquire", {"slots": 2})
+        self.assertEqual([a[0], b[0], c[0]], [200, 200, 409])
+        self.assertEqual(sorted([a[1]["slot"], b[1]["slot"]]), [0, 1])
+        status, one = s.get("/v1/locks/pool")
+        self.assertEqual((one["slots"], one["available"]), (2, 0))
+
+    def test_bad_requests_get_4xx_json_with_a_reason(self):
+        s = self.sidecar("--max-wait", "5s")
+        cases = [
+            ("POST", "/v1/locks/bad%20name/acquire", None, None, 400, "invalid_lock_name"),
+            ("POST", "/v1/locks/job/acquire", None, b"not json", 400, "bad_body"),
+            ("POST", "/v1/locks/job/acquire", None, b"[1,2]", 400, "bad_body"),
+            ("POST", "/v1/locks/job/acquire", {"tll": "5s"}, None, 400, "unknown_field"),
+            ("POST", "/v1/locks/job/acquire", {"ttl": "soon"}, None, 400, "invalid_argument"),
+            ("POST", "/v1/locks/job/acquire", {"ttl": 0}, None, 400, "invalid_argument"),
+            ("POST", "/v1/locks/job/acquire", {"ttl": -1}, None, 400, "invalid_argument"),
+            ("POST", "/v1/locks/job/acquire", {"wait": "1m"}, None, 400, "invalid_argument"),
+            ("POST", "/v1/locks/job/acquire", {"slots": 0}, None, 400, "invalid_argument"),
+            ("POST", "/v1/locks/job/acquire", {"node_id": 7}, None, 400, "invalid_argument"),
+            ("POST", "/v1/locks/job/renew", {}, None, 400, "missing_lease_id"),
+            ("POST", "/v1/locks/job/release", {"lease_id": "00"}, None, 404, "unknown_lease"),
+            ("POST", "/v1/locks/job/acquire", None, b"{" + b" " * 20000 + b"}", 413,
+             "body_too_large"),
+            ("GET", "/v1/nothing", None, None, 404, "not_found"),
+            ("GET", "/v1/leader/job", None, None, 404, "not_campaigning"),
+        ]
+        for method, path, body, raw, want_status, want_code in cases:
+            with self.subTest(path=path, body=body, raw=raw and raw[:20]):
+                status, reply = http(method, s.url + path, body, raw=raw)
+                self.assertEqual(status, want_status, reply)
+                self.assertEqual(reply["error"], want_code, reply)
+                self.assertTrue(reply["reason"], reply)
+        self.assertEqual(s.get("/healthz")[0], 200)  # still serving
+
+    def test_shutdown_releases_the_leases_it_holds(self):
+        s = self.sidecar()
+        self.assertEqual(s.post("/v1/locks/a/acquire", {"ttl": "60s"})[0], 200)
+        self.assertEqual(s.post("/v1/locks/b/acquire", {"ttl": "60s"})[0], 200)
+        self.assertEqual(leader_status(self.store, "a")[0], 0)
+        self.assertEqual(s.stop(), 0)
+        self.assertIn("released 2 lease(s)", s.stderr())
+        self.assertEqual(leader_status(self.store, "a")[0], 3)
+        self.assertEqual(leader_status(self.store, "b")[0], 3)
+
+    def test_a_lease_not_renewed_is_dropped_at_its_local_deadline(self):
+        s = self.sidecar()
+        status, lease = s.post("/v1/locks/short/acquire", {"ttl": "1s"})
+        self.assertEqual(status, 200)
+        self.assertLessEqual(lease["expires_in_ms"], 1000)
+        # Who observes expiry: the store (leader status, another process).
+        self.assertTrue(eventually(lambda: leader_status(self.store, "short")[0] == 3))
+        self.assertTrue(eventually(lambda: s.post("/v1/locks/short/renew",
+                                                  {"lease_id": lease["lease_id"]})[0] in (404, 409)))
+
+    def test_metrics_route_says_it_is_not_built(self):
+        s = self.sidecar()
+        status, text = s.get("/metrics")
+        self.assertEqual(status, 503)
+        self.assertIn("metrics not built", text)
+
+
+class AuthTest(Base):
+    def run_serve(self, *args):
+        return subprocess.run([LEADER, "serve", "--store", self.store, *args], capture_output=True,
+                              text=True, timeout=30)
+
+    def test_non_loopback_needs_the_flag_and_a_token(self):
+        p = self.run_serve("--listen", "0.0.0.0:0")
+        self.assertEqual(p.returncode, 64, p.stderr)
+        self.assertIn("--allow-remote", p.stderr)
+        p = self.run_serve("--listen", "0.0.0.0:0", "--allow-remote")
+        self.assertEqual(p.returncode, 64, p.stderr)
+        self.assertIn("--token-file", p.stderr)
+        p = self.run_serve("--listen", "nonsense")
+        self.assertEqual(p.returncode, 64, p.stderr)
+        p = self.run_serve("--store", "memory:")
+        self.assertEqual(p.returncode, 64, p.stderr)
+
+    def test_bearer_token_is_required_when_given(self):
+        token_file = os.path.join(self.dir, "token")
+        with open(token_file, "w") as f:
+            f.write("0123456789abcdef0123456789abcdef\n")
+        s = self.sidecar("--token-file", token_file)
+        self.assertEqual(s.get("/healthz")[0], 200)
+        status, body = s.get("/v1/locks")
+        self.assertEqual((status, body["error"]), (401, "unauthorized"))
+        status, body = s.get("/v1/locks", headers={"Authorization": "Bearer wrong"})
+        self.assertEqual(status, 401)
+        good = {"Authorization": "Bearer 0123456789abcdef0123456789abcdef"}
+        self.assertEqual(s.get("/v1/locks", headers=good)[0], 200)
+        self.assertEqual(s.post("/v1/locks/j/acquire", {}, headers=good)[0], 200)
+
+
+class OutageTest(Base):
+    def setUp(self):
+        super().setUp()
+        if not shutil.which("redis-server"):
+            self.skipTest("redis-server not installed")
+        if "redis" not in subprocess.run([LEADER, "--version"], capture_output=True,
+                                         text=True).stdout:
+            self.skipTest("leader built without the redis store")
+        self.redis = None
+
+    def start_redis(self):
+        self.redis = subprocess.Popen(
+            ["redis-server", "--port", str(REDIS_PORT), "--bind", "127.0.0.1", "--save", "",
+             "--appendonly", "no", "--dir", self.dir], stdout=subprocess.DEVNULL)
+
+        def up():
+            try:
+                socket.create_connection(("127.0.0.1", REDIS_PORT), timeout=1).close()
+                return True
+            except OSError:
+                return False
+        self.assertTrue(eventually(up))
+
+    def tearDown(self):
+        if self.redis and self.redis.poll() is None:
+            self.redis.kill()
+            self.redis.wait()
+        super().tearDown()
+
+    def test_store_outage_is_503_and_readiness_follows_the_store(self):
+        self.start_redis()
+        store = "redis://127.0.0.1:%d" % REDIS_PORT
+        s = self.sidecar("--ready-timeout", "1s", store=store)
+        self.assertEqual(s.get("/readyz")[0], 200)
+        status, lease = s.post("/v1/locks/job/acquire", {"ttl": "10s"})
+        self.assertEqual(status, 200, lease)
+
+        self.redis.kill()  # our private server, by PID
+        self.redis.wait()
+        status, body = s.get("/readyz")
+        self.assertEqual((status, body["ready"]), (503, False), body)
+        self.assertIn(body["error"], ("unavailable", "deadline_exceeded"))
+        for method, path, req in [("POST", "/v1/locks/other/acquire", {}),
+                                  ("POST", "/v1/locks/job/renew", {"lease_id": lease["lease_id"]}),
+                                  ("GET", "/v1/locks/job", None), ("GET", "/v1/locks", None)]:
+            with self.subTest(path=path):
+                status, body = http(method, s.url + path, req)
+                self.assertEqual(status, 503, body)
+                self.assertIn(body["error"], ("unavailable", "deadline_exceeded"), body)
+                self.assertTrue(body["reason"])
+        self.assertEqual(s.get("/healthz")[0], 200)  # the process itself is up
+
+        self.start_redis()  # back (empty: the old lease is gone with the data)
+        self.assertTrue(eventually(lambda: s.get("/readyz")[0] == 200))
+        self.assertEqual(s.post("/v1/locks/job/acquire", {"ttl": "10s"})[0], 200)
+        self.assertEqual(s.stop(), 0)
+
+
+class CampaignTest(Base):
+    def test_one_instance_leads_and_the_other_takes_over(self):
+        a = self.sidecar("--campaign", "elect", "--campaign-ttl", "3s", "--node-id", "pod-a")
+        self.assertTrue(eventually(lambda: a.get("/v1/leader/elect")[1]["leader"]))
+        b = self.sidecar("--campaign", "elect", "--campaign-ttl", "3s", "--node-id", "pod-b")
+        status, state_b = b.get("/v1/leader/elect")
+        self.assertEqual(status, 200)
+        self.assertFalse(state_b["leader"])
+        code, seen = leader_status(self.store, "elect")
+        self.assertEqual(seen["holders"][0]["node_id"], "pod-a")  # the store agrees
+        status, page = a.get("/v1/locks")
+        self.assertTrue(page["locks"][0]["campaign"])
+
+        # A long-poll on b returns when b's state changes: a stops (and releases).
+        import threading
+        result = {}
+
+        def poll():
+            result["reply"] = b.get("/v1/leader/elect?wait=30s&version=%d" % state_b["version"])
+        t = threading.Thread(target=poll)
+        t.start()
+        time.sleep(0.3)
+        self.assertEqual(a.stop(), 0)
+        t.join(40)
+        status, after = result["reply"]
+        self.assertEqual(status, 200)
+        self.assertTrue(after["leader"], after)
+        self.assertGreater(after["fencing_token"], 0)
+        self.assertGreater(after["version"], state_b["version"])
+        self.assertEqual(leader_status(self.store, "elect")[1]["holders"][0]["node_id"], "pod-b")
+
+        status, bad = b.get("/v1/leader/elect?wait=forever")
+        self.assertEqual((status, bad["error"]), (400, "invalid_argument"))
+
+
+class DemoTest(Base):
+    def test_shell_client_excludes_a_leader_run_replica(self):
+        env = dict(os.environ, LEADER=LEADER, LEADER_STORE=self.store, PORT="17791")
+        p = subprocess.run(["sh", os.path.join(ROOT, "examples/06-sidecar/demo.sh")], env=env,
+                           capture_output=True, text=True, timeout=60)
+        self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
+        lines = p.stdout.splitlines()
+        self.assertRegex(lines[0], r"shell client holds nightly-report \(fencing token \d+\)")
+        self.assertNotIn("replica-2 ran the job\n", p.stdout.split("released")[0])
+        self.assertIn("replica-2 was excluded", p.stdout)
+        self.assertRegex(lines[-1], r"replica-2 ran the job \(fencing token \d+\)")
+
+
+class BrowserTest(Base):
+    def test_status_page_shows_a_lock_held_by_a_test_process(self):
+        chromium = shutil.which("chromium") or shutil.which("chromium-browser")
+        self.assertTrue(chromium, "chromium is not installed (scripts/install-deps.sh adds it)")
+        s = self.sidecar("--lock", "watched-but-free")
+        status, lease = s.post("/v1/locks/page-job/acquire", {"ttl": "60s",
+                                                              "node_id": "browser-test"})
+        self.assertEqual(status, 200)
+        flags = [chromium, "--headless", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
+                 "--no-first-run",
+                 "--user-data-dir=" + os.path.join(self.dir, "chromium"),
+                 "--virtual-time-budget=4000", "--window-size=1200,640"]
+        dom = subprocess.run(flags + ["--dump-dom", s.url + "/"], capture_output=True, text=True,
+                             timeout=90)
+        self.assertEqual(dom.returncode, 0, dom.stderr[-2000:])
+        row = re.search(r'<tr data-lock="page-job">(.*?)</tr>', dom.stdout, re.S)
+        self.assertTrue(row, dom.stdout[-3000:])
+        self.assertIn('class="held"', row.group(1))
+        self.assertIn("browser-test", row.group(1))
+        self.assertIn('data-token="%d"' % lease["fencing_token"], row.group(1))
+        self.assertIn("1 API lease(s)", row.group(1))
+        self.assertRegex(dom.stdout, r'<tr data-lock="watched-but-free">.*?class="free"')
+        artifacts = os.environ.get("LEADER_ARTIFACTS", os.path.join(self.dir, "artifacts"))
+        os.makedirs(artifacts, exist_ok=True)
+        png = os.path.join(artifacts, "status-page.png")
+        shot = subprocess.run(flags + ["--screenshot=" + png, s.url + "/"], capture_output=True,
+                              text=True, timeout=90)
+        self.assertEqual(shot.returncode, 0, shot.stderr[-2000:])
+        self.assertGreater(os.path.getsize(png), 1000)
+
+
+if __name__ == "__main__":
+    LEADER = sys.argv.pop(1)
+    result = unittest.main(exit=False, verbosity=2).result
+    if not result.wasSuccessful():
+        sys.exit(1)
+    sys.exit(77 if result.skipped and result.testsRun == len(result.skipped) else 0)

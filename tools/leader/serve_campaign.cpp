@@ -1,0 +1,142 @@
+#include "serve_campaign.hpp"
+
+#include <algorithm>
+#include <condition_variable>
+
+#include "leader/errors.hpp"
+#include "leader/history.hpp"
+#include "serve_leases.hpp"
+
+namespace leader::cli {
+namespace {
+
+ElectionOptions campaign_options(Duration ttl, const std::string& node_id) {
+  ElectionOptions o;
+  o.lease_time = ttl;
+  o.wait_time = ttl;  // one acquire call retries (jittered backoff) for about a lease time
+  o.auto_extend = true;
+  if (!node_id.empty()) o.node_id = node_id;
+  return o;
+}
+
+ElectorHooks campaign_hooks(const std::shared_ptr<EventBus>& bus) {
+  ElectorHooks hooks;
+  hooks.events = bus;
+  return hooks;
+}
+
+// Sleeps `d` unless `stop` fires first.
+void pause_for(Duration d, const std::stop_token& stop) {
+  std::mutex m;
+  std::condition_variable_any cv;
+  std::unique_lock lock(m);
+  cv.wait_for(lock, stop, d, [] { return false; });
+}
+
+}  // namespace
+
+CampaignLoops::CampaignLoops(std::shared_ptr<LeaseStore> store,
+                             const std::vector<std::string>& locks, Duration ttl,
+                             const std::string& node_id,
+                             const std::vector<std::shared_ptr<HistorySink>>& history,
+                             const Log& log)
+    : locks_(locks),
+      bus_(std::make_shared<EventBus>()),
+      elector_(std::move(store), campaign_options(ttl, node_id), campaign_hooks(bus_)),
+      log_(log) {
+  for (const auto& sink : history) history_feeds_.push_back(attach_history(*bus_, sink));
+  for (const auto& lock : locks_) {
+    threads_.emplace_back([this, lock](const std::stop_token& stop) { run(lock, stop); });
+  }
+}
+
+CampaignLoops::~CampaignLoops() { stop(); }
+
+void CampaignLoops::stop() {
+  for (auto& t : threads_) t.request_stop();
+  for (auto& t : threads_)
+    if (t.joinable()) t.join();
+}
+
+bool CampaignLoops::campaigns(const std::string& lock) const {
+  return std::find(locks_.begin(), locks_.end(), lock) != locks_.end();
+}
+
+void CampaignLoops::run(const std::string& lock, const std::stop_token& stop) {
+  const Duration retry = elector_.options().lease_time / 3;
+  while (!stop.stop_requested()) {
+    try {
+      bool led = elector_.run_if_leader(
+          lock,
+          [&](LeaderContext& ctx) {
+            log_.notice("campaign '" + lock + "': leading with fencing token " +
+                        std::to_string(ctx.fencing_token()));
+            {
+              std::lock_guard guard(mu_);
+              last_error_.erase(lock);
+            }
+            std::mutex m;
+            std::condition_variable_any cv;
+            std::stop_callback wake(ctx.stop_token(), [&] { cv.notify_all(); });
+            std::unique_lock wait_lock(m);
+            cv.wait(wait_lock, stop, [&] { return ctx.stop_token().stop_requested(); });
+            if (!stop.stop_requested())
+              log_.error("campaign '" + lock +
+                         "': lost the lease (renewal failed or deadline "
+                         "passed); campaigning again");
+          },
+          stop);
+      if (led) continue;
+    } catch (const std::exception& e) {
+      std::lock_guard guard(mu_);
+      last_error_[lock] = e.what();
+      log_.error("campaign '" + lock + "': " + e.what());
+    }
+    pause_for(retry, stop);
+  }
+}
+
+nlohmann::json CampaignLoops::state(const std::string& lock) const {
+  LeadershipState s = elector_.leadership(lock);
+  bool leads = s.held && s.deadline > std::chrono::steady_clock::now();
+  nlohmann::json out = {{"lock", lock},
+                        {"leader", leads},
+                        {"node_id", elector_.options().node_id},
+                        {"version", s.version}};
+  if (leads) {
+    out["fencing_token"] = s.fencing_token;
+    out["expires_in_ms"] = std::max<std::int64_t>(
+        0, std::chrono::duration_cast<Duration>(s.deadline - std::chrono::steady_clock::now())
+               .count());
+    out["deadline"] = wall_time_of(s.deadline);
+  }
+  std::lock_guard guard(mu_);
+  auto it = last_error_.find(lock);
+  if (it != last_error_.end()) out["last_error"] = it->second;
+  return out;
+}
+
+nlohmann::json CampaignLoops::wait_change(const std::string& lock, std::uint64_t after_version,
+                                          Duration wait, const std::stop_token& stop) const {
+  struct Waiter {
+    std::mutex m;
+    std::condition_variable_any cv;
+    bool fired = false;
+  };
+  auto w = std::make_shared<Waiter>();
+  std::uint64_t id = bus_->notify_state_change(lock, after_version, [w](const LeadershipState&) {
+    {
+      std::lock_guard guard(w->m);
+      w->fired = true;
+    }
+    w->cv.notify_all();
+  });
+  {
+    std::unique_lock guard(w->m);
+    w->cv.wait_for(guard, stop, wait, [&] { return w->fired; });
+  }
+  bus_->cancel_state_notification(id);  // a notification firing now only touches *w (shared)
+  return state(lock);
+}
+
+}  // namespace leader::cli

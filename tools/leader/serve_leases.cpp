@@ -1,0 +1,320 @@
+#include "serve_leases.hpp"
+
+#include <algorithm>
+#include <optional>
+#include <random>
+
+#include "leader/elector.hpp"
+#include "leader/errors.hpp"
+#include "leader/group.hpp"
+#include "leader/history.hpp"
+#include "leader/names.hpp"
+
+namespace leader::cli {
+
+/// One lease held for an API client.
+struct ApiLease {
+  std::string id, lock;
+  int slots = 0;
+  Duration ttl{};
+  WallTime acquired_at{};
+  std::mutex mu;  ///< serialises renew and release of this lease
+  std::optional<LeaseGuard> guard;
+};
+
+namespace {
+
+constexpr std::size_t kMaxLocksSeen = 1000;
+
+// The last release failure on this thread: the elector swallows it (the lease then expires on the
+// store at its ttl), but an API client asked for the release and must hear that it failed.
+thread_local std::string release_failure;
+
+// The store, forwarding every call, remembering release failures in release_failure.
+class ReleaseWitness final : public LeaseStore {
+ public:
+  explicit ReleaseWitness(std::shared_ptr<LeaseStore> inner) : inner_(std::move(inner)) {}
+  [[nodiscard]] std::string_view scheme() const override { return inner_->scheme(); }
+  Acquired try_acquire(const LeaseRequest& request, Deadline deadline) override {
+    return inner_->try_acquire(request, deadline);
+  }
+  Renewal renew(const Lease& lease, Duration ttl, Deadline deadline) override {
+    return inner_->renew(lease, ttl, deadline);
+  }
+  LeaseStatus release(const Lease& lease, Duration keep_for, Deadline deadline) override {
+    try {
+      return inner_->release(lease, keep_for, deadline);
+    } catch (const std::exception& e) {
+      release_failure = e.what();
+      throw;
+    }
+  }
+  [[nodiscard]] LockState inspect(std::string_view lock, Deadline deadline) override {
+    return inner_->inspect(lock, deadline);
+  }
+  void put_candidate(std::string_view group, const Candidate& candidate, Duration ttl,
+                     Deadline deadline) override {
+    inner_->put_candidate(group, candidate, ttl, deadline);
+  }
+  [[nodiscard]] std::vector<Candidate> list_candidates(std::string_view group,
+                                                       Deadline deadline) override {
+    return inner_->list_candidates(group, deadline);
+  }
+  void remove_candidate(std::string_view group, std::string_view node_id,
+                        Deadline deadline) override {
+    inner_->remove_candidate(group, node_id, deadline);
+  }
+
+ private:
+  std::shared_ptr<LeaseStore> inner_;
+};
+
+std::string random_lease_id() {
+  std::random_device rd;
+  static constexpr char kHex[] = "0123456789abcdef";
+  std::string id;
+  for (int i = 0; i < 8; ++i) {
+    std::uint32_t v = rd();
+    for (int j = 0; j < 4; ++j, v >>= 4) id += kHex[v & 0xf];
+  }
+  return id;
+}
+
+std::int64_t millis_left(TimePoint deadline) {
+  auto left =
+      std::chrono::duration_cast<Duration>(deadline - std::chrono::steady_clock::now()).count();
+  return std::max<std::int64_t>(0, left);
+}
+
+// Caller holds lease.mu and lease.guard is set.
+nlohmann::json lease_json(ApiLease& lease) {
+  LeaderContext& ctx = lease.guard->context();
+  return {{"lease_id", lease.id},
+          {"lock", lease.lock},
+          {"node_id", ctx.node_id()},
+          {"fencing_token", ctx.fencing_token()},
+          {"slot", ctx.slot()},
+          {"slots", lease.slots},
+          {"ttl_ms", lease.ttl.count()},
+          {"granted_ttl_ms", ctx.lease().granted_ttl.count()},
+          {"expires_in_ms", millis_left(ctx.deadline())},
+          {"deadline", wall_time_of(ctx.deadline())},
+          {"acquired_at", format_utc(lease.acquired_at)}};
+}
+
+Acquisition acquire_with(const std::shared_ptr<LeaseStore>& store,
+                         const std::shared_ptr<EventBus>& bus, const AcquireRequest& r,
+                         const std::string& node_id, const std::stop_token& stop) {
+  ElectorHooks hooks;
+  hooks.events = bus;
+  if (r.slots > 0) {
+    GroupOptions g;
+    g.wait_time = r.wait;
+    g.lease_time = r.ttl;
+    g.node_id = node_id;
+    g.max_leaders = r.slots;
+    LeaderGroupElector elector(store, g, hooks);
+    return elector.acquire(r.lock, stop);
+  }
+  ElectionOptions o;
+  o.wait_time = r.wait;
+  o.lease_time = r.ttl;
+  o.node_id = node_id;
+  LeaderElector elector(store, o, hooks);
+  return elector.acquire(r.lock, stop);
+}
+
+}  // namespace
+
+nlohmann::json error_json(const std::string& code, const std::string& reason) {
+  return {{"error", code}, {"reason", reason}};
+}
+
+void rethrow_as_api_error(const std::exception_ptr& error) {
+  try {
+    std::rethrow_exception(error);
+  } catch (const ApiError&) {
+    throw;
+  } catch (const InvalidArgument& e) {
+    throw ApiError(400, "invalid_argument", e.what());
+  } catch (const BackendError& e) {
+    throw ApiError(503, std::string(to_string(e.code())), e.what());
+  }
+}
+
+std::string wall_time_of(TimePoint deadline) {
+  auto left = deadline - std::chrono::steady_clock::now();
+  return format_utc(std::chrono::system_clock::now() +
+                    std::chrono::duration_cast<std::chrono::system_clock::duration>(left));
+}
+
+LeaseTable::LeaseTable(std::shared_ptr<LeaseStore> store, std::shared_ptr<EventBus> bus,
+                       std::string default_node_id)
+    : store_(std::move(store)),
+      bus_(std::move(bus)),
+      default_node_id_(std::move(default_node_id)) {}
+
+LeaseTable::~LeaseTable() { release_all(); }
+
+nlohmann::json LeaseTable::acquire(const AcquireRequest& request, const std::stop_token& stop) {
+  auto lease = std::make_shared<ApiLease>();
+  lease->id = random_lease_id();
+  lease->lock = request.lock;
+  lease->slots = request.slots;
+  lease->ttl = request.ttl;
+  std::string node_id = request.node_id.empty() ? default_node_id_ : request.node_id;
+  Acquisition acq;
+  try {
+    validate_lock_name(request.lock);
+    acq = acquire_with(store_, bus_, request, node_id, stop);
+  } catch (...) {
+    rethrow_as_api_error(std::current_exception());
+  }
+  {
+    std::lock_guard lock(mu_);
+    if (seen_.size() < kMaxLocksSeen) seen_.insert(request.lock);
+    slots_[request.lock] = request.slots;
+  }
+  if (!acq) {
+    if (acq.skipped.reason == SkipReason::cancelled)
+      throw ApiError(503, "shutting_down", "the sidecar is stopping");
+    throw ApiError(409, "held_elsewhere",
+                   "'" + request.lock + "' is held by another owner" +
+                       (acq.skipped.detail.empty() ? "" : " (" + acq.skipped.detail + ")"));
+  }
+  lease->acquired_at = std::chrono::system_clock::now();
+  std::lock_guard lease_lock(lease->mu);
+  lease->guard.emplace(std::move(*acq.guard));
+  nlohmann::json out = lease_json(*lease);
+  std::lock_guard lock(mu_);
+  leases_[lease->id] = lease;
+  return out;
+}
+
+std::shared_ptr<ApiLease> LeaseTable::find(const std::string& lock, const std::string& id) {
+  std::lock_guard guard(mu_);
+  auto it = leases_.find(id);
+  if (it == leases_.end() || it->second->lock != lock)
+    throw ApiError(404, "unknown_lease",
+                   "no lease '" + id + "' of '" + lock +
+                       "' is held by this sidecar (released, expired or never acquired)");
+  return it->second;
+}
+
+nlohmann::json LeaseTable::renew(const std::string& lock, const std::string& id, Duration ttl) {
+  auto lease = find(lock, id);
+  std::unique_lock lease_lock(lease->mu);
+  auto drop_as_lost = [&](const std::string& why) {
+    {
+      std::lock_guard guard(mu_);
+      leases_.erase(id);
+    }
+    lease->guard.reset();
+    return ApiError(409, "lease_lost", "lease '" + id + "' of '" + lock + "' " + why);
+  };
+  if (!lease->guard || !lease->guard->context().still_leader())
+    throw drop_as_lost("was lost or reached its deadline before this renewal");
+  Duration asked = ttl.count() > 0 ? ttl : lease->ttl;
+  try {
+    if (!lease->guard->context().extend(asked))
+      throw drop_as_lost("is no longer held on the store (taken over or expired)");
+  } catch (const ApiError&) {
+    throw;
+  } catch (...) {
+    rethrow_as_api_error(std::current_exception());
+  }
+  lease->ttl = asked;
+  return lease_json(*lease);
+}
+
+nlohmann::json LeaseTable::release(const std::string& lock, const std::string& id) {
+  auto lease = find(lock, id);
+  {
+    std::lock_guard guard(mu_);
+    leases_.erase(id);
+  }
+  std::lock_guard lease_lock(lease->mu);
+  release_failure.clear();
+  if (lease->guard) lease->guard->release();
+  lease->guard.reset();
+  if (!release_failure.empty())
+    throw ApiError(503, "unavailable",
+                   "lease '" + id + "' of '" + lock + "' could not be released on the store (" +
+                       release_failure +
+                       "); the sidecar no longer holds it and it expires on the store at its ttl");
+  return {{"released", true}, {"lease_id", id}, {"lock", lock}};
+}
+
+nlohmann::json LeaseTable::list() {
+  std::vector<std::shared_ptr<ApiLease>> all;
+  {
+    std::lock_guard guard(mu_);
+    for (auto& [id, lease] : leases_) all.push_back(lease);
+  }
+  nlohmann::json out = nlohmann::json::array();
+  for (auto& lease : all) {
+    std::lock_guard lease_lock(lease->mu);
+    if (lease->guard) out.push_back(lease_json(*lease));
+  }
+  return out;
+}
+
+std::vector<std::string> LeaseTable::ids_for(const std::string& lock) {
+  std::lock_guard guard(mu_);
+  std::vector<std::string> ids;
+  for (auto& [id, lease] : leases_)
+    if (lease->lock == lock) ids.push_back(id);
+  return ids;
+}
+
+int LeaseTable::slots_of(const std::string& lock) {
+  std::lock_guard guard(mu_);
+  auto it = slots_.find(lock);
+  return it == slots_.end() ? 0 : it->second;
+}
+
+std::set<std::string> LeaseTable::locks_seen() {
+  std::lock_guard guard(mu_);
+  return seen_;
+}
+
+std::size_t LeaseTable::release_all(std::vector<std::string>* failures) {
+  std::map<std::string, std::shared_ptr<ApiLease>> all;
+  {
+    std::lock_guard guard(mu_);
+    all.swap(leases_);
+  }
+  for (auto& [id, lease] : all) {
+    std::lock_guard lease_lock(lease->mu);
+    release_failure.clear();
+    if (lease->guard) lease->guard->release();
+    lease->guard.reset();
+    if (!release_failure.empty() && failures)
+      failures->push_back("'" + lease->lock + "': " + release_failure);
+  }
+  return all.size();
+}
+
+void LeaseTable::drop_expired() {
+  std::vector<std::shared_ptr<ApiLease>> gone;
+  {
+    std::lock_guard guard(mu_);
+    for (auto it = leases_.begin(); it != leases_.end();) {
+      std::unique_lock lease_lock(it->second->mu, std::try_to_lock);
+      bool dead = lease_lock.owns_lock() &&
+                  (!it->second->guard || !it->second->guard->context().still_leader());
+      if (dead) {
+        gone.push_back(it->second);
+        it = leases_.erase(it);
+      } else {
+        ++it;
+      }
+    }
+  }
+  for (auto& lease : gone) {
+    std::lock_guard lease_lock(lease->mu);
+    lease->guard.reset();  // its release finds the lease lost or expired: nothing held remains
+  }
+}
+
+}  // namespace leader::cli

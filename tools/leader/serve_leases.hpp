@@ -1,0 +1,103 @@
+#pragma once
+/// @file serve_leases.hpp
+/// The leases `leader serve` holds for its API clients, keyed by an opaque lease id.
+///
+/// Each lease is acquired through a LeaderElector (or LeaderGroupElector for slots) without
+/// auto_extend: the client renews it through the API. Its expiry is the store's: the deadline
+/// reported is the elector's local deadline (send time of the last confirmed acquire/renew + the
+/// ttl the store granted - safety margin), so the sidecar never claims more than was granted.
+/// A lease whose local deadline passed or that was lost is dropped (renew then answers 409).
+/// Thread-safety: every method may be called from any HTTP worker thread.
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <nlohmann/json.hpp>
+#include <set>
+#include <stdexcept>
+#include <stop_token>
+#include <string>
+#include <vector>
+
+#include "leader/events.hpp"
+#include "leader/store.hpp"
+
+namespace leader::cli {
+
+/// An API error: HTTP status, a machine-readable code and a reason for humans.
+class ApiError : public std::runtime_error {
+ public:
+  ApiError(int status, std::string code, const std::string& reason)
+      : std::runtime_error(reason), status_(status), code_(std::move(code)) {}
+  [[nodiscard]] int status() const { return status_; }
+  [[nodiscard]] const std::string& code() const { return code_; }
+
+ private:
+  int status_;
+  std::string code_;
+};
+
+/// What a client asks for in POST /v1/locks/{name}/acquire.
+struct AcquireRequest {
+  std::string lock;
+  Duration ttl{30'000};
+  Duration wait{0};
+  std::string node_id;
+  int slots = 0;  ///< 0: single leader; N: one of N slots
+};
+
+struct ApiLease;
+
+/// The sidecar's leases.
+class LeaseTable {
+ public:
+  LeaseTable(std::shared_ptr<LeaseStore> store, std::shared_ptr<EventBus> bus,
+             std::string default_node_id);
+  ~LeaseTable();
+  LeaseTable(const LeaseTable&) = delete;
+  LeaseTable& operator=(const LeaseTable&) = delete;
+
+  /// Acquires (waiting up to request.wait); the lease as JSON. Throws ApiError: 409 held_elsewhere
+  /// on contention, 400 for invalid options, 503 when the store fails.
+  nlohmann::json acquire(const AcquireRequest& request, const std::stop_token& stop);
+  /// Renews lease `id` of `lock` to `ttl` (0: its ttl so far). Throws ApiError 404 unknown lease,
+  /// 409 lease_lost, 503 store failure.
+  nlohmann::json renew(const std::string& lock, const std::string& id, Duration ttl);
+  /// Releases lease `id` of `lock`. Throws ApiError 404 unknown lease, 503 when the store could
+  /// not be reached (the lease is forgotten here all the same and expires on the store).
+  nlohmann::json release(const std::string& lock, const std::string& id);
+  /// The leases held now.
+  nlohmann::json list();
+  /// Lease ids held here for `lock`.
+  std::vector<std::string> ids_for(const std::string& lock);
+  /// Slots asked for `lock` by the latest acquire (0 when single or unknown).
+  int slots_of(const std::string& lock);
+  /// Locks acquired through the API so far (at most 1000 names kept).
+  std::set<std::string> locks_seen();
+  /// Releases every lease (shutdown); returns how many. The store's failures go to `failures`.
+  std::size_t release_all(std::vector<std::string>* failures = nullptr);
+  /// Drops leases that were lost or whose local deadline passed.
+  void drop_expired();
+
+ private:
+  std::shared_ptr<ApiLease> find(const std::string& lock, const std::string& id);
+  std::shared_ptr<LeaseStore> store_;
+  std::shared_ptr<EventBus> bus_;
+  std::string default_node_id_;
+  std::mutex mu_;
+  std::map<std::string, std::shared_ptr<ApiLease>> leases_;
+  std::map<std::string, int> slots_;
+  std::set<std::string> seen_;
+};
+
+/// JSON of an error body: {"error": code, "reason": reason}.
+nlohmann::json error_json(const std::string& code, const std::string& reason);
+
+/// Converts library exceptions (InvalidArgument, BackendError) into ApiError; rethrows others.
+[[noreturn]] void rethrow_as_api_error(const std::exception_ptr& error);
+
+/// A steady-clock deadline as RFC 3339 UTC wall time (milliseconds).
+std::string wall_time_of(TimePoint deadline);
+
+}  // namespace leader::cli
