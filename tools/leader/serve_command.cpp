@@ -23,6 +23,7 @@
 #include "leader/open.hpp"
 #include "leader/uri.hpp"
 #include "log.hpp"
+#include "log_options.hpp"
 #include "serve_campaign.hpp"
 #include "serve_leases.hpp"
 #include "serve_page.hpp"
@@ -495,6 +496,7 @@ CLI::App* add_serve_command(CLI::App& app, ServeOptions& o) {
       ->check(CLI::Range(2, 256))
       ->capture_default_str();
   serve->add_flag("-v,--verbose", o.verbose, "Log every request");
+  add_log_format_option(serve);
   return serve;
 }
 
