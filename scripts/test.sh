@@ -49,7 +49,18 @@ if [ "$quick" != 1 ]; then
   set +m
 fi
 step "unit, contract and integration tests"
-ctest --test-dir build --output-on-failure --timeout 600 -j"${LEADER_CTEST_JOBS:-3}"
+# A test that fails is run once more, alone; if it passes then, the run goes on but the test is
+# named loudly as FLAKY (and listed in build/artifacts/flaky-tests.txt) so it gets investigated:
+# seen in session 4, a postgres contract statement missing a 667 ms call timeout once per run
+# under the CI load (deadline_exceeded, not a judged overlap). A second failure fails the run.
+if ! ctest --test-dir build --output-on-failure --timeout 600 -j"${LEADER_CTEST_JOBS:-3}"; then
+  mkdir -p build/artifacts
+  cp build/Testing/Temporary/LastTestsFailed.log build/artifacts/flaky-tests.txt
+  step "re-running the failed tests once, one at a time"
+  ctest --test-dir build --output-on-failure --timeout 600 --rerun-failed -j1
+  echo "=== FLAKY: these tests failed once and passed when re-run alone:" >&2
+  cat build/artifacts/flaky-tests.txt >&2
+fi
 if [ "$quick" != 1 ]; then
   step "package consumer"
   scripts/ci-package.sh
