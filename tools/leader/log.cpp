@@ -8,6 +8,8 @@
 #include <ctime>
 #include <nlohmann/json.hpp>
 
+#include "leader/history.hpp"
+
 namespace leader::cli {
 namespace {
 
@@ -28,27 +30,15 @@ std::optional<LogFormat> parse_log_format(std::string_view name) {
   return std::nullopt;
 }
 
-std::string rfc3339_now() {
-  auto now = std::chrono::system_clock::now();
-  auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(now.time_since_epoch()).count();
-  std::time_t secs = static_cast<std::time_t>(ms / 1000);
-  std::tm utc{};
-  ::gmtime_r(&secs, &utc);
-  char buf[40];
-  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%S", &utc);
-  char out[48];
-  std::snprintf(out, sizeof out, "%s.%03dZ", buf, static_cast<int>(ms % 1000));
-  return out;
-}
-
 void write_log_line(std::string_view level, const std::string& message) {
   std::string clean = without_secrets(message);
+  const std::string time = format_utc(std::chrono::system_clock::now());  // RFC 3339, UTC, ms
   std::string line;
   if (log_format() == LogFormat::json) {
-    nlohmann::json j = {{"time", rfc3339_now()}, {"level", level}, {"msg", clean}};
+    nlohmann::json j = {{"time", time}, {"level", level}, {"msg", clean}};
     line = j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
   } else {
-    line = rfc3339_now() + " " + std::string(level) + " leader: " + clean + "\n";
+    line = time + " " + std::string(level) + " leader: " + clean + "\n";
   }
   // One write per line: lines of concurrent threads (event delivery, supervision) never mix.
   std::fwrite(line.data(), 1, line.size(), stderr);

@@ -39,9 +39,6 @@ LogFormat log_format();
 /// "text" or "json" -> the format; nullopt for anything else.
 std::optional<LogFormat> parse_log_format(std::string_view name);
 
-/// The RFC 3339 UTC form of the current time with milliseconds, e.g. 2026-12-01T03:26:29.123Z.
-std::string rfc3339_now();
-
 /// Writes one log line at `level` ("info", "notice", "warning", "error"), whatever the verbosity.
 void write_log_line(std::string_view level, const std::string& message);
 

@@ -19,6 +19,7 @@
 #include "exit_codes.hpp"
 #include "leader/elector.hpp"
 #include "leader/group.hpp"
+#include "leader/history.hpp"
 #include "leader/names.hpp"
 #include "leader/open.hpp"
 #include "leader/uri.hpp"
@@ -363,18 +364,6 @@ int run_once(const RunOptions& o, RunReport& report) {
   return run_held(*outcome.acquisition.guard, spec, signals, election, o, log, report);
 }
 
-std::string rfc3339(WallTime t) {
-  auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(t.time_since_epoch()).count();
-  std::time_t secs = static_cast<std::time_t>(ms / 1000);
-  std::tm utc{};
-  ::gmtime_r(&secs, &utc);
-  char buf[40];
-  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%S", &utc);
-  char out[48];
-  std::snprintf(out, sizeof out, "%s.%03dZ", buf, static_cast<int>(ms % 1000));
-  return out;
-}
-
 // Writes the result object: one line on stdout, or the file of --json-file (replaced whole).
 void write_report(const RunOptions& o, const RunReport& r) {
   nlohmann::json j = {
@@ -382,8 +371,8 @@ void write_report(const RunOptions& o, const RunReport& r) {
       {"outcome", r.outcome},
       {"exit_code", r.exit_code},
       {"store", r.store},
-      {"started_at", rfc3339(r.started)},
-      {"finished_at", rfc3339(r.finished)},
+      {"started_at", format_utc(r.started)},
+      {"finished_at", format_utc(r.finished)},
       {"duration_ms",
        std::chrono::duration_cast<std::chrono::milliseconds>(r.finished - r.started).count()}};
   if (!r.node_id.empty()) j["node_id"] = r.node_id;
