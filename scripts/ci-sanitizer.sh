@@ -31,14 +31,15 @@ for s in $stores; do targets="$targets contract_$s"; done
 # verify_asan_link_order=0: the clock-rate contract case preloads libfaketime into its child.
 export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=1:verify_asan_link_order=0}
 export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
-export TSAN_OPTIONS=${TSAN_OPTIONS:-halt_on_error=1:second_deadlock_stack=1}
+export TSAN_OPTIONS=${TSAN_OPTIONS:-halt_on_error=1:second_deadlock_stack=1:suppressions=$PWD/tests/sanitizers/tsan.supp}
 if [ "$phase" = test ]; then
   ctest --test-dir "$dir" --output-on-failure --timeout 900 -j"${LEADER_SANITIZER_JOBS:-2}" \
     -L 'unit|contract'
   exit
 fi
+# -g1: line tables are all a sanitizer report needs, and 15 % cheaper to compile than -g.
 BUILD_DIR=$dir BUILD_TYPE=Debug BUILD_TARGETS="$targets" scripts/build.sh \
-  -DLEADER_SANITIZE="$sanitize" -DLEADER_BUILD_BENCH=OFF -DLEADER_BUILD_EXAMPLES=OFF \
+  -DCMAKE_CXX_FLAGS_DEBUG="-g1" -DCMAKE_C_FLAGS_DEBUG="-g1" -DLEADER_SANITIZE="$sanitize" -DLEADER_BUILD_BENCH=OFF -DLEADER_BUILD_EXAMPLES=OFF \
   -DLEADER_BUILD_TOOLS=OFF "${flags[@]}"
 # The corpus replays of the fuzz harnesses configured here are unit tests too: build them.
 replays=$(sed -n 's/^-- leader: fuzz harnesses: //p' "$dir/configure.log" | tr ';' '\n' |

@@ -25,7 +25,15 @@ if [ "$quick" != 1 ] && command -v clang++ > /dev/null; then fuzz=1; fi
 step "dependencies"
 if [ "$(id -u)" = 0 ]; then scripts/install-deps.sh; fi
 step "build"
-scripts/build.sh
+if [ "${CI:-}" = true ]; then
+  # CI builds RelWithDebInfo's -O2 (so the optimizer's warnings are the README build's) without
+  # -g: debug information is about 28 % of the compile time on this 2-core machine and nothing in
+  # CI reads it (the sanitizer builds keep line tables for their reports).
+  scripts/build.sh -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O2 -DNDEBUG" \
+    -DCMAKE_C_FLAGS_RELWITHDEBINFO="-O2 -DNDEBUG"
+else
+  scripts/build.sh
+fi
 step "test servers"
 scripts/start-all-servers.sh
 bg_pid=""
@@ -40,7 +48,7 @@ if [ "$quick" != 1 ]; then
   set -m
   (
     export LEADER_SANITIZER_PHASE=build FUZZ_PHASE=build
-    step "lint" && { nice -n 19 scripts/ci-lint.sh || echo "=== LINT FINDINGS (not fatal for now: clang-tidy default widened in session 4 still has findings in a fresh build; see docs/lint.md)"; } &&
+    step "lint" && nice -n 19 scripts/ci-lint.sh &&
       step "ASan+UBSan build" && nice -n 19 scripts/ci-asan.sh &&
       step "TSan build" && nice -n 19 scripts/ci-tsan.sh &&
       if [ "$fuzz" = 1 ]; then step "fuzzing build" && nice -n 19 scripts/fuzz.sh; fi
@@ -53,6 +61,14 @@ step "unit, contract and integration tests"
 # named loudly as FLAKY (and listed in build/artifacts/flaky-tests.txt) so it gets investigated:
 # seen in session 4, a postgres contract statement missing a 667 ms call timeout once per run
 # under the CI load (deadline_exceeded, not a judged overlap). A second failure fails the run.
+# ctest starts the costliest tests first when it has their times; a fresh clone has none, and in
+# definition order the fault and scheduler suites (20-30 s each, under server locks) came last and
+# set the wall time. tests/ctest-costs.txt is a measured CTestCostData.txt (refresh it by copying
+# build/Testing/Temporary/CTestCostData.txt after a full run).
+if [ ! -s build/Testing/Temporary/CTestCostData.txt ]; then
+  mkdir -p build/Testing/Temporary
+  cp tests/ctest-costs.txt build/Testing/Temporary/CTestCostData.txt
+fi
 if ! ctest --test-dir build --output-on-failure --timeout 600 -j"${LEADER_CTEST_JOBS:-3}"; then
   mkdir -p build/artifacts
   cp build/Testing/Temporary/LastTestsFailed.log build/artifacts/flaky-tests.txt

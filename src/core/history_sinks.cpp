@@ -12,6 +12,8 @@
 #include <fstream>
 #include <limits>
 #include <map>
+#include <optional>
+#include <string_view>
 
 #include "leader/history.hpp"
 #include "leader/options.hpp"
@@ -81,13 +83,15 @@ Registry& registry() {
 }
 
 std::size_t count_param(const Uri& uri, const std::string& key, std::size_t fallback) {
-  auto v = uri.param(key);
+  const std::optional<std::string> v = uri.param(key);
   if (!v) return fallback;
+  const std::string_view text = *v;
   std::size_t n = 0;
-  auto [end, ec] = std::from_chars(v->data(), v->data() + v->size(), n);
-  if (ec != std::errc() || end != v->data() + v->size() || n < 1)
+  const char* last = text.data() + text.size();
+  auto [end, ec] = std::from_chars(text.data(), last, n);
+  if (ec != std::errc() || end != last || n < 1)
     throw InvalidArgument("history URI '" + uri.redacted() + "': parameter '" + key + "' is '" +
-                          *v + "'; expected a number >= 1");
+                          std::string(text) + "'; expected a number >= 1");
   return n;
 }
 

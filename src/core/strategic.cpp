@@ -46,12 +46,12 @@ class Scored final : public ElectionStrategy {
   Scored(Scorer s, std::string name) : scorer_(std::move(s)), name_(std::move(name)) {}
   std::optional<std::string> pick(const std::vector<Candidate>& c, WallTime now) override {
     if (c.empty()) return std::nullopt;
-    const Candidate* best = nullptr;
-    double best_score = 0;
-    for (const auto& x : c) {
-      double s = scorer_(x, now);
-      if (!best || s > best_score || (s == best_score && fifo_before(x, *best))) {
-        best = &x;
+    const Candidate* best = &c.front();
+    double best_score = scorer_(*best, now);
+    for (auto it = c.begin() + 1; it != c.end(); ++it) {
+      const double s = scorer_(*it, now);
+      if (s > best_score || (s == best_score && fifo_before(*it, *best))) {
+        best = &*it;
         best_score = s;
       }
     }

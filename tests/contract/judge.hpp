@@ -18,6 +18,9 @@ struct Verdict {
   std::optional<TimePoint> stop;        ///< the holder's stop_token fired (while the action ran)
   std::optional<TimePoint> action_end;  ///< the action returned
   std::optional<TimePoint> takeover;    ///< the earliest instant the server let the observer in
+  /// The holder's own local deadline when the action ended (LeaderContext::deadline()): the instant
+  /// the library reckoned the lease lost. Only when the holder used the real steady clock.
+  std::optional<TimePoint> deadline;
   int observer_attempts = 0;
 };
 
@@ -39,8 +42,15 @@ Verdict judge(const Backend& b, const std::string& name, JudgedRun run);
 /// Scheduling slack allowed by a judged check: half the safety margin, at most 100 ms.
 Duration scheduling_slack(Duration margin);
 
-/// The stop signal came at least `gap` before the takeover (or, with no stop signal, the takeover
-/// came only after the action returned).
+/// How late a stop signal may reach the action after the holder's own deadline: the timer thread's
+/// wake-up and the callback's scheduling on a loaded machine (CI: two cores, three tests at a time,
+/// compilers in the background). Measured, recorded as `stop_late_ms`, and bounded by this.
+inline constexpr Duration kStopDeliveryBound{500};
+
+/// The holder's reckoning left at least `gap` before the takeover: its stop signal, or its own
+/// deadline when the signal was delivered late (at most kStopDeliveryBound after it), came at least
+/// `gap` before the server let the observer in (or, with no stop signal, the takeover came only
+/// after the action returned).
 void expect_stop_before_takeover(const Verdict& v, Duration gap);
 
 }  // namespace leader::contract

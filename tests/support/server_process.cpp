@@ -6,7 +6,9 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cstdlib>
+#include <ctime>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -80,18 +82,27 @@ bool wait_for_port(int port, std::chrono::milliseconds limit) {
 }
 
 int free_port() {
-  const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  if (fd < 0) return 0;
-  sockaddr_in a{};
-  a.sin_family = AF_INET;
-  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  socklen_t len = sizeof a;
-  int port = 0;
-  if (::bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0 &&
-      ::getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len) == 0)
-    port = ntohs(a.sin_port);
-  ::close(fd);
-  return port;
+  // Not a kernel-chosen port: those come from the ephemeral range (ip_local_port_range,
+  // 32768-60999 here), where any outgoing connection of a concurrent test may take the port
+  // between this check and the server's bind, and where a client polling a port nobody listens
+  // on yet can connect to itself. A random port below that range, free now, avoids both; one
+  // drawn per call from a per-process sequence keeps two servers of one test apart.
+  static std::atomic<unsigned> sequence{static_cast<unsigned>(::getpid()) * 7919u};
+  for (int attempt = 0; attempt < 200; ++attempt) {
+    const int port = 20000 + static_cast<int>((sequence.fetch_add(104729u) ^
+                                               static_cast<unsigned>(::time(nullptr))) %
+                                              12000u);
+    const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (fd < 0) return 0;
+    sockaddr_in a{};
+    a.sin_family = AF_INET;
+    a.sin_port = htons(static_cast<uint16_t>(port));
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    const bool free = ::bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0;
+    ::close(fd);
+    if (free && !port_open(port)) return port;
+  }
+  return 0;
 }
 
 }  // namespace leader::test

@@ -46,7 +46,8 @@ bool port_open(int port);
 /// Polls until 127.0.0.1:`port` accepts connections; false after `limit`.
 bool wait_for_port(int port, std::chrono::milliseconds limit);
 
-/// A loopback port that was free a moment ago (chosen by the kernel).
+/// A loopback port that was free a moment ago, in 20000-31999: below the kernel's ephemeral
+/// range, so no outgoing connection takes it before the server binds it.
 int free_port();
 
 }  // namespace leader::test

@@ -20,7 +20,7 @@ leader::contract::Backend make_mysql_backend() {
   leader::contract::Backend b;
   b.name = "mariadb";
   b.uri = mysql_uri();
-  b.open = [] { return leader::open(mysql_uri()); };
+  b.open = [] { return leader::contract::warmed(leader::open(mysql_uri())); };
   leader::contract::set_sigstop_outage(
       b, leader::contract::server_pid_file("LEADER_TEST_MYSQL_PIDFILE", "mariadb"));
   return b;

@@ -20,7 +20,7 @@ leader::contract::Backend make_postgres_backend() {
   leader::contract::Backend b;
   b.name = "postgres";
   b.uri = postgres_uri();
-  b.open = [] { return leader::open(postgres_uri()); };
+  b.open = [] { return leader::contract::warmed(leader::open(postgres_uri())); };
   // The postmaster and every backend it forked.
   leader::contract::set_sigstop_outage(b, [] {
     return leader::contract::with_children(leader::contract::read_pid_file(
