@@ -25,6 +25,8 @@
 #include <thread>
 #include <vector>
 
+#include "../common.hpp"
+
 namespace {
 
 using namespace std::chrono_literals;
@@ -122,38 +124,16 @@ bool migrate(PGconn* c, const std::string& replica, std::uint64_t token,
 }  // namespace
 
 int main(int argc, char** argv) {
-  if (argc < 3) {
-    std::fprintf(stderr,
-                 "usage: %s <postgres-uri> <replica> [--reset] [--lock NAME] [--lease-ms N] "
-                 "[--migrate-ms N]\n",
-                 argv[0]);
-    return 2;
-  }
-  const std::string uri = argv[1];
-  const std::string replica = argv[2];
-  std::string lock = "schema-migration";
-  bool do_reset = false;
-  long lease_ms = 2000;
-  long migrate_ms = 300;
-  for (int i = 3; i < argc; ++i) {
-    std::string a = argv[i];
-    if (a == "--reset") {
-      do_reset = true;
-    } else if (a == "--lock" && i + 1 < argc) {
-      lock = argv[++i];
-    } else if (a == "--lease-ms" && i + 1 < argc) {
-      lease_ms = std::atol(argv[++i]);
-    } else if (a == "--migrate-ms" && i + 1 < argc) {
-      migrate_ms = std::atol(argv[++i]);
-    } else {
-      std::fprintf(stderr, "unknown argument: %s\n", a.c_str());
-      return 2;
-    }
-  }
-  std::setvbuf(stdout, nullptr, _IOLBF, 0);
-  try {
+  const char* usage =
+      "<postgres-uri> <replica> [--reset] [--lock NAME] [--lease-ms N] [--migrate-ms N]";
+  return example::run(argc, argv, usage, [](const example::Args& args) {
+    const std::string& uri = args.at(0);
+    const std::string& replica = args.at(1);
+    const std::string lock = args.get("--lock", "schema-migration");
+    const long lease_ms = args.number("--lease-ms", 2000);
+    const long migrate_ms = args.number("--migrate-ms", 300);
     auto db = connect(uri);
-    if (do_reset) {
+    if (args.has("--reset")) {
       reset(db.get());
       std::printf("RESET version=1\n");
       return 0;
@@ -165,8 +145,7 @@ int main(int argc, char** argv) {
     const auto give_up = std::chrono::steady_clock::now() + 60s;
     while (schema_version(db.get()) < kTargetVersion) {
       if (std::chrono::steady_clock::now() > give_up) {
-        std::fprintf(stderr, "replica %s: schema still not migrated after 60 s\n", replica.c_str());
-        return 1;
+        throw std::runtime_error("schema still not migrated after 60 s");
       }
       bool ran = elector.run_if_leader(lock, [&](leader::LeaderContext& ctx) {
         migrate(db.get(), replica, ctx.fencing_token(), std::chrono::milliseconds(migrate_ms));
@@ -179,8 +158,5 @@ int main(int argc, char** argv) {
     }
     std::printf("STARTED replica=%s version=%d\n", replica.c_str(), kTargetVersion);
     return 0;
-  } catch (const std::exception& e) {
-    std::fprintf(stderr, "replica %s: %s\n", replica.c_str(), e.what());
-    return 1;
-  }
+  });
 }

@@ -24,6 +24,8 @@
 #include <thread>
 #include <vector>
 
+#include "../common.hpp"
+
 namespace {
 
 using namespace std::chrono_literals;
@@ -60,43 +62,20 @@ Connection connect(const std::string& uri) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  if (argc < 3) {
-    std::fprintf(stderr,
-                 "usage: %s <postgres-uri> <replica> [--reset] [--job NAME] [--tenants a,b,c] "
-                 "[--rounds N] [--work-ms N]\n",
-                 argv[0]);
-    return 2;
-  }
-  const std::string uri = argv[1];
-  const std::string replica = argv[2];
-  std::string job = "daily-aggregation";
-  std::vector<std::string> tenants = {"acme", "globex", "initech"};
-  bool do_reset = false;
-  int rounds = 2;
-  long work_ms = 200;
-  for (int i = 3; i < argc; ++i) {
-    std::string a = argv[i];
-    if (a == "--reset") {
-      do_reset = true;
-    } else if (a == "--job" && i + 1 < argc) {
-      job = argv[++i];
-    } else if (a == "--tenants" && i + 1 < argc) {
-      tenants.clear();
-      std::stringstream list(argv[++i]);
-      for (std::string t; std::getline(list, t, ',');) tenants.push_back(t);
-    } else if (a == "--rounds" && i + 1 < argc) {
-      rounds = std::atoi(argv[++i]);
-    } else if (a == "--work-ms" && i + 1 < argc) {
-      work_ms = std::atol(argv[++i]);
-    } else {
-      std::fprintf(stderr, "unknown argument: %s\n", a.c_str());
-      return 2;
-    }
-  }
-  std::setvbuf(stdout, nullptr, _IOLBF, 0);
-  try {
+  const char* usage =
+      "<postgres-uri> <replica> [--reset] [--job NAME] [--tenants a,b,c] [--rounds N] "
+      "[--work-ms N]";
+  return example::run(argc, argv, usage, [](const example::Args& args) {
+    const std::string& uri = args.at(0);
+    const std::string& replica = args.at(1);
+    const std::string job = args.get("--job", "daily-aggregation");
+    std::vector<std::string> tenants;
+    std::stringstream list(args.get("--tenants", "acme,globex,initech"));
+    for (std::string t; std::getline(list, t, ',');) tenants.push_back(t);
+    const long rounds = args.number("--rounds", 2);
+    const auto work = std::chrono::milliseconds(args.number("--work-ms", 200));
     auto db = connect(uri);
-    if (do_reset) {
+    if (args.has("--reset")) {
       exec(db.get(), "DROP TABLE IF EXISTS example_tenant_running", {});
       exec(db.get(), "CREATE TABLE example_tenant_running (tenant text PRIMARY KEY, replica text)",
            {});
@@ -105,7 +84,7 @@ int main(int argc, char** argv) {
     }
     leader::LeaderElector elector(leader::open(uri),
                                   {.wait_time = 0s, .lease_time = 5s, .node_id = replica});
-    for (int round = 0; round < rounds; ++round) {
+    for (long round = 0; round < rounds; ++round) {
       for (const auto& tenant : tenants) {
         bool ran = elector.for_tenant(tenant).run_if_leader(job, [&](leader::LeaderContext& ctx) {
           std::string error;
@@ -115,7 +94,7 @@ int main(int argc, char** argv) {
                         error.c_str());
             return;
           }
-          std::this_thread::sleep_for(std::chrono::milliseconds(work_ms));  // the aggregation
+          std::this_thread::sleep_for(work);  // the aggregation
           exec(db.get(), "DELETE FROM example_tenant_running WHERE tenant = $1", {tenant});
           std::printf("AGGREGATED tenant=%s replica=%s token=%llu\n", tenant.c_str(),
                       replica.c_str(), static_cast<unsigned long long>(ctx.fencing_token()));
@@ -124,8 +103,5 @@ int main(int argc, char** argv) {
       }
     }
     return 0;
-  } catch (const std::exception& e) {
-    std::fprintf(stderr, "replica %s: %s\n", replica.c_str(), e.what());
-    return 1;
-  }
+  });
 }

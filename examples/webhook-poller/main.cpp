@@ -25,6 +25,8 @@
 #include <string>
 #include <thread>
 
+#include "../common.hpp"
+
 namespace {
 
 using namespace std::chrono_literals;
@@ -121,43 +123,21 @@ bool poll_once(MYSQL* c, const std::string& replica, std::uint64_t token, int ba
 }  // namespace
 
 int main(int argc, char** argv) {
-  if (argc < 3) {
-    std::fprintf(stderr,
-                 "usage: %s <mysql-uri> <replica> [--reset EVENTS] [--lock NAME] [--lease-ms N] "
-                 "[--batch N] [--deliver-ms N]\n",
-                 argv[0]);
-    return 2;
-  }
-  const std::string uri = argv[1];
-  const std::string replica = argv[2];
-  std::string lock = "webhook-poller";
-  int reset_events = -1;
-  long lease_ms = 2000;
-  int batch = 5;
-  long deliver_ms = 100;
-  for (int i = 3; i < argc; ++i) {
-    std::string a = argv[i];
-    if (a == "--reset" && i + 1 < argc) {
-      reset_events = std::atoi(argv[++i]);
-    } else if (a == "--lock" && i + 1 < argc) {
-      lock = argv[++i];
-    } else if (a == "--lease-ms" && i + 1 < argc) {
-      lease_ms = std::atol(argv[++i]);
-    } else if (a == "--batch" && i + 1 < argc) {
-      batch = std::atoi(argv[++i]);
-    } else if (a == "--deliver-ms" && i + 1 < argc) {
-      deliver_ms = std::atol(argv[++i]);
-    } else {
-      std::fprintf(stderr, "unknown argument: %s\n", a.c_str());
-      return 2;
-    }
-  }
-  std::setvbuf(stdout, nullptr, _IOLBF, 0);
-  try {
+  const char* usage =
+      "<mysql-uri> <replica> [--reset EVENTS] [--lock NAME] [--lease-ms N] [--batch N] "
+      "[--deliver-ms N]";
+  return example::run(argc, argv, usage, [](const example::Args& args) {
+    const std::string& uri = args.at(0);
+    const std::string& replica = args.at(1);
+    const std::string lock = args.get("--lock", "webhook-poller");
+    const long reset_events = args.number("--reset", -1);
+    const long lease_ms = args.number("--lease-ms", 2000);
+    const int batch = static_cast<int>(args.number("--batch", 5));
+    const long deliver_ms = args.number("--deliver-ms", 100);
     auto db = connect(uri);
     if (reset_events >= 0) {
-      reset(db.get(), reset_events);
-      std::printf("RESET events=%d\n", reset_events);
+      reset(db.get(), static_cast<int>(reset_events));
+      std::printf("RESET events=%ld\n", reset_events);
       return 0;
     }
     leader::LeaderElector elector(
@@ -168,8 +148,7 @@ int main(int argc, char** argv) {
     // A real poller runs forever; this one stops once every event is delivered.
     while (cursor(db.get()) < newest(db.get())) {
       if (std::chrono::steady_clock::now() > give_up) {
-        std::fprintf(stderr, "replica %s: events still undelivered after 60 s\n", replica.c_str());
-        return 1;
+        throw std::runtime_error("events still undelivered after 60 s");
       }
       bool ran = elector.run_if_leader(lock, [&](leader::LeaderContext& ctx) {
         poll_once(db.get(), replica, ctx.fencing_token(), batch,
@@ -183,8 +162,5 @@ int main(int argc, char** argv) {
     }
     std::printf("DONE replica=%s cursor=%lld\n", replica.c_str(), cursor(db.get()));
     return 0;
-  } catch (const std::exception& e) {
-    std::fprintf(stderr, "replica %s: %s\n", replica.c_str(), e.what());
-    return 1;
-  }
+  });
 }
