@@ -1,6 +1,7 @@
 // The `leader` command: run a command once across replicas (`leader run`), show who holds a lock
-// (`leader status`, `leader list`), break a wedged lock (`leader release --force`), distributed
-// cron (`leader cron`). Exit codes are listed in the footers and docs/cli.md.
+// (`leader status`, `leader list`, `leader observe`), break a wedged lock (`leader release
+// --force`), distributed cron (`leader cron`). Exit codes are listed in the footers and
+// docs/cli.md.
 
 #include <CLI/CLI.hpp>
 #include <algorithm>
@@ -17,6 +18,7 @@
 #include "list_command.hpp"
 #include "log.hpp"
 #include "log_options.hpp"
+#include "observe_command.hpp"
 #include "parse_errors.hpp"
 #include "release_command.hpp"
 #include "run_command.hpp"
@@ -43,9 +45,10 @@ CLI::Validator store_flag_check() {
 }
 
 constexpr const char* kRunUsage =
-    "Usage: leader run [--store URI] --lock NAME [--ttl 30s] [--wait 0s] [--min-hold 0s] "
-    "[--slots N] [--grace 5s] [--skip-exit-code N] [--node-id ID] [--json|--json-file FILE] "
-    "[-v|--quiet] [--log-format text|json] -- COMMAND [ARGS...]";
+    "Usage: leader run [--store URI] --lock NAME [--ttl 30s] [--wait 0s|forever] "
+    "[--restart never|on-failure|always] [--min-hold 0s] [--slots N] [--grace 5s] "
+    "[--skip-exit-code N] [--node-id ID] [--json|--json-file FILE] [-v|--quiet] "
+    "[--log-format text|json] -- COMMAND [ARGS...]";
 constexpr const char* kStatusUsage =
     "Usage: leader status [--store URI] --lock NAME [--slots N] [--json] [-v]";
 constexpr const char* kCronUsage =
@@ -56,7 +59,7 @@ constexpr const char* kServeUsage =
     "Usage: leader serve [--store URI] [--listen 127.0.0.1:9464] [--campaign LOCK]... [--lock "
     "LOCK]... [--allow-remote --token-file FILE] [-v]";
 constexpr const char* kMainUsage =
-    "Usage: leader run|status|list|release|cron|serve [OPTIONS] (see leader --help)";
+    "Usage: leader run|status|observe|list|release|cron|serve [OPTIONS] (see leader --help)";
 
 constexpr const char* kRunFooter = R"(
 COMMAND runs (without a shell) in its own process group with LEADER_LOCK,
@@ -65,6 +68,12 @@ environment. The lease is renewed while it runs; SIGINT, SIGTERM and SIGHUP are
 forwarded to the group; the lease is released once every process of the group
 has exited. If the lease is lost, the group gets SIGTERM, then SIGKILL after
 --grace, before the lease can expire on the store.
+
+Hot standby: --wait forever waits its turn (every replica runs the same line);
+when COMMAND exits, --restart never steps down (releases, exits with its code),
+on-failure runs it again after 1s if it failed, always runs it again; with
+on-failure/always a lost lease campaigns again instead of exiting 75. SIGTERM
+stops COMMAND and releases at once, so a standby takes over.
 
 Store: --store, else $LEADER_STORE, else sqlite:///var/lib/leader/leader.db when
 /var/lib/leader is writable, else $XDG_STATE_HOME/leader/leader.db
@@ -120,7 +129,7 @@ std::string version_text() {
 
 // Options as text, converted after parsing so that errors name the flag.
 struct RunText {
-  std::string ttl = "30s", wait = "0s", min_hold = "0s", grace;
+  std::string ttl = "30s", wait = "0s", min_hold = "0s", grace, restart = "never";
   CLI::Option* grace_option = nullptr;
   bool verbose = false, quiet = false;
 };
@@ -138,8 +147,13 @@ void add_run(CLI::App& app, RunOptions& o, RunText& t) {
   run->add_option("--ttl", t.ttl, "Lease time, renewed while COMMAND runs")
       ->type_name("DURATION")
       ->capture_default_str();
-  run->add_option("--wait", t.wait, "How long to wait for the lock")
-      ->type_name("DURATION")
+  run->add_option("--wait", t.wait, "How long to wait for the lock; forever: hot standby")
+      ->type_name("DURATION|forever")
+      ->capture_default_str();
+  run->add_option("--restart", t.restart,
+                  "With --wait forever, when COMMAND exits: run it again (always, on-failure) "
+                  "or step down (never)")
+      ->check(CLI::IsMember({"never", "on-failure", "always"}))
       ->capture_default_str();
   run->add_option("--min-hold", t.min_hold, "Keep the lock at least this long after start")
       ->type_name("DURATION")
@@ -292,7 +306,8 @@ int main(int argc, char** argv) {
   add_serve_command(app, serve_options);
   extra_usages()["serve"] = kServeUsage;
 #endif
-  std::vector<Subcommand> subcommands = {add_list_command(app), add_release_command(app)};
+  std::vector<Subcommand> subcommands = {add_list_command(app), add_release_command(app),
+                                         add_observe_command(app)};
   for (const auto& c : subcommands) extra_usages()[c.app->get_name()] = c.usage;
   std::vector<std::string> names;
   for (const CLI::App* s : app.get_subcommands({})) names.push_back(s->get_name());
@@ -325,7 +340,10 @@ int main(int argc, char** argv) {
       return status(status_options);
     }
     run_options.ttl = duration_arg(run_text.ttl, "--ttl");
-    run_options.wait = duration_arg(run_text.wait, "--wait");
+    run_options.wait_forever = run_text.wait == "forever";
+    run_options.wait =
+        run_options.wait_forever ? leader::Duration{0} : duration_arg(run_text.wait, "--wait");
+    run_options.restart = restart_policy(run_text.restart);
     run_options.min_hold = duration_arg(run_text.min_hold, "--min-hold");
     run_options.grace = run_text.grace_option->count() > 0 ? duration_arg(run_text.grace, "--grace")
                                                            : default_grace_for(run_options.ttl);

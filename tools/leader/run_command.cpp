@@ -78,7 +78,8 @@ struct Election {
   std::shared_ptr<LostReason> lost = std::make_shared<LostReason>();
 
   Election(std::shared_ptr<LeaseStore> store, const RunOptions& o) {
-    ElectionOptions e{.wait_time = o.wait,
+    // --wait forever: the longest wait the elector takes (365 days); run() asks again after it.
+    ElectionOptions e{.wait_time = o.wait_forever ? kMaxDuration : o.wait,
                       .lease_time = o.ttl,
                       .min_lease_time = o.min_hold,
                       .auto_extend = true,
@@ -205,6 +206,10 @@ void validate(const RunOptions& o) {
     throw UsageError("--min-hold " + format_duration(o.min_hold) + " is longer than --ttl " +
                      format_duration(o.ttl) + "; it must be at most the lease time");
   if (o.command.empty()) throw UsageError("no COMMAND given after --");
+  if (o.restart != Restart::never && !o.wait_forever)
+    throw UsageError(
+        "--restart needs --wait forever (a replica that runs COMMAND once has "
+        "nothing to restart)");
   (void)safety_margin_for(o.ttl, o.grace);
 }
 
@@ -242,35 +247,73 @@ void check_granted_ttl(LeaseGuard& guard, const RunOptions& o) {
                    " or less, or a --ttl the store grants; released the lock");
 }
 
+// --restart: whether COMMAND runs again after exiting with `code` under a lease still held.
+bool runs_again(const RunOptions& o, int code) {
+  if (!o.wait_forever || code == kExitLeaseLost) return false;
+  return o.restart == Restart::always || (o.restart == Restart::on_failure && code != 0);
+}
+
+// Waits one second before a restart; false when SIGINT/SIGTERM/SIGHUP came meanwhile.
+bool restart_delay(SignalChannel& signals) {
+  constexpr int kRestartDelayMs = 1000;  // a COMMAND that fails at once does not spin
+  pollfd fd{signals.fd(), POLLIN, 0};
+  auto until = std::chrono::steady_clock::now() + std::chrono::milliseconds(kRestartDelayMs);
+  while (std::chrono::steady_clock::now() < until) {
+    auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+        until - std::chrono::steady_clock::now());
+    if (::poll(&fd, 1, static_cast<int>(left.count()) + 1) > 0) {
+      for (int sig : signals.drain())
+        if (sig != SIGCHLD) return false;
+    }
+  }
+  return true;
+}
+
 int run_held(LeaseGuard& guard, const CommandSpec& base, SignalChannel& signals,
-             const Election& election, const RunOptions& o, const Log& log, RunReport& report) {
+             const Election& election, const RunOptions& o, const Log& log, RunReport& report,
+             bool& stop_signalled) {
   LeaderContext& ctx = guard.context();
   report.node_id = ctx.node_id();
   report.fencing_token = ctx.fencing_token();
   if (o.slots > 0) report.slot = ctx.slot();
   CommandSpec spec = base;
   spec.env = command_environment(ctx, o);
-  spec.deadline = ctx.deadline();
   spec.grace = o.grace;
-  std::optional<CommandGroup> group;
-  try {
-    group.emplace(CommandGroup::start(spec));
-  } catch (const std::system_error& e) {
-    log.error(std::string("cannot start the command: ") + e.what());
-    guard.release(true, e.what());
-    report.outcome = "not_started";
-    report.error = e.what();
-    return kExitOsError;
-  }
-  log.info("acquired '" + ctx.lock_name() + "' as " + ctx.node_id() + " (fencing token " +
-           std::to_string(ctx.fencing_token()) +
-           (o.slots > 0 ? ", slot " + std::to_string(ctx.slot()) : std::string()) + "); running " +
-           o.command.front() + " as process group " + std::to_string(group->pgid()));
-  LeaseWatch watch{ctx.stop_token(), ctx.lock_name(),
-                   [lost = election.lost] { return lost->get(); },
-                   [&ctx] { return ctx.deadline(); }};
   Subscription renewal_failures = election.log_renewal_failures(log);
-  int code = supervise(*group, signals, watch, o, log);
+  int code = 0;
+  for (int round = 0;; ++round) {
+    spec.deadline = ctx.deadline();
+    std::optional<CommandGroup> group;
+    try {
+      group.emplace(CommandGroup::start(spec));
+    } catch (const std::system_error& e) {
+      log.error(std::string("cannot start the command: ") + e.what());
+      renewal_failures.unsubscribe();
+      guard.release(true, e.what());
+      report.outcome = "not_started";
+      report.error = e.what();
+      return kExitOsError;
+    }
+    log.info((round == 0 ? "acquired '" : "still holding '") + ctx.lock_name() + "' as " +
+             ctx.node_id() + " (fencing token " + std::to_string(ctx.fencing_token()) +
+             (o.slots > 0 ? ", slot " + std::to_string(ctx.slot()) : std::string()) +
+             "); running " + o.command.front() + " as process group " +
+             std::to_string(group->pgid()));
+    LeaseWatch watch{ctx.stop_token(),
+                     ctx.lock_name(),
+                     [lost = election.lost] { return lost->get(); },
+                     [&ctx] { return ctx.deadline(); },
+                     {},
+                     [&stop_signalled] { stop_signalled = true; }};
+    code = supervise(*group, signals, watch, o, log);
+    if (stop_signalled || !runs_again(o, code) || !ctx.still_leader()) break;
+    log.notice("command exited (exit " + std::to_string(code) + "); --restart: running it again");
+    if (!restart_delay(signals)) {
+      stop_signalled = true;
+      break;
+    }
+    if (!ctx.still_leader()) break;
+  }
   renewal_failures.unsubscribe();
   guard.release(code != 0);
   if (code == kExitLeaseLost) {
@@ -312,21 +355,9 @@ Duration safety_margin_for(Duration ttl, Duration grace) {
 
 namespace {
 
-int run_once(const RunOptions& o, RunReport& report) {
-  std::vector<int> inherited = open_descriptors();  // before leader opens anything itself
-  SignalChannel signals;  // first: every thread started later inherits the blocked mask
-  Log log(o.verbosity);
-  validate(o);
-  int error = 0;
-  auto path = resolve_executable(o.command.front(), error);
-  if (!path) {
-    log.error("cannot execute '" + o.command.front() + "': " + std::strerror(error));
-    report.outcome = "not_started";
-    report.error =
-        std::string("cannot execute '") + o.command.front() + "': " + std::strerror(error);
-    return error == ENOENT ? kExitNotFound : kExitCannotExecute;
-  }
-  Election election(open_store(o, log, report), o);
+// Waits for the lease; store errors become StoreFailure, bad arguments UsageError.
+AcquireOutcome acquire_or_throw(const Election& election, const RunOptions& o,
+                                SignalChannel& signals) {
   AcquireOutcome outcome;
   try {
     outcome = acquire_interruptibly(election, o.lock, signals);
@@ -345,23 +376,50 @@ int run_once(const RunOptions& o, RunReport& report) {
   } catch (const InvalidArgument& e) {
     throw UsageError(e.what());
   }
-  if (outcome.signal != 0) {
-    if (outcome.acquisition.guard) outcome.acquisition.guard->release();
-    log.notice("interrupted by signal " + std::to_string(outcome.signal) + " while waiting for '" +
-               o.lock + "'");
-    report.outcome = "interrupted";
-    return kExitSignalBase + outcome.signal;
+  return outcome;
+}
+
+int run_once(const RunOptions& o, RunReport& report) {
+  std::vector<int> inherited = open_descriptors();  // before leader opens anything itself
+  SignalChannel signals;  // first: every thread started later inherits the blocked mask
+  Log log(o.verbosity);
+  validate(o);
+  int error = 0;
+  auto path = resolve_executable(o.command.front(), error);
+  if (!path) {
+    log.error("cannot execute '" + o.command.front() + "': " + std::strerror(error));
+    report.outcome = "not_started";
+    report.error =
+        std::string("cannot execute '") + o.command.front() + "': " + std::strerror(error);
+    return error == ENOENT ? kExitNotFound : kExitCannotExecute;
   }
-  if (!outcome.acquisition) {
-    report.outcome = "skipped";
-    report.holders = holder_description(election, o.lock, outcome.acquisition.skipped);
-    log.routine("'" + o.lock + "' is held by " + report.holders + "; not running " +
-                o.command.front());
-    return o.skip_exit_code;
-  }
-  check_granted_ttl(*outcome.acquisition.guard, o);
+  Election election(open_store(o, log, report), o);
   CommandSpec spec{*path, o.command, {}, std::move(inherited)};
-  return run_held(*outcome.acquisition.guard, spec, signals, election, o, log, report);
+  for (;;) {  // once, or with --wait forever until stopped (hot standby)
+    AcquireOutcome outcome = acquire_or_throw(election, o, signals);
+    if (outcome.signal != 0) {
+      if (outcome.acquisition.guard) outcome.acquisition.guard->release();
+      log.notice("interrupted by signal " + std::to_string(outcome.signal) +
+                 " while waiting for '" + o.lock + "'");
+      report.outcome = "interrupted";
+      return kExitSignalBase + outcome.signal;
+    }
+    if (!outcome.acquisition) {
+      if (o.wait_forever) continue;  // the elector's longest wait passed: wait again
+      report.outcome = "skipped";
+      report.holders = holder_description(election, o.lock, outcome.acquisition.skipped);
+      log.routine("'" + o.lock + "' is held by " + report.holders + "; not running " +
+                  o.command.front());
+      return o.skip_exit_code;
+    }
+    check_granted_ttl(*outcome.acquisition.guard, o);
+    bool stop_signalled = false;
+    int code = run_held(*outcome.acquisition.guard, spec, signals, election, o, log, report,
+                        stop_signalled);
+    if (!o.wait_forever || stop_signalled || o.restart == Restart::never || code != kExitLeaseLost)
+      return code;
+    log.notice("lease on '" + o.lock + "' lost; campaigning again (--restart)");
+  }
 }
 
 // Writes the result object: one line on stdout, or the file of --json-file (replaced whole).
@@ -403,6 +461,13 @@ void write_report(const RunOptions& o, const RunReport& r) {
 }
 
 }  // namespace
+
+Restart restart_policy(std::string_view text) {
+  if (text == "never") return Restart::never;
+  if (text == "on-failure") return Restart::on_failure;
+  if (text == "always") return Restart::always;
+  throw UsageError("--restart " + std::string(text) + ": expected never, on-failure or always");
+}
 
 int run(const RunOptions& o) {
   RunReport report;

@@ -5,6 +5,7 @@
 #include <functional>
 #include <stop_token>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "leader/time.hpp"
@@ -13,12 +14,26 @@
 
 namespace leader::cli {
 
+/// What `leader run --wait forever` does when COMMAND exits while the lease is held.
+enum class Restart {
+  never,       ///< step down: release the lock and exit with COMMAND's code
+  on_failure,  ///< run COMMAND again under the same lease when it exited non-zero
+  always,      ///< run COMMAND again under the same lease whatever its exit code
+};
+
+/// "never", "on-failure", "always" -> Restart; UsageError otherwise.
+Restart restart_policy(std::string_view text);
+
 /// The parsed options of `leader run`.
 struct RunOptions {
   std::string store;  ///< empty: $LEADER_STORE or the default SQLite file
   std::string lock;
   Duration ttl = std::chrono::seconds(30);
   Duration wait = Duration{0};
+  /// --wait forever: wait for the lock until elected (hot standby); after a lost lease, campaign
+  /// again unless --restart never.
+  bool wait_forever = false;
+  Restart restart = Restart::never;  ///< --restart, with --wait forever only
   Duration min_hold = Duration{0};
   int slots = 0;  ///< 0: single leader; N: one of N slots
   Duration grace = std::chrono::seconds(5);
@@ -53,6 +68,8 @@ struct LeaseWatch {
   /// `leader cron` is stopping: the group gets SIGTERM (SIGKILL after --grace) and the exit code
   /// is the command's own, not 75. Checked before `lost` (which fires on the same stop).
   std::stop_token shutdown{};
+  /// Called when SIGINT or SIGTERM is forwarded to the group (`--restart` then stops).
+  std::function<void()> on_stop_signal{};
 };
 
 /// Waits for the command group to finish while forwarding signals, feeding the keeper each new

@@ -87,13 +87,14 @@ struct Supervision {
     terminate();
   }
 
-  void on_signals(const std::vector<int>& signals) {
+  void on_signals(const std::vector<int>& signals, const LeaseWatch& lease) {
     for (int sig : signals) {
       if (sig == SIGCHLD) continue;
       forwarded = sig;
       log.info("forwarding " + signal_name(sig) + " to process group " +
                std::to_string(group.pgid()));
       group.signal(sig);
+      if ((sig == SIGINT || sig == SIGTERM) && lease.on_stop_signal) lease.on_stop_signal();
       if ((sig == SIGINT || sig == SIGTERM) && ++stop_requests == 2) kill_after_grace(sig);
     }
   }
@@ -174,7 +175,7 @@ int supervise(CommandGroup& group, SignalChannel* signals, const LeaseWatch& lea
                      {lost.fd(), POLLIN, 0}};
     if (::poll(fds, 3, s.poll_timeout_ms()) < 0 && errno != EINTR) break;
     if ((fds[2].revents & POLLIN) != 0) lost.clear();
-    if (signals != nullptr) s.on_signals(signals->drain());
+    if (signals != nullptr) s.on_signals(signals->drain(), lease);
   }
   return s.exit_code();
 }

@@ -4,9 +4,10 @@
 
 _leader_options() {
   case "$1" in
-    run) echo "--store --lock --ttl --wait --min-hold --slots --grace --skip-exit-code --node-id
-               --json --json-file --verbose --quiet --log-format --help" ;;
+    run) echo "--store --lock --ttl --wait --restart --min-hold --slots --grace --skip-exit-code
+               --node-id --json --json-file --verbose --quiet --log-format --help" ;;
     status) echo "--store --lock --slots --json --verbose --log-format --help" ;;
+    observe) echo "--store --lock --interval --json --until-free --verbose --log-format --help" ;;
     list) echo "--store --prefix --tenant --json --verbose --log-format --help" ;;
     release) echo "--store --lock --force --yes-i-know --slot --slots --node-id --verbose
                    --log-format --help" ;;
@@ -29,18 +30,20 @@ _leader() {
     esac
   done
   if [ -z "$sub" ]; then
-    COMPREPLY=($(compgen -W "run status list release cron --help --version" -- "$cur"))
+    COMPREPLY=($(compgen -W "run status observe list release cron --help --version" -- "$cur"))
     return 0
   fi
   case "$prev" in
     --log-format) COMPREPLY=($(compgen -W "text json" -- "$cur")); return 0 ;;
+    --restart) COMPREPLY=($(compgen -W "never on-failure always" -- "$cur")); return 0 ;;
     --misfire) COMPREPLY=($(compgen -W "skip run-once" -- "$cur")); return 0 ;;
     --store) COMPREPLY=($(compgen -W "sqlite:// redis:// rediss:// postgresql:// mysql:// etcd://
                                       zk:// dynamodb:// consul:// k8s:// mongodb://" -- "$cur"))
              compopt -o nospace 2> /dev/null
              return 0 ;;
     --crontab | --json-file) COMPREPLY=($(compgen -f -- "$cur")); return 0 ;;
-    --ttl | --wait | --min-hold | --grace | --max-clock-skew)
+    --wait) COMPREPLY=($(compgen -W "forever 500ms 5s 30s 1m 1m30s 5m 1h 1d" -- "$cur")); return 0 ;;
+    --ttl | --min-hold | --grace | --max-clock-skew | --interval)
       COMPREPLY=($(compgen -W "500ms 5s 30s 1m 1m30s 5m 1h 1d" -- "$cur")); return 0 ;;
     --lock | --node-id | --prefix | --tenant | --schedule | --time-zone | --slots | --slot | \
       --skip-exit-code) return 0 ;;
