@@ -18,6 +18,7 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
@@ -330,6 +331,119 @@ TEST(SchedulerReplicas, TwoSecondSkewWithALongAndAShortTask) {
   for (const auto& s : seen)
     ended_early += s.task == short_task && !s.start && s.at < s.instant ? 1 : 0;
   EXPECT_GE(ended_early, 1);
+}
+
+long long soak_seconds() {
+  const char* v = std::getenv("LEADER_SOAK_SECONDS");
+  return v != nullptr && *v != '\0' ? std::stoll(v) : 120;
+}
+
+// The soak (LEADER_SOAK=1; LEADER_SOAK_SECONDS, default 120): 3 replicas (clocks +0, +125 ms,
+// +250 ms) run three tasks for the whole time: a 1 s rate with 150 ms of work, a cron every second
+// with 50 ms, and a 2 s rate with 900 ms. Every 30 s one replica is replaced: in turn the fastest
+// is SIGKILLed mid-task, the middle one stopped with SIGTERM, and the slowest SIGKILLed, each
+// followed by a new replica with the same clock. Judged as above (judge()): no instant twice, no
+// overlap, tokens in order. Printed per task: firings, duplicates, misses (instants that did not
+// run; those within the replacement bound after a SIGKILL are counted apart, as expected), and
+// how late the runs started (arrival of "start" minus the instant, on the observer's clock and on
+// the runner's own clock, i.e. plus its offset): p50, p99, max.
+TEST(SchedulerReplicas, SoakReplicasReplacedEveryThirtySeconds) {
+  if (!soak()) GTEST_SKIP() << "LEADER_SOAK=1 runs it (LEADER_SOAK_SECONDS, default 120)";
+  ASSERT_FALSE(faketime_library().empty()) << "libfaketime is not installed";
+  const std::string tag = unique_task("sched-soak");
+  struct Spec {
+    std::string name, trigger;
+    long long period_ms;
+  };
+  const std::vector<Spec> specs = {{tag + "-rate1s", "rate:1000|150", 1000},
+                                   {tag + "-cron1s", "cron:* * * * * *|50", 1000},
+                                   {tag + "-rate2s", "rate:2000|900", 2000}};
+  Cluster c(tag);
+  c.skew_ms = "250";
+  c.allowance_ms = "100";
+  c.lease_ms = "800";
+  for (const auto& spec : specs) c.tasks.push_back(spec.name + "|" + spec.trigger);
+  const std::vector<std::string> offsets = {"+0", "+0.125", "+0.25"};
+  const std::vector<long long> offset_ms = {0, 125, 250};
+  std::vector<std::size_t> slot_of = {0, 1, 2};  // offset index -> index in c.replicas
+  std::map<std::string, long long> node_offset;  // node -> its clock's offset, ms
+  for (std::size_t i = 0; i < offsets.size(); ++i)
+    node_offset["r" + std::to_string(i)] = offset_ms[i];
+  for (std::size_t i = 0; i < offsets.size(); ++i) c.start("r" + std::to_string(i), offsets[i]);
+  const long long begin = now_ms();
+  const long long until = begin + soak_seconds() * 1000;
+  std::map<std::string, long long> killed;  // node -> when SIGKILLed
+  std::vector<long long> kill_times;
+  int round = 0, next_node = 3;
+  while (now_ms() + 30000 < until) {
+    std::this_thread::sleep_for(30s);
+    const std::size_t which = round % 3 == 0 ? 2 : round % 3 == 1 ? 1 : 0;  // by offset
+    const bool sigkill = which != 1;
+    ChildProcess& victim = *c.replicas[slot_of[which]];
+    const std::string& node = c.nodes[slot_of[which]];
+    if (sigkill) {
+      wait_mid_task(*c.observer, node, 5s);  // best effort: the slow ones rarely run a task
+      victim.signal(SIGKILL);
+      killed[node] = now_ms();
+      kill_times.push_back(now_ms());
+      victim.wait();
+    } else {
+      victim.signal(SIGTERM);
+      EXPECT_EQ(victim.wait(), 0) << node << " did not stop cleanly";
+    }
+    node_offset["r" + std::to_string(next_node)] = offset_ms[which];
+    c.start("r" + std::to_string(next_node++), offsets[which]);
+    slot_of[which] = c.replicas.size() - 1;
+    ++round;
+  }
+  std::this_thread::sleep_for(std::chrono::milliseconds(std::max(0LL, until - now_ms())));
+  const long long end = now_ms();
+  for (std::size_t which = 0; which < offsets.size(); ++which) {
+    ChildProcess& r = *c.replicas[slot_of[which]];
+    r.signal(SIGTERM);
+    EXPECT_EQ(r.wait(), 0) << c.nodes[slot_of[which]] << " did not stop cleanly";
+  }
+  auto seen = c.observer->seen();
+  std::printf("soak on %s: %lld s, %d replacements (%zu SIGKILL)\n", LEADER_SCHEDULER_STORE,
+              (end - begin) / 1000, round, kill_times.size());
+  for (const auto& spec : specs) {
+    expect_lock_free(c.uri, spec.name);
+    Judged j = judge(seen, spec.name, 250, killed);
+    std::map<long long, int> starts;
+    std::vector<long long> late, own;  // vs the observer's clock; vs the runner's own clock
+    for (const auto& s : seen) {
+      if (s.task != spec.name || !s.start) continue;
+      ++starts[s.instant];
+      late.push_back(s.at - s.instant);
+      own.push_back(s.at + node_offset[s.node] - s.instant);
+    }
+    int firings = 0, duplicates = 0, misses = 0, misses_after_kill = 0;
+    for (const auto& [instant, n] : starts) duplicates += n > 1 ? n - 1 : 0;
+    const long long p = spec.period_ms;
+    for (long long at = (begin / p + 2) * p; at < end - 1000; at += p) {
+      ++firings;
+      if (starts.count(at) != 0) continue;
+      bool excused = false;
+      for (long long k : kill_times)
+        excused = excused || (at > k - p && at <= k + (LEADER_SCHEDULER_REPLACED_WITHIN + 1) * p);
+      (excused ? misses_after_kill : misses) += 1;
+    }
+    std::sort(late.begin(), late.end());
+    std::sort(own.begin(), own.end());
+    auto pct = [](const std::vector<long long>& v, double q) {
+      return v.empty() ? 0LL : v[static_cast<std::size_t>(q * double(v.size() - 1))];
+    };
+    std::printf(
+        "  %s: instants %d, ran %zu, duplicates %d, misses %d (+%d after a SIGKILL), "
+        "start - instant: observer's clock p50 %lld / p99 %lld / max %lld ms (min %lld), "
+        "runner's clock p50 %lld / p99 %lld / max %lld ms\n",
+        spec.trigger.c_str(), firings, starts.size(), duplicates, misses, misses_after_kill,
+        pct(late, 0.5), pct(late, 0.99), pct(late, 1.0), pct(late, 0.0), pct(own, 0.5),
+        pct(own, 0.99), pct(own, 1.0));
+    EXPECT_EQ(duplicates, 0) << spec.name;
+    EXPECT_EQ(misses, 0) << spec.name << ": instants missed with no replica killed";
+    EXPECT_GE(firings, 20) << spec.name;
+  }
 }
 
 }  // namespace
