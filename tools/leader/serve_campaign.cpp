@@ -39,12 +39,15 @@ CampaignLoops::CampaignLoops(std::shared_ptr<LeaseStore> store,
                              const std::vector<std::string>& locks, Duration ttl,
                              const std::string& node_id,
                              const std::vector<std::shared_ptr<HistorySink>>& history,
-                             const Log& log)
+                             const Log& log,
+                             const std::function<std::vector<Subscription>(EventBus&)>& attach)
     : locks_(locks),
       bus_(std::make_shared<EventBus>()),
       elector_(std::move(store), campaign_options(ttl, node_id), campaign_hooks(bus_)),
       log_(log) {
   for (const auto& sink : history) history_feeds_.push_back(attach_history(*bus_, sink));
+  if (attach)
+    for (auto& feed : attach(*bus_)) history_feeds_.push_back(std::move(feed));
   for (const auto& lock : locks_) {
     threads_.emplace_back([this, lock](const std::stop_token& stop) { run(lock, stop); });
   }

@@ -7,6 +7,7 @@
 /// version. leader::Campaign (wt/campaign) was not merged when this was written; this loop uses
 /// the elector directly.
 
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -24,10 +25,12 @@ namespace leader::cli {
 class CampaignLoops {
  public:
   /// Starts one campaign per lock in `locks` on `store` with lease time `ttl`; every acquisition
-  /// ends as a record in each sink of `history`.
+  /// ends as a record in each sink of `history`. `attach`, when given, subscribes more
+  /// consumers (metrics) to the campaigns' event bus before the first election.
   CampaignLoops(std::shared_ptr<LeaseStore> store, const std::vector<std::string>& locks,
                 Duration ttl, const std::string& node_id,
-                const std::vector<std::shared_ptr<HistorySink>>& history, const Log& log);
+                const std::vector<std::shared_ptr<HistorySink>>& history, const Log& log,
+                const std::function<std::vector<Subscription>(EventBus&)>& attach = {});
   ~CampaignLoops();
   CampaignLoops(const CampaignLoops&) = delete;
   CampaignLoops& operator=(const CampaignLoops&) = delete;

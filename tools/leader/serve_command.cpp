@@ -19,6 +19,9 @@
 #include "exit_codes.hpp"
 #include "leader/errors.hpp"
 #include "leader/history.hpp"
+#ifdef LEADER_HAVE_METRICS
+#include "leader/metrics.hpp"
+#endif
 #include "leader/names.hpp"
 #include "leader/open.hpp"
 #include "leader/uri.hpp"
@@ -159,7 +162,7 @@ class Sidecar {
           const Log& log)
       : o_(o),
         log_(log),
-        store_(std::move(store)),
+        store_(instrumented(std::move(store))),
         store_shown_(std::move(store_shown)),
         node_id_(o.node_id.empty() ? default_node_id() : o.node_id),
         ready_timeout_(duration_option(o.ready_timeout, "--ready-timeout")),
@@ -180,13 +183,24 @@ class Sidecar {
       }
     }
     feeds_.push_back(attach_history(*bus_, memory_history_));
+#ifdef LEADER_HAVE_METRICS
+    feeds_.push_back(metrics_.attach(*bus_));
+#endif
     if (history_) feeds_.push_back(attach_history(*bus_, history_));
     if (!o.campaigns.empty()) {
       try {
         std::vector<std::shared_ptr<HistorySink>> sinks{memory_history_};
         if (history_) sinks.push_back(history_);
+        std::function<std::vector<Subscription>(EventBus&)> attach;
+#ifdef LEADER_HAVE_METRICS
+        attach = [this](EventBus& bus) {
+          std::vector<Subscription> feeds;
+          feeds.push_back(metrics_.attach(bus));  // campaign elections, held gauge, token gauge
+          return feeds;
+        };
+#endif
         campaigns_ = std::make_unique<CampaignLoops>(store_, o.campaigns, campaign_ttl, node_id_,
-                                                     sinks, log_);
+                                                     sinks, log_, attach);
       } catch (const InvalidArgument& e) {
         throw UsageError(std::string("--campaign-ttl: ") + e.what());
       }
@@ -240,10 +254,14 @@ class Sidecar {
       send_json(res, 200, {{"status", "ok"}});
     });
     svr.Get("/readyz", [this](const httplib::Request&, httplib::Response& res) { ready(res); });
-    svr.Get("/metrics", [](const httplib::Request&, httplib::Response& res) {
+    svr.Get("/metrics", [this](const httplib::Request&, httplib::Response& res) {
+#ifdef LEADER_HAVE_METRICS
+      res.set_content(metrics_.serialize(), "text/plain; version=0.0.4; charset=utf-8");
+#else
       res.status = 503;
       res.set_content("metrics not built (leader::metrics is not part of this build)\n",
                       "text/plain");
+#endif
     });
     svr.Get("/", [](const httplib::Request&, httplib::Response& res) {
       res.set_content(status_page_html(), "text/html; charset=utf-8");
@@ -430,6 +448,17 @@ class Sidecar {
     send_json(res, 200, state);
   }
 
+  std::shared_ptr<LeaseStore> instrumented(std::shared_ptr<LeaseStore> store) {
+#ifdef LEADER_HAVE_METRICS
+    return metrics_.instrument(std::move(store));
+#else
+    return store;
+#endif
+  }
+
+#ifdef LEADER_HAVE_METRICS
+  metrics::Metrics metrics_;  // declared first: store_ is instrumented by it
+#endif
   const ServeOptions& o_;
   Log log_;
   std::shared_ptr<LeaseStore> store_;

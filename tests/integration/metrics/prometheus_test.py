@@ -1,11 +1,13 @@
 #!/usr/bin/env python3
-"""Debian's real Prometheus scrapes a library process (metrics_exporter: elections on SQLite) and
-the expected leader series are read back through Prometheus's HTTP query API (/api/v1/query).
+"""Debian's real Prometheus scrapes a library process (metrics_exporter: elections on SQLite) and,
+with --serve, the `leader serve` sidecar (a campaign and an API lease on SQLite); the expected
+leader series of both are read back through Prometheus's HTTP query API (/api/v1/query).
 
-  prometheus_test.py <metrics_exporter> [extra scrape target host:port ...]
+  prometheus_test.py <metrics_exporter> [--serve <leader binary>] [extra target host:port ...]
 
-Ports (this suite's range 17600-17699): Prometheus 17690, the exporter 17691. Prometheus and the
-exporter are private to this test (data under a fresh /tmp directory), started and stopped by PID.
+Ports (this suite's range 17600-17699): Prometheus 17690, the exporter 17691, leader serve 17692.
+Prometheus, the exporter and the sidecar are private to this test (data under a fresh /tmp
+directory), started and stopped by PID.
 Exit 0 on success, 1 on a failed check, 77 (ctest SKIP) when no prometheus binary is installed.
 """
 
@@ -23,6 +25,7 @@ import urllib.request
 
 PROMETHEUS_PORT = 17690
 EXPORTER_PORT = 17691
+SERVE_PORT = 17692
 DEADLINE_S = 25
 
 # (PromQL, what it shows): each must return at least one sample with a value > 0.
@@ -39,6 +42,18 @@ EXPECTED = [
     ('leader_leases_ended_total{job="leader-lib",outcome="completed"}', "leases ended by outcome"),
     ('leader_fencing_token{job="leader-lib",lock="metrics-it"}', "fencing token gauge"),
     ('leader_lease_hold_duration_seconds_count{job="leader-lib"}', "hold duration histogram"),
+]
+# The sidecar's series (job leader-serve): its campaign for "serve-it" and the API lease "api-it".
+SERVE_EXPECTED = [
+    ('up{job="leader-serve"}', "Prometheus scraped leader serve"),
+    ('leader_elections_total{job="leader-serve",lock="serve-it",result="elected"}',
+     "leader serve: campaign elections"),
+    ('leader_elections_total{job="leader-serve",lock="api-it",result="elected"}',
+     "leader serve: API lease acquisitions"),
+    ('leader_leases_held{job="leader-serve",lock="serve-it"}', "leader serve: held gauge"),
+    ('leader_fencing_token{job="leader-serve",lock="serve-it"}', "leader serve: token gauge"),
+    ('leader_store_request_duration_seconds_count{job="leader-serve",store="sqlite",'
+     'operation="renew"}', "leader serve: renew latency of the instrumented store"),
 ]
 # Series that must exist (value may be 0).
 PRESENT = [
@@ -83,12 +98,16 @@ def stop(proc):
 def main():
     exporter_bin = sys.argv[1]
     extra_targets = sys.argv[2:]
+    leader_bin = None
+    if extra_targets[:1] == ["--serve"]:
+        leader_bin, extra_targets = extra_targets[1], extra_targets[2:]
+    expected = EXPECTED + (SERVE_EXPECTED if leader_bin else [])
     prometheus = shutil.which("prometheus")
     if not prometheus:
         print("SKIP: no prometheus binary (apt-get install prometheus)")
         return 77
     work = tempfile.mkdtemp(prefix="leader-metrics-it-")
-    exporter = prom = None
+    exporter = prom = serve = None
     try:
         targets = ['"127.0.0.1:%d"' % EXPORTER_PORT]
         config = os.path.join(work, "prometheus.yml")
@@ -97,6 +116,9 @@ def main():
                     "scrape_configs:\n"
                     "  - job_name: leader-lib\n    static_configs:\n"
                     "      - targets: [%s]\n" % ", ".join(targets))
+            if leader_bin:
+                f.write("  - job_name: leader-serve\n    static_configs:\n"
+                        "      - targets: [\"127.0.0.1:%d\"]\n" % SERVE_PORT)
             if extra_targets:
                 f.write("  - job_name: leader-extra\n    static_configs:\n"
                         "      - targets: [%s]\n" % ", ".join('"%s"' % t for t in extra_targets))
@@ -104,6 +126,21 @@ def main():
             [exporter_bin, "sqlite://%s/leader.db" % work, str(EXPORTER_PORT), "40"],
             stdout=subprocess.DEVNULL, stderr=open(os.path.join(work, "exporter.log"), "w"))
         wait_port(EXPORTER_PORT, exporter, "metrics_exporter")
+        if leader_bin:
+            env = {k: v for k, v in os.environ.items() if not k.startswith("LEADER_")}
+            serve = subprocess.Popen(
+                [leader_bin, "serve", "--store", "sqlite://%s/serve.db" % work,
+                 "--listen", "127.0.0.1:%d" % SERVE_PORT, "--campaign", "serve-it",
+                 "--campaign-ttl", "3s", "--node-id", "metrics-it"],
+                stdout=subprocess.DEVNULL, stderr=open(os.path.join(work, "serve.log"), "w"),
+                env=env)
+            wait_port(SERVE_PORT, serve, "leader serve")
+            req = urllib.request.Request(
+                "http://127.0.0.1:%d/v1/locks/api-it/acquire" % SERVE_PORT,
+                data=json.dumps({"ttl": "30s"}).encode(), method="POST")
+            with urllib.request.urlopen(req, timeout=10) as reply:
+                if reply.status != 200:
+                    raise RuntimeError("leader serve acquire: HTTP %d" % reply.status)
         prom = subprocess.Popen(
             [prometheus, "--config.file=" + config, "--storage.tsdb.path=" + work + "/data",
              "--web.listen-address=127.0.0.1:%d" % PROMETHEUS_PORT],
@@ -112,7 +149,7 @@ def main():
         wait_port(PROMETHEUS_PORT, prom, "prometheus")
 
         until = time.monotonic() + DEADLINE_S
-        missing = EXPECTED + PRESENT
+        missing = expected + PRESENT
         while missing and time.monotonic() < until:
             still = []
             for expr, what in missing:
@@ -121,7 +158,7 @@ def main():
                 except (urllib.error.URLError, RuntimeError, OSError):
                     still.append((expr, what))
                     continue
-                needs_positive = (expr, what) in EXPECTED
+                needs_positive = (expr, what) in expected
                 if not result or (needs_positive and
                                   not any(float(r["value"][1]) > 0 for r in result)):
                     still.append((expr, what))
@@ -134,11 +171,12 @@ def main():
             with open(os.path.join(work, "prometheus.log")) as f:
                 print("prometheus.log tail:\n" + "".join(f.readlines()[-10:]))
             return 1
-        for expr, what in EXPECTED + PRESENT:
+        for expr, what in expected + PRESENT:
             print("ok: %s: %s = %s" % (what, expr, query(expr)[0]["value"][1]))
         return 0
     finally:
         stop(prom)
+        stop(serve)
         stop(exporter)
         shutil.rmtree(work, ignore_errors=True)
 

@@ -311,6 +311,62 @@ class OutageTest(Base):
         self.assertEqual(s.stop(), 0)
 
 
+    def test_store_pause_stops_claiming_before_the_server_expiry(self):
+        # The campaign and a client lease are held on our private redis; it is paused (SIGSTOP,
+        # by PID). The server's expiry of a grant is at least its sending time + ttl, so nothing
+        # may be claimed after pause + ttl: /v1/leader says leader=false and /v1/leases drops the
+        # client lease by then, lease endpoints answer 503, and the campaign leads again once the
+        # server is back.
+        ttl = 2.0
+        self.start_redis()
+        store = "redis://127.0.0.1:%d" % REDIS_PORT
+        s = self.sidecar("--ready-timeout", "1s", "--campaign", "elect", "--campaign-ttl", "2s",
+                         "--node-id", "pod-a", store=store)
+        self.assertTrue(eventually(lambda: s.get("/v1/leader/elect")[1]["leader"]))
+        status, lease = s.post("/v1/locks/job/acquire", {"ttl": "2s"})
+        self.assertEqual(status, 200, lease)
+
+        os.kill(self.redis.pid, signal.SIGSTOP)
+        try:
+            paused = time.monotonic()
+            claims_after_expiry, released_at, lease_gone_at = [], None, None
+            while time.monotonic() < paused + ttl + 3.0:
+                asked = time.monotonic()
+                status, state = s.get("/v1/leader/elect")
+                self.assertEqual(status, 200, state)
+                if state["leader"] and asked > paused + ttl:
+                    claims_after_expiry.append(asked - paused)
+                if not state["leader"] and released_at is None:
+                    released_at = asked - paused
+                if state["leader"] and released_at is not None:
+                    self.fail("leader again while the store is paused: %r" % state)
+                ids = [l["lease_id"] for l in s.get("/v1/leases")[1]["leases"]]
+                if lease["lease_id"] not in ids and lease_gone_at is None:
+                    lease_gone_at = time.monotonic() - paused
+                time.sleep(0.05)
+            self.assertEqual(claims_after_expiry, [], "claimed leadership past pause + ttl")
+            self.assertIsNotNone(released_at, "still leader %.1fs into the outage" % (ttl + 3))
+            self.assertIsNotNone(lease_gone_at, "the client lease outlived the outage window")
+            self.assertLessEqual(lease_gone_at, ttl + 1.5)  # the reaper runs every second
+            for method, path, req in [("POST", "/v1/locks/other/acquire", {}),
+                                      ("POST", "/v1/locks/job/renew",
+                                       {"lease_id": lease["lease_id"]})]:
+                with self.subTest(path=path):
+                    status, body = http(method, s.url + path, req)
+                    if path.endswith("renew"):  # dropped as lost already, or the store is down
+                        self.assertIn(status, (409, 404, 503), body)
+                    else:
+                        self.assertEqual(status, 503, body)
+                        self.assertIn(body["error"], ("unavailable", "deadline_exceeded"), body)
+            self.assertEqual(s.get("/readyz")[0], 503)
+        finally:
+            os.kill(self.redis.pid, signal.SIGCONT)
+        self.assertTrue(eventually(lambda: s.get("/v1/leader/elect")[1]["leader"]))
+        code, seen = leader_status(store, "elect")
+        self.assertEqual((code, seen["holders"][0]["node_id"]), (0, "pod-a"), seen)
+        self.assertEqual(s.stop(), 0)
+
+
 class CampaignTest(Base):
     def test_one_instance_leads_and_the_other_takes_over(self):
         a = self.sidecar("--campaign", "elect", "--campaign-ttl", "3s", "--node-id", "pod-a")
