@@ -2,9 +2,9 @@
 /// @file lock_listing.hpp
 /// Enumerating the held locks of a store, for operators (`leader list`). An optional capability,
 /// not part of LeaseStore: electors never need it, and not every backend can do it cheaply.
-/// Stores that can implement LockLister as well (memory, SQLite, PostgreSQL, MySQL); a store that
-/// wraps another (validation, metrics) should implement it by calling leader::list_locks() on the
-/// wrapped store.
+/// Every store of the project implements LockLister as well (methods and costs: docs/cli.md); a
+/// store that wraps another (validation, metrics) should implement it by calling
+/// leader::list_locks() on the wrapped store.
 
 #include <string_view>
 #include <vector>

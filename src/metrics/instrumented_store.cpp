@@ -3,6 +3,7 @@
 #include <chrono>
 
 #include "leader/errors.hpp"
+#include "leader/lock_listing.hpp"
 #include "metrics_state.hpp"
 
 namespace leader::metrics {
@@ -10,7 +11,7 @@ namespace {
 
 using detail::Operation;
 
-class InstrumentedStore final : public LeaseStore {
+class InstrumentedStore final : public LeaseStore, public LockLister {
  public:
   InstrumentedStore(std::shared_ptr<LeaseStore> inner, std::shared_ptr<detail::MetricsState> state)
       : inner_(std::move(inner)),
@@ -73,6 +74,11 @@ class InstrumentedStore final : public LeaseStore {
   void remove_candidate(std::string_view group, std::string_view node_id,
                         Deadline deadline) override {
     timed(Operation::remove_candidate, [&] { inner_->remove_candidate(group, node_id, deadline); });
+  }
+  // Listing is an operator's call, not timed; the wrapped store's own (or its "not supported").
+  [[nodiscard]] std::vector<LockState> list_locks(std::string_view prefix,
+                                                  Deadline deadline) override {
+    return leader::list_locks(*inner_, prefix, deadline);
   }
 
  private:

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <charconv>
+#include <set>
 
 #include "leader/detail/group_size.hpp"
 #include "leader/detail/store_support.hpp"
@@ -288,6 +289,34 @@ LockState ConsulStore::inspect(std::string_view lock, Deadline deadline) {
   std::sort(state.holders.begin(), state.holders.end(),
             [](const Holder& a, const Holder& b) { return a.slot < b.slot; });
   return state;
+}
+
+std::vector<LockState> ConsulStore::list_locks(std::string_view prefix, Deadline deadline) {
+  std::string root = api_.config().prefix + "/";
+  std::replace(root.begin(), root.end(), ':', '/');  // as lock_path() spells it
+  std::string start = root + std::string(prefix);
+  std::replace(start.begin(), start.end(), ':', '/');
+  std::set<std::string> names;
+  for (const Entry& e : api_.list(start, deadline).entries) {
+    const auto last = e.key.rfind('/');
+    if (last == std::string::npos || last < root.size()) continue;
+    const std::string leaf = e.key.substr(last + 1);
+    if (leaf != ".lock" && leaf.rfind(".slot-", 0) != 0) continue;  // fence, candidates, foreign
+    std::string name = e.key.substr(root.size(), last - root.size());
+    std::replace(name.begin(), name.end(), '/', ':');
+    try {
+      validate_lock_name(name);
+      names.insert(std::move(name));
+    } catch (const InvalidArgument&) {
+      // a key under the prefix that is not one of our locks
+    }
+  }
+  std::vector<LockState> out;
+  for (const auto& name : names) {
+    LockState state = inspect(name, deadline);
+    if (state.held()) out.push_back(std::move(state));
+  }
+  return out;
 }
 
 }  // namespace leader::consul

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "api.hpp"
+#include "leader/lock_listing.hpp"
 #include "leader/store.hpp"
 
 namespace leader::consul {
@@ -41,7 +42,7 @@ struct LockView {
 
 /// The Consul store. Thread-safe; keeps no lease state of its own (a lease's session is found
 /// from its holder key).
-class ConsulStore : public LeaseStore {
+class ConsulStore : public LeaseStore, public LockLister {
  public:
   /// A store over the agent described by `config`; no I/O until the first call.
   explicit ConsulStore(Config config);
@@ -57,6 +58,10 @@ class ConsulStore : public LeaseStore {
                                                        Deadline deadline) override;
   void remove_candidate(std::string_view group, std::string_view node_id,
                         Deadline deadline) override;
+  /// Held locks under `prefix`: one recursive KV read of `<key prefix>/<prefix>` (':' as '/'),
+  /// the lock names taken from their holder keys (`.lock`, `.slot-<i>`), then inspect() of each.
+  [[nodiscard]] std::vector<LockState> list_locks(std::string_view prefix,
+                                                  Deadline deadline) override;
 
   /// The API client (tests and the benchmark issue raw Consul calls through it).
   [[nodiscard]] Api& api() { return api_; }

@@ -1,6 +1,7 @@
 #include "dynamodb_store.hpp"
 
 #include <algorithm>
+#include <set>
 
 #include "leader/errors.hpp"
 #include "leader/names.hpp"
@@ -347,6 +348,42 @@ LockState DynamoStore::inspect(std::string_view lock, Deadline deadline) {
     const Duration left = time_left(rec, unchanged, read.server_ms);
     if (left <= Duration{0}) continue;  // expired as the judges see it
     out.holders.push_back(Holder{rec.node_id, rec.owner, rec.token, rec.slot, left});
+  }
+  return out;
+}
+
+std::vector<LockState> DynamoStore::list_locks(std::string_view prefix, Deadline deadline) {
+  const std::string pk_prefix = lease_pk(std::string(prefix));
+  nlohmann::json req = {{"TableName", client_.config().table},
+                        {"FilterExpression", "begins_with(#pk, :prefix) AND #sk = :lease"},
+                        {"ProjectionExpression", "#pk"},
+                        {"ExpressionAttributeNames", {{"#pk", kPartitionKey}, {"#sk", kSortKey}}},
+                        {"ExpressionAttributeValues",
+                         {{":prefix", s_value(pk_prefix)}, {":lease", s_value(kLeaseSortKey)}}},
+                        {"ConsistentRead", true}};
+  const std::string lease_pk_start = lease_pk("");
+  std::set<std::string> names;
+  while (true) {
+    nlohmann::json reply = client_.call("Scan", req, deadline);
+    for (const auto& item : reply.value("Items", nlohmann::json::array())) {
+      const std::string pk = get_s(item, kPartitionKey).value_or("");
+      if (pk.rfind(pk_prefix, 0) != 0) continue;
+      std::string name = pk.substr(lease_pk_start.size());
+      try {
+        validate_lock_name(name);
+        names.insert(std::move(name));
+      } catch (const InvalidArgument&) {
+        // an item this store did not write
+      }
+    }
+    auto next = reply.find("LastEvaluatedKey");
+    if (next == reply.end() || !next->is_object() || next->empty()) break;
+    req["ExclusiveStartKey"] = *next;
+  }
+  std::vector<LockState> out;
+  for (const auto& name : names) {
+    LockState state = inspect(name, deadline);
+    if (state.held()) out.push_back(std::move(state));
   }
   return out;
 }

@@ -10,12 +10,13 @@
 #include "client.hpp"
 #include "config.hpp"
 #include "item.hpp"
+#include "leader/lock_listing.hpp"
 #include "leader/store.hpp"
 
 namespace leader::dynamodb {
 
 /// The DynamoDB store. Thread-safe; its only shared state is the process-wide Observations.
-class DynamoStore : public LeaseStore {
+class DynamoStore : public LeaseStore, public LockLister {
  public:
   /// A store over `config`'s table; checks the table (and creates it when `create_table`) within
   /// `config.open_timeout`. Throws BackendError when DynamoDB cannot be reached or the table is
@@ -33,6 +34,11 @@ class DynamoStore : public LeaseStore {
                                                        Deadline deadline) override;
   void remove_candidate(std::string_view group, std::string_view node_id,
                         Deadline deadline) override;
+  /// Held locks under `prefix`: a Scan (paginated, ConsistentRead) filtered on
+  /// `begins_with(pk, "lock#<prefix>") AND sk = "lease"`, then inspect() of each lock found.
+  /// Cost: a Scan reads (and is billed for) the whole table, whatever the filter keeps.
+  [[nodiscard]] std::vector<LockState> list_locks(std::string_view prefix,
+                                                  Deadline deadline) override;
 
   /// The API client (tests and benchmarks issue raw DynamoDB calls through it).
   [[nodiscard]] Client& client() { return client_; }

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <charconv>
+#include <set>
 #include <variant>
 
 #include "etcd_store.hpp"
@@ -148,6 +149,30 @@ LockState EtcdStore::inspect(std::string_view lock, Deadline deadline) {
   std::sort(state.holders.begin(), state.holders.end(),
             [](const Holder& a, const Holder& b) { return a.slot < b.slot; });
   return state;
+}
+
+std::vector<LockState> EtcdStore::list_locks(std::string_view prefix, Deadline deadline) {
+  const std::string root = gateway_.config().prefix + "/";
+  std::set<std::string> names;
+  for (const KeyValue& kv : list(root + std::string(prefix), deadline)) {
+    // Holder keys are `<root><lock>/<name>`; the group size key `<root><lock>` has no '/'.
+    const std::string rest = kv.key.substr(root.size());
+    const auto slash = rest.find('/');
+    if (slash == std::string::npos) continue;
+    std::string name = rest.substr(0, slash);
+    try {
+      validate_lock_name(name);
+      names.insert(std::move(name));
+    } catch (const InvalidArgument&) {
+      // a key under the prefix that is not one of our locks
+    }
+  }
+  std::vector<LockState> out;
+  for (const auto& name : names) {
+    LockState state = inspect(name, deadline);
+    if (state.held()) out.push_back(std::move(state));
+  }
+  return out;
 }
 
 }  // namespace leader::etcd

@@ -9,6 +9,7 @@
 
 #include "config.hpp"
 #include "gateway.hpp"
+#include "leader/lock_listing.hpp"
 #include "leader/store.hpp"
 
 namespace leader::etcd {
@@ -24,7 +25,7 @@ struct KeyValue {
 
 /// The etcd store. Thread-safe; holds no lease state of its own (renew and release find the
 /// holder key from the lease's lock, owner, slot and fencing token).
-class EtcdStore : public LeaseStore {
+class EtcdStore : public LeaseStore, public LockLister {
  public:
   /// A store over the cluster described by `config`; no I/O until the first call.
   explicit EtcdStore(Config config);
@@ -40,6 +41,10 @@ class EtcdStore : public LeaseStore {
                                                        Deadline deadline) override;
   void remove_candidate(std::string_view group, std::string_view node_id,
                         Deadline deadline) override;
+  /// Held locks under `prefix`: one Range over `<key prefix>/<prefix>` (the holder keys of every
+  /// matching lock), then inspect() of each lock found.
+  [[nodiscard]] std::vector<LockState> list_locks(std::string_view prefix,
+                                                  Deadline deadline) override;
 
   /// The gateway client (tests and benchmarks issue raw etcd calls through it).
   [[nodiscard]] Gateway& gateway() { return gateway_; }

@@ -1,9 +1,11 @@
 #include "k8s_store.hpp"
 
 #include <algorithm>
+#include <set>
 
 #include "leader/detail/group_size.hpp"
 #include "leader/errors.hpp"
+#include "leader/names.hpp"
 #include "sightings.hpp"
 
 namespace leader::k8s {
@@ -222,6 +224,33 @@ std::vector<std::pair<LeaseView, nlohmann::json>> K8sStore::lock_objects(std::st
   for (const auto& item : items.is_array() ? items : nlohmann::json::array()) {
     LeaseView v = LeaseView::of(item);
     if (v.lock && *v.lock == lock) out.emplace_back(std::move(v), item);
+  }
+  return out;
+}
+
+std::vector<LockState> K8sStore::list_locks(std::string_view prefix, Deadline deadline) {
+  const Reply r = api_.list("", deadline);
+  if (!r.ok() || !r.body.is_object())
+    throw BackendError(ErrorCode::internal, "k8s", "LIST of leases gave no LeaseList");
+  const auto items = r.body.value("items", nlohmann::json::array());  // null: empty
+  if (!items.is_array() && !items.is_null())
+    throw BackendError(ErrorCode::internal, "k8s", "LIST of leases: items is not an array");
+  std::set<std::string> names;
+  for (const auto& item : items.is_array() ? items : nlohmann::json::array()) {
+    const LeaseView v = LeaseView::of(item);
+    if (!v.lock || v.lock->compare(0, prefix.size(), prefix) != 0)
+      continue;  // not ours / not under prefix
+    try {
+      validate_lock_name(*v.lock);
+      names.insert(*v.lock);
+    } catch (const InvalidArgument&) {
+      // an annotation that names no valid lock: not written by this store
+    }
+  }
+  std::vector<LockState> out;
+  for (const auto& name : names) {
+    LockState state = inspect(name, deadline);
+    if (state.held()) out.push_back(std::move(state));
   }
   return out;
 }

@@ -11,13 +11,14 @@
 #include <vector>
 
 #include "api.hpp"
+#include "leader/lock_listing.hpp"
 #include "leader/store.hpp"
 #include "record.hpp"
 
 namespace leader::k8s {
 
 /// The Kubernetes Lease store. Thread-safe.
-class K8sStore : public LeaseStore {
+class K8sStore : public LeaseStore, public LockLister {
  public:
   /// A store over the API server and namespace of `config`; no I/O until the first call.
   explicit K8sStore(Config config);
@@ -33,6 +34,11 @@ class K8sStore : public LeaseStore {
                                                        Deadline deadline) override;
   void remove_candidate(std::string_view group, std::string_view node_id,
                         Deadline deadline) override;
+  /// Held locks under `prefix`: one LIST of the namespace's Leases (no selector: the lock
+  /// names are in the leader/lock annotation, the label holds only their hash), the names
+  /// matched here, then inspect() of each.
+  [[nodiscard]] std::vector<LockState> list_locks(std::string_view prefix,
+                                                  Deadline deadline) override;
 
   /// The API client (tests and the benchmark issue raw calls through it).
   [[nodiscard]] Api& api() { return api_; }

@@ -1,6 +1,7 @@
 #include "mongodb_store.hpp"
 
 #include <algorithm>
+#include <set>
 
 #include "leader/detail/group_size.hpp"
 #include "leader/detail/store_support.hpp"
@@ -249,6 +250,69 @@ LockState MongoStore::inspect(std::string_view lock, Deadline deadline) {
   }
   std::sort(out.holders.begin(), out.holders.end(),
             [](const Holder& a, const Holder& b) { return a.slot < b.slot; });
+  return out;
+}
+
+namespace {
+
+// Appends the string _id of every document of the batch `key` ("cursor.firstBatch" /
+// "cursor.nextBatch").
+void collect_ids(const bson_t* reply, const char* key, std::set<std::string>& out) {
+  bson_iter_t it, batch, doc;
+  if (!bson_iter_init(&it, reply) || !bson_iter_find_descendant(&it, key, &batch) ||
+      !BSON_ITER_HOLDS_ARRAY(&batch))
+    return;
+  bson_iter_recurse(&batch, &doc);
+  while (bson_iter_next(&doc)) {
+    bson_iter_t fields;
+    if (!BSON_ITER_HOLDS_DOCUMENT(&doc) || !bson_iter_recurse(&doc, &fields) ||
+        !bson_iter_find(&fields, "_id") || !BSON_ITER_HOLDS_UTF8(&fields))
+      continue;
+    std::uint32_t len = 0;
+    const char* id = bson_iter_utf8(&fields, &len);
+    out.emplace(id, len);
+  }
+}
+
+}  // namespace
+
+std::vector<LockState> MongoStore::list_locks(std::string_view prefix, Deadline deadline) {
+  std::string pattern = "^";
+  for (char c : prefix) {
+    if (std::string_view("\\^$.|?*+()[]{}").find(c) != std::string_view::npos) pattern += '\\';
+    pattern += c;
+  }
+  Doc cmd, filter, projection;
+  bson_t id_match;
+  BSON_APPEND_DOCUMENT_BEGIN(&filter.b, "_id", &id_match);
+  BSON_APPEND_UTF8(&id_match, "$regex", pattern.c_str());
+  bson_append_document_end(&filter.b, &id_match);
+  BSON_APPEND_INT32(&projection.b, "_id", 1);
+  BSON_APPEND_UTF8(&cmd.b, "find", locks_.c_str());
+  BSON_APPEND_DOCUMENT(&cmd.b, "filter", &filter.b);
+  BSON_APPEND_DOCUMENT(&cmd.b, "projection", &projection.b);
+  BSON_APPEND_INT32(&cmd.b, "batchSize", 10000);
+  std::set<std::string> ids;
+  DocPtr reply = connection_.read("find (list locks)", &cmd.b, deadline);
+  collect_ids(&reply->b, "cursor.firstBatch", ids);
+  for (auto id = get_int(&reply->b, "cursor.id"); id && *id != 0;
+       id = get_int(&reply->b, "cursor.id")) {
+    Doc more;
+    BSON_APPEND_INT64(&more.b, "getMore", *id);
+    BSON_APPEND_UTF8(&more.b, "collection", locks_.c_str());
+    reply = connection_.read("getMore (list locks)", &more.b, deadline);
+    collect_ids(&reply->b, "cursor.nextBatch", ids);
+  }
+  std::vector<LockState> out;
+  for (const auto& id : ids) {
+    try {
+      validate_lock_name(id);
+    } catch (const InvalidArgument&) {
+      continue;  // a document this store did not write
+    }
+    LockState state = inspect(id, deadline);
+    if (state.held()) out.push_back(std::move(state));
+  }
   return out;
 }
 

@@ -9,13 +9,14 @@
 
 #include "config.hpp"
 #include "connection.hpp"
+#include "leader/lock_listing.hpp"
 #include "leader/store.hpp"
 #include "lock_doc.hpp"
 
 namespace leader::mongodb {
 
 /// The MongoDB store. Thread-safe. Opening does no I/O: the first call connects.
-class MongoStore : public LeaseStore {
+class MongoStore : public LeaseStore, public LockLister {
  public:
   /// A store over `config`'s deployment and database.
   explicit MongoStore(Config config);
@@ -31,6 +32,10 @@ class MongoStore : public LeaseStore {
                                                        Deadline deadline) override;
   void remove_candidate(std::string_view group, std::string_view node_id,
                         Deadline deadline) override;
+  /// Held locks under `prefix`: a find of the lock documents whose _id starts with `prefix`
+  /// (an anchored $regex, served by the _id index), ids only, then inspect() of each.
+  [[nodiscard]] std::vector<LockState> list_locks(std::string_view prefix,
+                                                  Deadline deadline) override;
 
   /// The connection (tests and the benchmark send raw commands through it).
   [[nodiscard]] Connection& connection() { return connection_; }

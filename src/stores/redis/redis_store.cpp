@@ -1,6 +1,7 @@
 #include "redis_store.hpp"
 
 #include <algorithm>
+#include <set>
 
 #include "leader/errors.hpp"
 #include "leader/names.hpp"
@@ -160,6 +161,72 @@ LockState RedisStore::inspect(std::string_view lock, Deadline deadline) {
   for (int i = 0; i < slots; ++i) keys.push_back(slot_key(lock, i));
   Reply reply = eval(inspect_script(), keys, {}, deadline);
   return {std::string(lock), decode_inspect(reply.get())};
+}
+
+namespace {
+
+// `text` with the glob characters of SCAN's MATCH escaped.
+std::string glob_escaped(std::string_view text) {
+  std::string out;
+  for (char c : text) {
+    if (c == '*' || c == '?' || c == '[' || c == ']' || c == '\\') out += '\\';
+    out += c;
+  }
+  return out;
+}
+
+// The lock name a scanned key belongs to (`key_prefix` = the store's prefix + the listing
+// prefix), or "" for any other key.
+std::string lock_of_key(std::string_view key, std::string_view store_prefix,
+                        std::string_view key_prefix) {
+  constexpr std::string_view kSlotsSuffix = "}:slots";
+  std::string name;
+  if (key.size() > key_prefix.size() + kSlotsSuffix.size() && key.front() == '{' &&
+      key.substr(1, key_prefix.size()) == key_prefix &&
+      key.substr(key.size() - kSlotsSuffix.size()) == kSlotsSuffix) {
+    name = std::string(key.substr(1 + store_prefix.size(),
+                                  key.size() - kSlotsSuffix.size() - 1 - store_prefix.size()));
+  } else if (key.substr(0, key_prefix.size()) == key_prefix) {
+    name = std::string(key.substr(store_prefix.size()));  // `{...}` keys fail the name rule
+  }
+  try {
+    if (!name.empty()) validate_lock_name(name);  // a foreign key under the prefix: not ours
+  } catch (const InvalidArgument&) {
+    name.clear();
+  }
+  return name;
+}
+
+}  // namespace
+
+std::vector<LockState> RedisStore::list_locks(std::string_view prefix, Deadline deadline) {
+  const std::string& store_prefix = pool_.config().prefix;
+  const std::string key_prefix = store_prefix + std::string(prefix);
+  // One pattern for both key shapes: the lease key `P<lock>` and the size key `{P<lock>}:slots`.
+  const std::string pattern = "*" + glob_escaped(key_prefix) + "*";
+  std::set<std::string> names;
+  std::string cursor = "0";
+  do {
+    Reply reply = command({"SCAN", cursor, "MATCH", pattern, "COUNT", "1000"}, deadline);
+    const redisReply* r = reply.get();
+    if (r == nullptr || r->type != REDIS_REPLY_ARRAY || r->elements != 2 ||
+        r->element[0]->type != REDIS_REPLY_STRING || r->element[1]->type != REDIS_REPLY_ARRAY)
+      throw BackendError(ErrorCode::internal, "redis", "unexpected reply to SCAN");
+    cursor.assign(r->element[0]->str, r->element[0]->len);
+    const redisReply* keys = r->element[1];
+    for (std::size_t i = 0; i < keys->elements; ++i) {
+      if (keys->element[i]->type != REDIS_REPLY_STRING) continue;
+      std::string name = lock_of_key(std::string_view(keys->element[i]->str, keys->element[i]->len),
+                                     store_prefix, key_prefix);
+      if (!name.empty()) names.insert(std::move(name));
+    }
+  } while (cursor != "0");
+  std::vector<LockState> out;
+  for (const auto& name : names) {
+    LockState state = inspect(name, deadline);
+    if (state.held()) out.push_back(std::move(state));
+  }
+  return out;
 }
 
 void throw_reply_error(const std::string& text, const Config& config, std::string_view operation) {

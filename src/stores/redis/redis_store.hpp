@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "connection.hpp"
+#include "leader/lock_listing.hpp"
 #include "leader/store.hpp"
 #include "pool.hpp"
 #include "scripts.hpp"
@@ -13,7 +14,7 @@ namespace leader::detail::redis {
 
 /// Lease store on one Redis server (standalone; the key layout is also valid on a cluster).
 /// Thread-safe: calls share a small connection pool.
-class RedisStore final : public LeaseStore {
+class RedisStore final : public LeaseStore, public LockLister {
  public:
   /// A store for `config`; connects lazily on the first call.
   explicit RedisStore(Config config);
@@ -29,6 +30,11 @@ class RedisStore final : public LeaseStore {
                                                        Deadline deadline) override;
   void remove_candidate(std::string_view group, std::string_view node_id,
                         Deadline deadline) override;
+  /// Held locks under `prefix`: SCAN (never KEYS) for lease keys `<key prefix><prefix>*` and
+  /// group size keys `{<key prefix><prefix>*}:slots`, then inspect() of each name found. The
+  /// SCAN walks the whole database (MATCH filters on the server), in batches of 1000 keys.
+  [[nodiscard]] std::vector<LockState> list_locks(std::string_view prefix,
+                                                  Deadline deadline) override;
 
   /// The connection pool (for statistics).
   [[nodiscard]] const ConnectionPool& pool() const { return pool_; }

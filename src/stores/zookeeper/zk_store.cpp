@@ -236,6 +236,32 @@ LockState ZooKeeperStore::inspect(std::string_view lock, Deadline deadline) {
   return state;
 }
 
+std::vector<LockState> ZooKeeperStore::list_locks(std::string_view prefix, Deadline deadline) {
+  Reply kids = session().children(config_.root, deadline);
+  if (kids.rc == ZNONODE) return {};  // nothing was ever locked under this root
+  if (kids.rc != ZOK)
+    throw BackendError(
+        ErrorCode::internal, config_.scheme,
+        "list " + config_.root + " on '" + session().shown() + "': " + zerror(kids.rc));
+  std::vector<std::string> names;
+  for (const auto& child : kids.children) {
+    if (child.compare(0, prefix.size(), prefix) != 0) continue;
+    try {
+      validate_lock_name(child);
+      names.push_back(child);
+    } catch (const InvalidArgument&) {
+      // a node under the root that is not one of our lock directories
+    }
+  }
+  std::sort(names.begin(), names.end());
+  std::vector<LockState> out;
+  for (const auto& name : names) {
+    LockState state = inspect(name, deadline);
+    if (state.held()) out.push_back(std::move(state));
+  }
+  return out;
+}
+
 void ZooKeeperStore::holders_of(const std::string& dir, const std::vector<std::string>& children,
                                 Deadline deadline, LockState& out) {
   std::vector<std::pair<std::string, int>> nodes;  // name, slot

@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "leader/lock_listing.hpp"
 #include "leader/store.hpp"
 #include "zk_config.hpp"
 #include "zk_core.hpp"
@@ -29,7 +30,7 @@ std::vector<Contender> sorted_contenders(const std::vector<std::string>& childre
 std::optional<int> slot_index(std::string_view name);
 
 /// LeaseStore over one ZooKeeper session. Thread-safe.
-class ZooKeeperStore final : public LeaseStore {
+class ZooKeeperStore final : public LeaseStore, public LockLister {
  public:
   explicit ZooKeeperStore(StoreConfig config);
   ~ZooKeeperStore() override;
@@ -47,6 +48,10 @@ class ZooKeeperStore final : public LeaseStore {
                                                        Deadline deadline) override;
   void remove_candidate(std::string_view group, std::string_view node_id,
                         Deadline deadline) override;
+  /// Held locks under `prefix`: the children of the lock root whose names start with `prefix`,
+  /// then inspect() of each (lock directories stay after release: listed only while held).
+  [[nodiscard]] std::vector<LockState> list_locks(std::string_view prefix,
+                                                  Deadline deadline) override;
 
  private:
   Session& session() { return base_->session(); }

@@ -1,7 +1,7 @@
 // The CLI against the shared servers: exit 77 (EX_NOPERM) when a real server refuses the
 // credentials of the store URI (redis ACL: no such user; MariaDB: access denied), and
-// `leader list` on the SQL stores that implement leader::LockLister. Test names start with
-// the server (Redis*, Mysql*, Postgres*): each runs under that server's RESOURCE_LOCK.
+// `leader list` on every server store (each implements leader::LockLister). Test names start with
+// the server (Redis*, Mysql*, Postgres*, Etcd*, ...): each runs under that server's RESOURCE_LOCK.
 
 #include <unistd.h>
 
@@ -81,6 +81,62 @@ TEST_F(Auth, PostgresListsHeldLocks) {
   expect_listed("postgresql://postgres@127.0.0.1:15432/leader_test");
 #else
   GTEST_SKIP() << "the postgres store is not built";
+#endif
+}
+
+TEST_F(Auth, RedisListsHeldLocks) {
+#ifdef LEADER_CLI_AUTH_REDIS
+  expect_listed("redis://127.0.0.1:16379?prefix=leader-cli-list:");
+#else
+  GTEST_SKIP() << "the redis store is not built";
+#endif
+}
+
+TEST_F(Auth, EtcdListsHeldLocks) {
+#ifdef LEADER_CLI_LIST_ETCD
+  expect_listed("etcd://127.0.0.1:12379?prefix=/leader-cli-list");
+#else
+  GTEST_SKIP() << "the etcd store is not built";
+#endif
+}
+
+TEST_F(Auth, ZookeeperListsHeldLocks) {
+#ifdef LEADER_CLI_LIST_ZOOKEEPER
+  expect_listed("zk://127.0.0.1:12181?prefix=/leader-cli-list");
+#else
+  GTEST_SKIP() << "the zookeeper store is not built";
+#endif
+}
+
+TEST_F(Auth, DynamodbListsHeldLocks) {
+#ifdef LEADER_CLI_LIST_DYNAMODB
+  expect_listed("dynamodb://test:test@127.0.0.1:18000?table=leader_cli_list&tls=false");
+#else
+  GTEST_SKIP() << "the dynamodb store is not built";
+#endif
+}
+
+TEST_F(Auth, ConsulListsHeldLocks) {
+#ifdef LEADER_CLI_LIST_CONSUL
+  expect_listed("consul://127.0.0.1:18500?prefix=leader-cli-list");
+#else
+  GTEST_SKIP() << "the consul store is not built";
+#endif
+}
+
+TEST_F(Auth, K8sListsHeldLocks) {
+#ifdef LEADER_CLI_LIST_K8S
+  expect_listed("k8s://127.0.0.1:16443?tls=false&namespace=cli-list");
+#else
+  GTEST_SKIP() << "the k8s store is not built";
+#endif
+}
+
+TEST_F(Auth, MongodbListsHeldLocks) {
+#ifdef LEADER_CLI_LIST_MONGODB
+  expect_listed("mongodb://127.0.0.1:17017/leader_cli_list");
+#else
+  GTEST_SKIP() << "the mongodb store is not built";
 #endif
 }
 

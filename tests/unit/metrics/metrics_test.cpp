@@ -13,6 +13,7 @@
 #include <thread>
 
 #include "leader/leader.hpp"
+#include "leader/lock_listing.hpp"
 #include "leader/stores/memory.hpp"
 
 namespace leader::metrics {
@@ -258,6 +259,28 @@ TEST(Metrics, AnInstrumentedStoreElectsLikeTheStoreItWraps) {
       sample(text,
              R"(leader_store_request_duration_seconds_count{operation="release",store="memory"})"),
       1);
+}
+
+TEST(Metrics, AnInstrumentedStoreKeepsTheListingCapabilityOfTheStoreItWraps) {
+  World w;
+  Metrics m;
+  auto store = m.instrument(w.store);
+  auto e = w.elector(store);
+  ASSERT_TRUE(e.run_if_leader("listed", [&] {
+    auto locks = list_locks(*store, "list", Deadline::after(1s));
+    ASSERT_EQ(locks.size(), 1u);
+    EXPECT_EQ(locks[0].lock, "listed");
+  }));
+  EXPECT_TRUE(list_locks(*store, "", Deadline::after(1s)).empty());
+  // A wrapped store without the capability still says so, naming its scheme.
+  auto failing = std::make_shared<FailingStore>();
+  try {
+    (void)list_locks(*m.instrument(failing), "", Deadline::after(1s));
+    ADD_FAILURE() << "listing a store without LockLister succeeded";
+  } catch (const BackendError& e) {
+    EXPECT_EQ(e.code(), ErrorCode::failed_precondition);
+    EXPECT_NE(std::string(e.what()).find("failing"), std::string::npos) << e.what();
+  }
 }
 
 TEST(Metrics, DropsAndListenerFailuresOfATrackedSubscriptionAreExported) {
