@@ -214,11 +214,25 @@ class ApiTest(Base):
         self.assertTrue(eventually(lambda: s.post("/v1/locks/short/renew",
                                                   {"lease_id": lease["lease_id"]})[0] in (404, 409)))
 
-    def test_metrics_route_says_it_is_not_built(self):
+    def test_metrics_route_serves_the_sidecars_series(self):
         s = self.sidecar()
         status, text = s.get("/metrics")
-        self.assertEqual(status, 503)
-        self.assertIn("metrics not built", text)
+        if status == 503:  # a build without prometheus-cpp (leader::metrics)
+            self.assertIn("metrics not built", text)
+            return
+        self.assertEqual(status, 200, text)
+        self.assertEqual(s.post("/v1/locks/m/acquire", {"ttl": "10s"})[0], 200)
+
+        def sample(name, *labels):
+            for line in s.get("/metrics")[1].splitlines():
+                if line.startswith(name + "{") and all(l in line for l in labels):
+                    return float(line.rsplit(" ", 1)[1])
+            return 0.0
+        self.assertTrue(eventually(
+            lambda: sample("leader_elections_total", 'lock="m"', 'result="elected"') == 1))
+        self.assertGreaterEqual(sample("leader_store_request_duration_seconds_count",
+                                       'operation="acquire"', 'store="sqlite"'), 1)
+        self.assertTrue(eventually(lambda: sample("leader_leases_held", 'lock="m"') == 1))
 
 
 class AuthTest(Base):
