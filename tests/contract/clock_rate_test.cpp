@@ -82,9 +82,6 @@ std::vector<std::string> next_words(Child& child) {
 /// exclude each other: expiry is never judged from a client's wall clock.
 TEST_P(ContractTest, ClientsWhoseWallClocksAreHoursApartStillExcludeEachOther) {
   if (backend().uri.empty()) GTEST_SKIP() << backend().name << " is in-process only";
-  if (backend().name == "sqlite")
-    GTEST_SKIP() << "a SQLite file has no clock of its own: expiry is the host's wall clock, "
-                    "which every process on the host shares";
   const std::string faketime = test::faketime_library();
   if (faketime.empty()) GTEST_SKIP() << "libfaketime is not installed";
   const Ms lease = backend().lease_unit;

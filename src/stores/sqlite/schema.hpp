@@ -10,13 +10,25 @@
 
 namespace leader::sqlite {
 
-/// The schema version this store reads and writes.
-inline constexpr int kSchemaVersion = 1;
+/// The schema version this store reads and writes. 2: expiry on the host's boot clock (table
+/// `<prefix>boots`), no longer on its wall clock.
+inline constexpr int kSchemaVersion = 2;
 
-/// Milliseconds since the Unix epoch by the database host's clock, as an SQL expression. SQLite
-/// evaluates 'now' once per statement, so every use inside one statement agrees.
-inline constexpr const char* kNowMs =
-    "CAST(ROUND((julianday('now') - 2440587.5) * 86400000.0) AS INTEGER)";
+/// The expiry clock as an SQL expression, in milliseconds: the `base_ms` of this host boot (table
+/// `<prefix>boots`) plus CLOCK_BOOTTIME, read by the function install_clock() defines on the
+/// connection. Every process on the host reads the same value: it cannot be stepped (NTP, `date`,
+/// a VM's clock correction move the wall clock only) and it counts suspended time, as a server's
+/// expiry would. A SQLite database in WAL mode is shared by the processes of one host only, so one
+/// host's clock is the server's clock.
+inline constexpr const char* kClockMs = "leader_clock_ms()";
+
+/// Defines `leader_clock_ms()` on `conn`: reads this boot's id (/proc/sys/kernel/random/boot_id)
+/// and its `base_ms` from `<prefix>boots`, registering the boot when it is new: the clock then
+/// continues from the wall clock, but past every expiry written during an earlier registered boot
+/// (their holders died with it); the first boot of a database continues from the wall clock alone,
+/// so the expiries of a schema-1 database keep their meaning. Throws BackendError
+/// failed_precondition when the boot id cannot be read.
+void install_clock(Connection& conn, const std::string& prefix);
 
 /// The CREATE TABLE IF NOT EXISTS statements of the schema for `prefix`.
 [[nodiscard]] std::string schema_ddl(const std::string& prefix);

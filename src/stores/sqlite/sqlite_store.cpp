@@ -80,6 +80,7 @@ class Session {
   void ensure_ready(const Options& o) {
     if (statements) return;
     prepare_schema(conn, o.table_prefix, o.create_schema);
+    install_clock(conn, o.table_prefix);
     statements.emplace(conn, SqlText::for_prefix(o.table_prefix));
   }
 

@@ -94,7 +94,8 @@ TEST_F(SqliteTest, TwentyFirstTimeProcessesCreateTheSchemaExactlyOnce) {
   close(gate[1]);
   for (auto& child : children) EXPECT_EQ(child.wait(), 0);
   EXPECT_EQ(query_one(path(), "SELECT count(*) FROM leader_schema"), "1");
-  EXPECT_EQ(query_one(path(), "SELECT version FROM leader_schema"), "1");
+  EXPECT_EQ(query_one(path(), "SELECT version FROM leader_schema"), "2");
+  EXPECT_EQ(query_one(path(), "SELECT count(*) FROM leader_boots"), "1");
   EXPECT_EQ(query_one(path(), "SELECT count(*) FROM leader_leases"), "20");
   EXPECT_EQ(query_one(path(), "PRAGMA journal_mode"), "wal");
 }
@@ -122,10 +123,48 @@ TEST_F(SqliteTest, CreateSchemaFalseNamesAPartlyMissingSchema) {
 
 TEST_F(SqliteTest, AnUnknownSchemaVersionIsAPrecondition) {
   (void)open(uri());
-  query_one(path(), "UPDATE leader_schema SET version = 2");
+  query_one(path(), "UPDATE leader_schema SET version = 3");
   auto e = backend_error_of([&] { (void)open(uri()); });
   EXPECT_EQ(e.code(), ErrorCode::failed_precondition);
-  EXPECT_NE(std::string(e.what()).find("version 2"), std::string::npos) << e.what();
+  EXPECT_NE(std::string(e.what()).find("version 3"), std::string::npos) << e.what();
+}
+
+// Expiry is on the host's boot clock (schema 2), not its wall clock: a schema-1 database (expiry
+// in wall-clock milliseconds) is upgraded in place and its live lease stays live, for as long as
+// it had left.
+TEST_F(SqliteTest, ASchemaOneDatabaseIsUpgradedAndItsLiveLeaseStaysLive) {
+  (void)open(uri());
+  const std::string wall_now =
+      "CAST(ROUND((julianday('now') - 2440587.5) * 86400000.0) AS INTEGER)";
+  query_one(path(), "DROP TABLE leader_boots");
+  query_one(path(), "UPDATE leader_schema SET version = 1");
+  query_one(path(),
+            "INSERT INTO leader_fences (lock_name, last_token, slots) VALUES ('old', 7, 0)");
+  query_one(path(), "INSERT INTO leader_leases VALUES ('old', 0, '" + std::string(32, 'a') +
+                        "', 'old-node', 7, " + wall_now + ", " + wall_now + " + 60000)");
+  auto store = open(uri());
+  EXPECT_EQ(query_one(path(), "SELECT version FROM leader_schema"), "2");
+  auto state = store->inspect("old", Deadline::after(2s));
+  ASSERT_EQ(state.holders.size(), 1u);
+  EXPECT_EQ(state.holders[0].node_id, "old-node");
+  EXPECT_GT(state.holders[0].expires_in, 55s);
+  EXPECT_LE(state.holders[0].expires_in, 60s);
+  EXPECT_FALSE(store->try_acquire(request("old"), Deadline::after(2s)));
+}
+
+// A lease written during an earlier boot of the host is expired: its holder died with that boot
+// (a new boot is simulated by renaming this boot's registration to another boot id).
+TEST_F(SqliteTest, ALeaseOfAnEarlierBootIsExpired) {
+  auto first = open(uri());
+  auto held = first->try_acquire(request("boot", 0, std::chrono::hours(1)), Deadline::after(2s));
+  ASSERT_TRUE(held);
+  auto other = open(uri());
+  EXPECT_FALSE(other->try_acquire(request("boot"), Deadline::after(2s)));
+  query_one(path(), "UPDATE leader_boots SET boot_id = 'an-earlier-boot'");
+  auto after_reboot = open(uri());
+  auto got = after_reboot->try_acquire(request("boot"), Deadline::after(2s));
+  ASSERT_TRUE(got) << "a lease of an earlier boot was still live";
+  EXPECT_GT(got.lease->fencing_token, held.lease->fencing_token);
 }
 
 TEST_F(SqliteTest, BadUrisAreInvalidArguments) {
