@@ -191,7 +191,27 @@ void SchedulerCore::dispatch(TaskState& t, Firing firing) {
   }
   t.running = true;
   t.status.running = true;
-  post([this, &t, firing] { finish_firing(t, run_firing(t, firing)); });
+  // A hold of this task's previous firing that has ended but is still parked (the timer woke
+  // late, after both the hold end and this instant: it visits the tasks before the parked holds)
+  // is released first, on the same worker: otherwise this firing can find the lock held by its
+  // own replica and nobody runs the instant (the soak saw it). The hold has ended, so releasing
+  // it now is what the timer would do. (A release the timer posted earlier may still be running
+  // on another worker when this firing starts; the hold ends max_clock_skew + latency_allowance
+  // or more before this replica's next instant, so that needs a worker stalled that long.)
+  std::vector<std::shared_ptr<Parked>> ended;
+  const TimePoint now_s = clock_->now();
+  for (auto it = parked_.begin(); it != parked_.end();) {
+    if ((*it)->task == &t && (*it)->until <= now_s) {
+      ended.push_back(*it);
+      it = parked_.erase(it);
+    } else {
+      ++it;
+    }
+  }
+  post([this, &t, firing, ended = std::move(ended)] {
+    for (const auto& p : ended) release_parked(p);
+    finish_firing(t, run_firing(t, firing));
+  });
 }
 
 void SchedulerCore::post(std::function<void()> job) {
@@ -213,7 +233,10 @@ void SchedulerCore::finish_firing(TaskState& t, const FiringResult& result) {
     } else {
       ++t.status.skips;
     }
-    if (result.parked) parked_.push_back(result.parked);
+    if (result.parked) {
+      result.parked->task = &t;
+      parked_.push_back(result.parked);
+    }
     if (t.options.trigger.kind() == Trigger::Kind::fixed_delay)
       t.next_due_steady =
           saturating_add(clock_->now(), t.options.trigger.period() + draw_jitter(t.options));

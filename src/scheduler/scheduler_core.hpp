@@ -54,6 +54,7 @@ struct Parked {
   std::optional<LeaseGuard> guard;
   bool failed = false;
   std::string error;
+  const TaskState* task = nullptr;  ///< whose firing it was (set by finish_firing)
 };
 
 /// What running a firing produced: the record, and a lease to keep until its hold end.

@@ -104,6 +104,27 @@ TEST(Scheduler, AFiringNeverOverlapsItsPreviousOneAndRunOnceCatchesUp) {
   }));
 }
 
+// The soak (docs/scheduler.md) missed an instant with no fault: the timer woke after both the
+// end of a firing's lock hold and the task's next instant, queued the next firing before the
+// hold's release, and the firing found the lock held by its own replica's previous firing (its
+// listener said ran_elsewhere; nobody ran the instant). A hold that has ended is released before
+// the next firing of its task tries the lock.
+TEST(Scheduler, AnEndedHoldIsReleasedBeforeTheTasksNextFiring) {
+  World w;
+  // 1 s rate: window 1 s - 2 * 250 ms - 100 ms = 400 ms, hold until I + 400 + 250 ms.
+  auto& a = w.replica(Duration{0},
+                      {.max_clock_skew = 250ms, .latency_allowance = 100ms, .max_concurrent = 1});
+  a.add({.name = "tick", .trigger = Trigger::fixed_rate(1s)});
+  w.start();
+  w.run_for(1500ms, 50ms);  // origin and origin + 1 s ran; the hold lasts until origin + 1.65 s
+  ASSERT_EQ(a.count_task("tick", FiringOutcome::ran), 2);
+  w.clock->advance(600ms);  // one late wake-up: the hold ended and origin + 2 s is due
+  ASSERT_TRUE(eventually([&] { return a.records().size() >= 3; }));
+  auto r = a.records();
+  EXPECT_EQ(r.back().instant, w.origin + 2s);
+  EXPECT_EQ(r.back().outcome, FiringOutcome::ran) << r.back().detail;
+}
+
 TEST(Scheduler, ALateFiringIsSkippedUnderTheDefaultPolicy) {
   World w;
   auto& a = w.replica(Duration{0}, {.max_concurrent = 1});
