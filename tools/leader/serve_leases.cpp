@@ -150,7 +150,7 @@ std::string wall_time_of(TimePoint deadline) {
 
 LeaseTable::LeaseTable(std::shared_ptr<LeaseStore> store, std::shared_ptr<EventBus> bus,
                        std::string default_node_id)
-    : store_(std::move(store)),
+    : store_(std::make_shared<ReleaseWitness>(std::move(store))),  // so release() hears failures
       bus_(std::move(bus)),
       default_node_id_(std::move(default_node_id)) {}
 
