@@ -14,6 +14,7 @@
 #include <mutex>
 #include <nlohmann/json.hpp>
 #include <optional>
+#include <random>
 #include <thread>
 
 #include "exit_codes.hpp"
@@ -78,8 +79,8 @@ struct Election {
   std::shared_ptr<LostReason> lost = std::make_shared<LostReason>();
 
   Election(std::shared_ptr<LeaseStore> store, const RunOptions& o) {
-    // --wait forever: the longest wait the elector takes (365 days); run() asks again after it.
-    ElectionOptions e{.wait_time = o.wait_forever ? kMaxDuration : o.wait,
+    // --wait forever: one attempt at a time, run_once() pauses between them (standby_pause).
+    ElectionOptions e{.wait_time = o.wait_forever ? Duration{0} : o.wait,
                       .lease_time = o.ttl,
                       .min_lease_time = o.min_hold,
                       .auto_extend = true,
@@ -253,20 +254,35 @@ bool runs_again(const RunOptions& o, int code) {
   return o.restart == Restart::always || (o.restart == Restart::on_failure && code != 0);
 }
 
-// Waits one second before a restart; false when SIGINT/SIGTERM/SIGHUP came meanwhile.
-bool restart_delay(SignalChannel& signals) {
-  constexpr int kRestartDelayMs = 1000;  // a COMMAND that fails at once does not spin
+// Waits `ms` unless SIGINT/SIGTERM/SIGHUP comes first; returns that signal, else 0.
+int wait_unless_signalled(SignalChannel& signals, int ms) {
   pollfd fd{signals.fd(), POLLIN, 0};
-  auto until = std::chrono::steady_clock::now() + std::chrono::milliseconds(kRestartDelayMs);
+  auto until = std::chrono::steady_clock::now() + std::chrono::milliseconds(ms);
   while (std::chrono::steady_clock::now() < until) {
     auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
         until - std::chrono::steady_clock::now());
     if (::poll(&fd, 1, static_cast<int>(left.count()) + 1) > 0) {
       for (int sig : signals.drain())
-        if (sig != SIGCHLD) return false;
+        if (sig != SIGCHLD) return sig;
     }
   }
-  return true;
+  return 0;
+}
+
+// Waits one second before a restart; false when SIGINT/SIGTERM/SIGHUP came meanwhile.
+bool restart_delay(SignalChannel& signals) {
+  constexpr int kRestartDelayMs = 1000;  // a COMMAND that fails at once does not spin
+  return wait_unless_signalled(signals, kRestartDelayMs) == 0;
+}
+
+// --wait forever: the pause between a standby's attempts, 250-500 ms (jittered so that standbys
+// do not try in step). A released lock is taken within that plus one store call; the elector's
+// own backoff would grow to 1 s. Returns the signal that ended the pause, else 0.
+int standby_pause(SignalChannel& signals) {
+  constexpr int kStandbyRetryMs = 500;
+  static std::mt19937 rng{std::random_device{}()};
+  std::uniform_int_distribution<int> jitter(kStandbyRetryMs / 2, kStandbyRetryMs);
+  return wait_unless_signalled(signals, jitter(rng));
 }
 
 int run_held(LeaseGuard& guard, const CommandSpec& base, SignalChannel& signals,
@@ -395,8 +411,20 @@ int run_once(const RunOptions& o, RunReport& report) {
   }
   Election election(open_store(o, log, report), o);
   CommandSpec spec{*path, o.command, {}, std::move(inherited)};
-  for (;;) {  // once, or with --wait forever until stopped (hot standby)
-    AcquireOutcome outcome = acquire_or_throw(election, o, signals);
+  bool store_down = false;  // --wait forever: an outage was logged, not its end yet
+  for (;;) {                // once, or with --wait forever until stopped (hot standby)
+    AcquireOutcome outcome;
+    try {
+      outcome = acquire_or_throw(election, o, signals);
+      if (store_down) log.notice("store reachable again; waiting for '" + o.lock + "'");
+      store_down = false;
+    } catch (const StoreFailure& e) {
+      // A standby outlives an outage (69) and says so once; refused credentials (77) and a
+      // misconfigured store (78) end it as they end any command.
+      if (!o.wait_forever || e.exit_code() != kExitUnavailable) throw;
+      if (!store_down) log.warning(std::string(e.what()) + "; still waiting (--wait forever)");
+      store_down = true;
+    }
     if (outcome.signal != 0) {
       if (outcome.acquisition.guard) outcome.acquisition.guard->release();
       log.notice("interrupted by signal " + std::to_string(outcome.signal) +
@@ -405,7 +433,15 @@ int run_once(const RunOptions& o, RunReport& report) {
       return kExitSignalBase + outcome.signal;
     }
     if (!outcome.acquisition) {
-      if (o.wait_forever) continue;  // the elector's longest wait passed: wait again
+      if (o.wait_forever) {
+        if (int sig = standby_pause(signals); sig != 0) {
+          log.notice("interrupted by signal " + std::to_string(sig) + " while waiting for '" +
+                     o.lock + "'");
+          report.outcome = "interrupted";
+          return kExitSignalBase + sig;
+        }
+        continue;
+      }
       report.outcome = "skipped";
       report.holders = holder_description(election, o.lock, outcome.acquisition.skipped);
       log.routine("'" + o.lock + "' is held by " + report.holders + "; not running " +

@@ -7,6 +7,7 @@
 
 #include <chrono>
 #include <cstdio>
+#include <fstream>
 #include <nlohmann/json.hpp>
 #include <thread>
 
@@ -104,6 +105,23 @@ TEST_F(Standby, AStandbyWaitingForeverStopsOnSigterm) {
   (void)holder.wait();
 }
 
+TEST_F(Standby, AStandbyOutlivesAnUnreachableStoreAndSaysSoOnce) {
+  // Without --wait forever this is exit 69; a standby keeps trying (every 250-500 ms) and warns
+  // once, until a signal.
+  Process p({leader_binary(), "run", "--store", "redis://127.0.0.1:1?connect_timeout=200ms",
+             "--lock", "svc", "--wait", "forever", "--", "true"},
+            dir_);
+  ASSERT_TRUE(eventually([&] { return p.err().find("still waiting") != std::string::npos; }));
+  std::this_thread::sleep_for(1500ms);  // several more attempts
+  EXPECT_FALSE(p.exited()) << p.err();
+  p.signal(SIGTERM);
+  EXPECT_EQ(p.wait(10s), 128 + SIGTERM);
+  std::string err = p.err();
+  EXPECT_EQ(err.find("still waiting"), err.rfind("still waiting"))
+      << "warned more than once: " << err;
+  EXPECT_THAT(err, HasSubstr("unavailable"));
+}
+
 TEST_F(Standby, RestartWithoutWaitForeverAndBadValuesAreUsageErrors) {
   Finished r = run("svc", {"--restart", "always"}, {"true"});
   EXPECT_EQ(r.code, 64);
@@ -123,9 +141,16 @@ class Observe : public CliTest {
 };
 
 TEST_F(Observe, PrintsEachChangeOfHolderAndExitsWhenTheLockIsFreeWithUntilFree) {
-  Process holder = start_run("svc", {"--node-id", "node-a"}, {"sleep", "1"});
+  // The holder ends only once the observer has printed its first line (a fixed sleep let a
+  // loaded host start the observer after the lock was free again).
+  std::string go = path("go");
+  Process holder = start_run("svc", {"--node-id", "node-a"},
+                             sh("while [ ! -e " + go + " ]; do sleep 0.05; done"));
   wait_until_held("svc");
   Process obs = start_observe({"--json", "--until-free"});
+  ASSERT_TRUE(eventually([&] { return obs.out().find("node-a") != std::string::npos; }))
+      << obs.err();
+  { std::ofstream(go).put('\n'); }
   EXPECT_EQ(obs.wait(20s), 0) << obs.err();
   std::vector<nlohmann::json> lines;
   std::istringstream in(obs.out());
