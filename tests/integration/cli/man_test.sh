@@ -8,7 +8,7 @@ trap 'rm -f "$out"' EXIT
 "$1" "$2" "$out"
 fail() { echo "FAIL: $*" >&2; exit 1; }
 grep -q '^\.TH LEADER "1"' "$out" || fail "no .TH LEADER 1 header"
-for section in run status list release; do
+for section in run status observe list release; do
   grep -q "^\.SS \"leader $section\"" "$out" || fail "no section for leader $section"
 done
 grep -q 'yes\\-i\\-know\|yes-i-know' "$out" || fail "leader release's --yes-i-know is missing"
