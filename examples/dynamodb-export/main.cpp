@@ -1,8 +1,10 @@
 // dynamodb-export: a long export (longer than its lease) held with auto_extend, which saves
 // checkpoints so that another replica resumes where it stopped. Each checkpoint write carries the
 // fencing token of its lease, and the checkpoint store refuses a token lower than the last one
-// it accepted: an exporter paused past its lease, replaced by another replica, can neither move
-// the checkpoint back nor overwrite the newer exporter's progress when it resumes.
+// it accepted. A new exporter first *claims* the checkpoint with its token (reading where to
+// resume in the same step), so an exporter paused past its lease and replaced can neither move
+// the checkpoint back nor overwrite the newer exporter's progress when it resumes, even before
+// the newer one saved anything.
 //
 // The checkpoint store here is a local file updated under flock(2); in production it is a row
 // written with a conditional write (DynamoDB PutItem with `ConditionExpression:
@@ -48,6 +50,16 @@ class CheckpointFile {
     return with_lock([](Checkpoint& c) {
       (void)c;
       return false;
+    });
+  }
+  // Claims the checkpoint for `token` (a new exporter's first act, atomically with reading where
+  // to resume): from now on every write of an older token is refused, even before this exporter
+  // saved any progress. Returns the stored checkpoint; its token is `token` when accepted.
+  Checkpoint claim(std::uint64_t token) const {
+    return with_lock([&](Checkpoint& c) {
+      if (token < c.token) return false;
+      c.token = token;
+      return true;
     });
   }
   // Returns the stored checkpoint; it is `{token, position}` when the write was accepted.
@@ -110,7 +122,13 @@ int main(int argc, char** argv) {
       elector.run_if_leader(lock, [&](leader::LeaderContext& ctx) {
         const auto token = ctx.fencing_token();
         const auto t = static_cast<unsigned long long>(token);
-        long at = checkpoints.read().position;
+        const Checkpoint claimed = checkpoints.claim(token);
+        if (claimed.token != token) {
+          std::printf("REJECTED replica=%s token=%llu newer=%llu\n", replica.c_str(), t,
+                      static_cast<unsigned long long>(claimed.token));
+          return;
+        }
+        long at = claimed.position;
         std::printf("EXPORTING replica=%s token=%llu from=%ld\n", replica.c_str(), t, at);
         while (at < items) {
           if (ctx.stop_token().stop_requested()) {
@@ -120,6 +138,7 @@ int main(int argc, char** argv) {
           std::this_thread::sleep_for(item_time);  // export item `at` (a Scan page, say)
           ++at;
           if (at % every == 0 || at == items) {
+            if (ctx.stop_token().stop_requested()) continue;  // lost meanwhile: stop at the top
             const Checkpoint stored = checkpoints.write(token, at);
             if (stored.token != token) {
               std::printf("REJECTED replica=%s token=%llu newer=%llu\n", replica.c_str(), t,

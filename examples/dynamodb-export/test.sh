@@ -20,11 +20,12 @@ wait_all
 [ "$(count '^EXPORTING replica=b .* from=(4|8)$' b)" -ge 1 ] || fail "b did not resume from a checkpoint"
 [ "$(count '^CHECKPOINT replica=b .* at=12$' b)" = 1 ] || fail "b did not finish the export"
 [ "$(count '^(STOPPED|REJECTED) replica=a ' a)" -ge 1 ] || fail "a was neither stopped nor rejected"
-[ "$(cat "$cp")" = "$(sed -n 's/^CHECKPOINT replica=b token=\([0-9]*\) at=12$/\1 12/p' "$out/b.log")" ] ||
-  fail "the checkpoint is not b's final one: $(cat "$cp")"
+tb=$(sed -n 's/^CHECKPOINT replica=b token=\([0-9]*\) at=12$/\1/p' "$out/b.log")
+read -r ct cpos <"$cp"
+[ "$cpos" = 12 ] && [ "$ct" -ge "$tb" ] || fail "checkpoint '$ct $cpos': not at 12 under b's token $tb or later"
 # No checkpoint of a's was accepted beyond the point b resumed from (a stale write would be).
 amax=$(sed -n 's/^CHECKPOINT replica=a .* at=\([0-9]*\)$/\1/p' "$out/a.log" | sort -n | tail -1)
 bfrom=$(sed -n 's/^EXPORTING replica=b .* from=\([0-9]*\)$/\1/p' "$out/b.log" | head -1)
 [ "$amax" -le "$bfrom" ] || fail "a checkpointed $amax after b resumed from $bfrom"
-echo "ok: a paused after its first checkpoint, b resumed and finished; the checkpoint is b's"
+echo "ok: a paused after its first checkpoint, b resumed and finished; the checkpoint ends at 12"
 grep -hvE '^$' "$out"/a.log "$out"/b.log
