@@ -6,7 +6,8 @@
 //
 //   example_etcd_reconciler <etcd-uri> <replica> [--lock NAME] [--lease-ms N] [--pass-ms N]
 //
-// SIGTERM or SIGINT shuts it down: the loop ends, the lease is released.
+// SIGTERM or SIGINT shuts it down: the loop ends, the lease is released. A store error (outage,
+// timeout) is reported on stderr and the replica campaigns again.
 //
 // Output (one line per event; the test driver greps them):
 //   LEADING replica=<r> token=<t>             this replica was elected
@@ -41,23 +42,30 @@ int main(int argc, char** argv) {
          .auto_extend = true,
          .node_id = replica});
     while (!shutdown_requested) {
-      elector.run_if_leader(lock, [&](leader::LeaderContext& ctx) {
-        const auto token = static_cast<unsigned long long>(ctx.fencing_token());
-        std::printf("LEADING replica=%s token=%llu\n", replica.c_str(), token);
-        for (long pass = 1;; ++pass) {
-          // still_leader() is false once the lease is lost or its local deadline passed.
-          if (ctx.stop_token().stop_requested() || !ctx.still_leader()) {
-            std::printf("STOPPED replica=%s token=%llu reason=lost\n", replica.c_str(), token);
-            return;
+      try {
+        elector.run_if_leader(lock, [&](leader::LeaderContext& ctx) {
+          const auto token = static_cast<unsigned long long>(ctx.fencing_token());
+          std::printf("LEADING replica=%s token=%llu\n", replica.c_str(), token);
+          for (long pass = 1;; ++pass) {
+            // still_leader() is false once the lease is lost or its local deadline passed.
+            if (ctx.stop_token().stop_requested() || !ctx.still_leader()) {
+              std::printf("STOPPED replica=%s token=%llu reason=lost\n", replica.c_str(), token);
+              return;
+            }
+            if (shutdown_requested) {
+              std::printf("STOPPED replica=%s token=%llu reason=shutdown\n", replica.c_str(),
+                          token);
+              return;
+            }
+            std::printf("RECONCILE replica=%s token=%llu pass=%ld\n", replica.c_str(), token, pass);
+            std::this_thread::sleep_for(pass_every);  // compare desired and actual state, act
           }
-          if (shutdown_requested) {
-            std::printf("STOPPED replica=%s token=%llu reason=shutdown\n", replica.c_str(), token);
-            return;
-          }
-          std::printf("RECONCILE replica=%s token=%llu pass=%ld\n", replica.c_str(), token, pass);
-          std::this_thread::sleep_for(pass_every);  // compare desired and actual state, act
-        }
-      });
+        });
+      } catch (const leader::BackendError& e) {
+        // The store failed (outage, timeout): say so and campaign again; a controller keeps going.
+        std::fprintf(stderr, "replica %s: store error, retrying: %s\n", replica.c_str(), e.what());
+        std::this_thread::sleep_for(200ms);
+      }
     }
     return 0;
   });

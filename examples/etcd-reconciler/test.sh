@@ -1,15 +1,15 @@
 #!/usr/bin/env bash
 # ctest driver of the etcd-reconciler example on the shared etcd: two replicas; the leader is
-# paused (SIGSTOP) past its 1 s lease, the other takes over with a higher token (etcd decides when
+# paused (SIGSTOP) past its 2 s lease, the other takes over with a higher token (etcd decides when
 # the paused lease is over); resumed, the old leader stops reconciling (reason=lost) without
 # another pass under its old term; SIGTERM then shuts both down, the leader with reason=shutdown.
 #   test.sh <example_etcd_reconciler binary> <etcd-uri>
 source "$(dirname "$0")/../test-lib.sh"
 example_init "$1" "$2" LEADER_TEST_ETCD_URI etcd-reconciler
-spawn a "$bin" "$uri" a --lock "$lock" --lease-ms 1000
+spawn a "$bin" "$uri" a --lock "$lock" --lease-ms 2000
 a=$!
 wait_for a '^RECONCILE replica=a '
-spawn b "$bin" "$uri" b --lock "$lock" --lease-ms 1000
+spawn b "$bin" "$uri" b --lock "$lock" --lease-ms 2000
 b=$!
 kill -STOP "$a"
 wait_for b '^RECONCILE replica=b ' 10
