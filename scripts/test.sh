@@ -5,8 +5,9 @@
 #   3. run unit, contract (every built store) and integration tests with ctest, three at a time:
 #      every test that uses a shared server holds that server's RESOURCE_LOCK (tests/CMakeLists.txt),
 #      so a test that pauses or restarts a server never runs next to another user of it,
-#   4. build and run a consumer project against the installed package (scripts/ci-package.sh)
-#      (scripts/ci-deb.sh, the .deb packages, is not run yet: see README),
+#   4. build and run a consumer project against the installed package (scripts/ci-package.sh),
+#      and the .deb packages (scripts/ci-deb.sh: contents; as root with CI=true also apt-get install,
+#      the installed CLI and consumers against /usr, then removal; ~55 s),
 #   5. run unit + contract tests under ASan+UBSan and TSan (scripts/ci-asan.sh, ci-tsan.sh),
 #   6. fuzz every parser for 30 s, two harnesses at a time (scripts/fuzz.sh; needs clang),
 #   7. lint (scripts/ci-lint.sh: clang-format, public headers alone, clang-tidy).
@@ -80,6 +81,8 @@ fi
 if [ "$quick" != 1 ]; then
   step "package consumer"
   scripts/ci-package.sh
+  step "Debian packages"
+  scripts/ci-deb.sh
   step "waiting for the background lint and builds"
   if ! wait "$bg_pid"; then
     bg_pid=""
