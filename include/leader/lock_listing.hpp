@@ -6,6 +6,8 @@
 /// store that wraps another (validation, metrics) should implement it by calling
 /// leader::list_locks() on the wrapped store.
 
+#include <set>
+#include <string>
 #include <string_view>
 #include <vector>
 
@@ -28,5 +30,14 @@ class LockLister {
 /// failed_precondition "listing locks is not supported by the <scheme> store".
 [[nodiscard]] std::vector<LockState> list_locks(LeaseStore& store, std::string_view prefix,
                                                 Deadline deadline);
+
+namespace detail {
+/// For store implementations of LockLister: the locks among `names` (what the store found under
+/// the listing prefix) that have a live holder, each as `store.inspect()` shows it, in name order.
+/// Names that are not valid lock names are skipped: keys under the prefix the store did not write.
+[[nodiscard]] std::vector<LockState> held_locks(LeaseStore& store,
+                                                const std::set<std::string>& names,
+                                                Deadline deadline);
+}  // namespace detail
 
 }  // namespace leader

@@ -304,19 +304,9 @@ std::vector<LockState> ConsulStore::list_locks(std::string_view prefix, Deadline
     if (leaf != ".lock" && leaf.rfind(".slot-", 0) != 0) continue;  // fence, candidates, foreign
     std::string name = e.key.substr(root.size(), last - root.size());
     std::replace(name.begin(), name.end(), '/', ':');
-    try {
-      validate_lock_name(name);
-      names.insert(std::move(name));
-    } catch (const InvalidArgument&) {
-      // a key under the prefix that is not one of our locks
-    }
+    names.insert(std::move(name));
   }
-  std::vector<LockState> out;
-  for (const auto& name : names) {
-    LockState state = inspect(name, deadline);
-    if (state.held()) out.push_back(std::move(state));
-  }
-  return out;
+  return detail::held_locks(*this, names, deadline);
 }
 
 }  // namespace leader::consul

@@ -368,24 +368,13 @@ std::vector<LockState> DynamoStore::list_locks(std::string_view prefix, Deadline
     for (const auto& item : reply.value("Items", nlohmann::json::array())) {
       const std::string pk = get_s(item, kPartitionKey).value_or("");
       if (pk.rfind(pk_prefix, 0) != 0) continue;
-      std::string name = pk.substr(lease_pk_start.size());
-      try {
-        validate_lock_name(name);
-        names.insert(std::move(name));
-      } catch (const InvalidArgument&) {
-        // an item this store did not write
-      }
+      names.insert(pk.substr(lease_pk_start.size()));
     }
     auto next = reply.find("LastEvaluatedKey");
     if (next == reply.end() || !next->is_object() || next->empty()) break;
     req["ExclusiveStartKey"] = *next;
   }
-  std::vector<LockState> out;
-  for (const auto& name : names) {
-    LockState state = inspect(name, deadline);
-    if (state.held()) out.push_back(std::move(state));
-  }
-  return out;
+  return detail::held_locks(*this, names, deadline);
 }
 
 }  // namespace leader::dynamodb

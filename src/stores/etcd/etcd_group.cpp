@@ -159,20 +159,9 @@ std::vector<LockState> EtcdStore::list_locks(std::string_view prefix, Deadline d
     const std::string rest = kv.key.substr(root.size());
     const auto slash = rest.find('/');
     if (slash == std::string::npos) continue;
-    std::string name = rest.substr(0, slash);
-    try {
-      validate_lock_name(name);
-      names.insert(std::move(name));
-    } catch (const InvalidArgument&) {
-      // a key under the prefix that is not one of our locks
-    }
+    names.insert(rest.substr(0, slash));
   }
-  std::vector<LockState> out;
-  for (const auto& name : names) {
-    LockState state = inspect(name, deadline);
-    if (state.held()) out.push_back(std::move(state));
-  }
-  return out;
+  return detail::held_locks(*this, names, deadline);
 }
 
 }  // namespace leader::etcd

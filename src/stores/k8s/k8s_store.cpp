@@ -240,19 +240,9 @@ std::vector<LockState> K8sStore::list_locks(std::string_view prefix, Deadline de
     const LeaseView v = LeaseView::of(item);
     if (!v.lock || v.lock->compare(0, prefix.size(), prefix) != 0)
       continue;  // not ours / not under prefix
-    try {
-      validate_lock_name(*v.lock);
-      names.insert(*v.lock);
-    } catch (const InvalidArgument&) {
-      // an annotation that names no valid lock: not written by this store
-    }
+    names.insert(*v.lock);
   }
-  std::vector<LockState> out;
-  for (const auto& name : names) {
-    LockState state = inspect(name, deadline);
-    if (state.held()) out.push_back(std::move(state));
-  }
-  return out;
+  return detail::held_locks(*this, names, deadline);
 }
 
 }  // namespace leader::k8s

@@ -303,17 +303,7 @@ std::vector<LockState> MongoStore::list_locks(std::string_view prefix, Deadline 
     reply = connection_.read("getMore (list locks)", &more.b, deadline);
     collect_ids(&reply->b, "cursor.nextBatch", ids);
   }
-  std::vector<LockState> out;
-  for (const auto& id : ids) {
-    try {
-      validate_lock_name(id);
-    } catch (const InvalidArgument&) {
-      continue;  // a document this store did not write
-    }
-    LockState state = inspect(id, deadline);
-    if (state.held()) out.push_back(std::move(state));
-  }
-  return out;
+  return detail::held_locks(*this, ids, deadline);
 }
 
 }  // namespace leader::mongodb

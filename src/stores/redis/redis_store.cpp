@@ -176,7 +176,7 @@ std::string glob_escaped(std::string_view text) {
 }
 
 // The lock name a scanned key belongs to (`key_prefix` = the store's prefix + the listing
-// prefix), or "" for any other key.
+// prefix), or "" for a key of neither shape; held_locks() skips what is no valid lock name.
 std::string lock_of_key(std::string_view key, std::string_view store_prefix,
                         std::string_view key_prefix) {
   constexpr std::string_view kSlotsSuffix = "}:slots";
@@ -189,12 +189,7 @@ std::string lock_of_key(std::string_view key, std::string_view store_prefix,
   } else if (key.substr(0, key_prefix.size()) == key_prefix) {
     name = std::string(key.substr(store_prefix.size()));  // `{...}` keys fail the name rule
   }
-  try {
-    if (!name.empty()) validate_lock_name(name);  // a foreign key under the prefix: not ours
-  } catch (const InvalidArgument&) {
-    name.clear();
-  }
-  return name;
+  return name;  // a foreign key under the prefix fails the name rule in held_locks()
 }
 
 }  // namespace
@@ -221,12 +216,7 @@ std::vector<LockState> RedisStore::list_locks(std::string_view prefix, Deadline 
       if (!name.empty()) names.insert(std::move(name));
     }
   } while (cursor != "0");
-  std::vector<LockState> out;
-  for (const auto& name : names) {
-    LockState state = inspect(name, deadline);
-    if (state.held()) out.push_back(std::move(state));
-  }
-  return out;
+  return detail::held_locks(*this, names, deadline);
 }
 
 void throw_reply_error(const std::string& text, const Config& config, std::string_view operation) {

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <nlohmann/json.hpp>
+#include <set>
 #include <tuple>
 
 #include "leader/detail/group_size.hpp"
@@ -243,23 +244,10 @@ std::vector<LockState> ZooKeeperStore::list_locks(std::string_view prefix, Deadl
     throw BackendError(
         ErrorCode::internal, config_.scheme,
         "list " + config_.root + " on '" + session().shown() + "': " + zerror(kids.rc));
-  std::vector<std::string> names;
-  for (const auto& child : kids.children) {
-    if (child.compare(0, prefix.size(), prefix) != 0) continue;
-    try {
-      validate_lock_name(child);
-      names.push_back(child);
-    } catch (const InvalidArgument&) {
-      // a node under the root that is not one of our lock directories
-    }
-  }
-  std::sort(names.begin(), names.end());
-  std::vector<LockState> out;
-  for (const auto& name : names) {
-    LockState state = inspect(name, deadline);
-    if (state.held()) out.push_back(std::move(state));
-  }
-  return out;
+  std::set<std::string> names;
+  for (const auto& child : kids.children)
+    if (child.compare(0, prefix.size(), prefix) == 0) names.insert(child);
+  return detail::held_locks(*this, names, deadline);
 }
 
 void ZooKeeperStore::holders_of(const std::string& dir, const std::vector<std::string>& children,
