@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "exit_codes.hpp"
+#include "holders_json.hpp"
 #include "leader/errors.hpp"
 #include "leader/lock_listing.hpp"
 #include "leader/names.hpp"
@@ -35,14 +36,7 @@ struct ListOptions {
 nlohmann::json to_json(const std::vector<LockState>& locks) {
   nlohmann::json out = nlohmann::json::array();
   for (const LockState& s : locks) {
-    nlohmann::json holders = nlohmann::json::array();
-    for (const Holder& h : s.holders)
-      holders.push_back({{"node_id", h.node_id},
-                         {"owner", h.owner},
-                         {"fencing_token", h.fencing_token},
-                         {"slot", h.slot},
-                         {"expires_in_ms", h.expires_in.count()}});
-    out.push_back({{"lock", s.lock}, {"holders", holders}});
+    out.push_back({{"lock", s.lock}, {"holders", holders_json(s)}});
   }
   return out;
 }

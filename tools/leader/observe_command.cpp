@@ -16,6 +16,7 @@
 
 #include "duration.hpp"
 #include "exit_codes.hpp"
+#include "holders_json.hpp"
 #include "leader/campaign.hpp"
 #include "leader/history.hpp"
 #include "leader/names.hpp"
@@ -61,16 +62,8 @@ std::string as_text(const std::string& lock, const LockState& state) {
 }
 
 std::string as_json(const std::string& lock, const LockState& state) {
-  nlohmann::json holders = nlohmann::json::array();
-  for (const Holder& h : state.holders) {
-    holders.push_back({{"node_id", h.node_id},
-                       {"owner", h.owner},
-                       {"fencing_token", h.fencing_token},
-                       {"slot", h.slot},
-                       {"expires_in_ms", h.expires_in.count()}});
-  }
   return nlohmann::json{
-      {"time", utc_now()}, {"lock", lock}, {"held", state.held()}, {"holders", holders}}
+      {"time", utc_now()}, {"lock", lock}, {"held", state.held()}, {"holders", holders_json(state)}}
       .dump();
 }
 

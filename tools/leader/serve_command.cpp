@@ -17,6 +17,7 @@
 #include <thread>
 
 #include "exit_codes.hpp"
+#include "holders_json.hpp"
 #include "leader/errors.hpp"
 #include "leader/history.hpp"
 #ifdef LEADER_HAVE_METRICS
@@ -363,17 +364,9 @@ class Sidecar {
 
   json lock_json(const std::string& lock) {
     LockState state = store_->inspect(lock, Deadline::after(ready_timeout_));
-    json holders = json::array();
-    for (const Holder& h : state.holders) {
-      holders.push_back({{"node_id", h.node_id},
-                         {"owner", h.owner},
-                         {"fencing_token", h.fencing_token},
-                         {"slot", h.slot},
-                         {"expires_in_ms", h.expires_in.count()}});
-    }
     json out = {{"lock", lock},
                 {"held", state.held()},
-                {"holders", holders},
+                {"holders", holders_json(state)},
                 {"sidecar_leases", leases_.ids_for(lock)},
                 {"campaign", campaigns_ && campaigns_->campaigns(lock)}};
     int slots = leases_.slots_of(lock);

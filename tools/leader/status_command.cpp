@@ -4,6 +4,7 @@
 #include <nlohmann/json.hpp>
 
 #include "exit_codes.hpp"
+#include "holders_json.hpp"
 #include "leader/errors.hpp"
 #include "leader/names.hpp"
 #include "leader/open.hpp"
@@ -19,15 +20,8 @@ namespace {
 constexpr Duration kStatusTimeout = std::chrono::seconds(5);
 
 nlohmann::json to_json(const LockState& state, int slots) {
-  nlohmann::json holders = nlohmann::json::array();
-  for (const Holder& h : state.holders) {
-    holders.push_back({{"node_id", h.node_id},
-                       {"owner", h.owner},
-                       {"fencing_token", h.fencing_token},
-                       {"slot", h.slot},
-                       {"expires_in_ms", h.expires_in.count()}});
-  }
-  nlohmann::json out = {{"lock", state.lock}, {"held", state.held()}, {"holders", holders}};
+  nlohmann::json out = {
+      {"lock", state.lock}, {"held", state.held()}, {"holders", holders_json(state)}};
   if (slots > 0) {
     int active = static_cast<int>(state.holders.size());
     out["slots"] = slots;
