@@ -26,15 +26,14 @@ if [ "$quick" != 1 ] && command -v clang++ > /dev/null; then fuzz=1; fi
 step "dependencies"
 if [ "$(id -u)" = 0 ]; then scripts/install-deps.sh; fi
 step "build"
+build_args=()
 if [ "${CI:-}" = true ]; then
   # CI builds RelWithDebInfo's -O2 (so the optimizer's warnings are the README build's) without
   # -g: debug information is about 28 % of the compile time on this 2-core machine and nothing in
   # CI reads it (the sanitizer builds keep line tables for their reports).
-  scripts/build.sh -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O2 -DNDEBUG" \
-    -DCMAKE_C_FLAGS_RELWITHDEBINFO="-O2 -DNDEBUG"
-else
-  scripts/build.sh
+  build_args=(-DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O2 -DNDEBUG" -DCMAKE_C_FLAGS_RELWITHDEBINFO="-O2 -DNDEBUG")
 fi
+scripts/build.sh "${build_args[@]}"
 step "test servers"
 scripts/start-all-servers.sh
 bg_pid=""
