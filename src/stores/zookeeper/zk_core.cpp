@@ -120,6 +120,23 @@ std::vector<std::string> Core::orphans_of(const std::string& owner) {
   return out;
 }
 
+Core::Acquiring::Acquiring(Core& core, std::string owner) : core_(core), owner_(std::move(owner)) {
+  std::lock_guard lock(core_.mu_);
+  ++core_.acquiring_[owner_];
+}
+
+Core::Acquiring::~Acquiring() {
+  {
+    std::lock_guard lock(core_.mu_);
+    if (auto it = core_.acquiring_.find(owner_);
+        it != core_.acquiring_.end() && --it->second == 0) {
+      core_.acquiring_.erase(it);
+      core_.sweep_now_ = !core_.orphans_.empty() || !core_.sweeping_.empty();
+    }
+  }
+  core_.cv_.notify_all();
+}
+
 Renewal Core::renew(const Lease& lease, Duration ttl, Deadline deadline) {
   auto h = held(lease.owner);
   const TimePoint sent_at = steady_now();

@@ -80,6 +80,20 @@ class Core {
                              const std::string& data, int slot, Deadline deadline);
   /// Orphaned node paths (not directory scans) recorded for `owner`.
   std::vector<std::string> orphans_of(const std::string& owner);
+  /// While one lives, an acquisition of `owner` is under way on this Core: the orphan sweep
+  /// leaves that owner's nodes alone (the acquisition may be creating, adopting or tracking one)
+  /// and comes back to them after it.
+  class Acquiring {
+   public:
+    Acquiring(Core& core, std::string owner);
+    ~Acquiring();
+    Acquiring(const Acquiring&) = delete;
+    Acquiring& operator=(const Acquiring&) = delete;
+
+   private:
+    Core& core_;
+    std::string owner_;
+  };
   /// Confirms the session and the node in one round trip and extends the local deadline.
   Renewal renew(const Lease& lease, Duration ttl, Deadline deadline);
   /// Deletes the node now, or lets the timer delete it `keep_for` from now.
@@ -91,6 +105,9 @@ class Core {
   void timer_loop();  // zk_timer.cpp
   void delete_due(const std::vector<Held>& due);
   void sweep(std::vector<Orphan> orphans);
+  /// Deletes `orphan` if it is one; false when an acquisition of its owner is under way.
+  bool remove_orphan(const Orphan& orphan, Deadline deadline);
+  bool acquiring(const std::string& owner);
 
   StoreConfig config_;
   Session session_;
@@ -98,7 +115,9 @@ class Core {
   std::condition_variable cv_;
   std::map<std::string, Held> held_;  ///< by owner token
   std::vector<Orphan> orphans_;
-  std::vector<Orphan> sweeping_;  ///< the orphans the timer thread is working on
+  std::vector<Orphan> sweeping_;          ///< the orphans the timer thread is working on
+  std::map<std::string, int> acquiring_;  ///< owners with an acquisition under way, and how many
+  bool sweep_now_ = false;  ///< an acquisition ended: sweep its owner's orphans without waiting
   bool closing_ = false;
   std::shared_ptr<Core> self_;  ///< keeps the Core alive while its timer thread runs
 };

@@ -19,6 +19,7 @@ Acquired ZooKeeperStore::acquire_slot(const LeaseRequest& request, Deadline dead
   if (auto holder = Core::holding(request.owner))  // this owner asks again: its own lease
     if (auto mine = holder->reacquire(request, dir, deadline)) return {std::move(mine)};
   auto core = core_for(request.ttl, deadline);
+  Core::Acquiring busy(*core, request.owner);
   Session& session = core->session();
   for (const auto& path : core->orphans_of(request.owner))  // an attempt whose reply was lost
     if (auto slot = slot_index(path.substr(path.rfind('/') + 1));
@@ -38,12 +39,13 @@ Acquired ZooKeeperStore::acquire_slot(const LeaseRequest& request, Deadline dead
     while (slot < request.slots && taken.count("slot-" + std::to_string(slot)) != 0) ++slot;
     if (slot == request.slots) return {};
     const std::string path = dir + "/slot-" + std::to_string(slot);
-    const std::uint64_t generation = session.generation();
+    std::uint64_t generation = session.generation();  // the session the claim goes out on
     const TimePoint sent_at = std::chrono::steady_clock::now();
     std::pair<Reply, Reply> r;
     try {
       r = session.set_create_and_list(dir, shape, meta.stat.version, path,
-                                      node_data(request, slot, *core), ZOO_EPHEMERAL, deadline);
+                                      node_data(request, slot, *core), ZOO_EPHEMERAL, deadline,
+                                      &generation);
     } catch (const BackendError&) {  // the slot may be ours without us knowing
       core->add_orphan({path, request.owner, false, generation});
       throw;

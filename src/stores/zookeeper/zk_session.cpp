@@ -20,6 +20,7 @@ struct Pending::State {
 
 struct Session::Handle {
   zhandle_t* zh = nullptr;
+  std::uint64_t generation = 0;  ///< of the Session, when this handle was made
   std::mutex mu;
   std::condition_variable cv;
   int state = 0;
@@ -138,7 +139,21 @@ bool is_node_level(int rc) {
          rc == ZNOCHILDRENFOREPHEMERALS;
 }
 
+// A create reply the fault hook drops: the server applied it, the caller learns nothing.
+void lose_reply_if_hooked(const std::string& what) {
+  auto& lose = fault_hooks().lose_create_replies;
+  for (int n = lose.load(); n > 0;)
+    if (lose.compare_exchange_weak(n, n - 1))
+      throw BackendError(ErrorCode::deadline_exceeded, kStore,
+                         what + ": no reply before the deadline (outcome unknown; test hook)");
+}
+
 }  // namespace
+
+FaultHooks& fault_hooks() {
+  static FaultHooks hooks;
+  return hooks;
+}
 
 Reply Pending::wait(Deadline deadline, const std::string& what) {
   std::unique_lock lock(state_->mu);
@@ -187,7 +202,7 @@ std::shared_ptr<Session::Handle> Session::ready_handle(Deadline deadline) {
           zoo_add_auth(fresh->zh, "digest", config_.digest->data(),
                        static_cast<int>(config_.digest->size()), nullptr, nullptr);
         handle_ = fresh;
-        ++generation_;
+        fresh->generation = ++generation_;
       }
       h = handle_;
     }
@@ -259,9 +274,10 @@ Reply Session::create(const std::string& path, const std::string& data, int mode
 
 std::pair<Reply, Reply> Session::create_and_list(const std::string& path, const std::string& data,
                                                  int mode, const std::string& dir,
-                                                 Deadline deadline) {
+                                                 Deadline deadline, std::uint64_t* sent_on) {
   check_time(deadline, "create " + path);
   auto h = ready_handle(deadline);
+  if (sent_on != nullptr) *sent_on = h->generation;
   Submit created;
   auto* acl = config_.creator_acl ? &ZOO_CREATOR_ALL_ACL : &ZOO_OPEN_ACL_UNSAFE;
   int rc =
@@ -275,6 +291,7 @@ std::pair<Reply, Reply> Session::create_and_list(const std::string& path, const 
   Reply first = finish(ZOK, created.st, deadline, "create " + path);
   if (rc != ZOK) fail(rc, "list " + dir);
   Reply second = finish(ZOK, listed.st, deadline, "list " + dir);
+  if (first.rc == ZOK) lose_reply_if_hooked("create " + path);
   return {std::move(first), std::move(second)};
 }
 
@@ -282,9 +299,10 @@ std::pair<Reply, Reply> Session::set_create_and_list(const std::string& dir,
                                                      const std::string& dir_data, int dir_version,
                                                      const std::string& path,
                                                      const std::string& data, int mode,
-                                                     Deadline deadline) {
+                                                     Deadline deadline, std::uint64_t* sent_on) {
   check_time(deadline, "multi " + path);
   auto h = ready_handle(deadline);
+  if (sent_on != nullptr) *sent_on = h->generation;
   Submit multi;
   auto buffers = std::make_shared<MultiBuffers>();
   multi.st->buffers = buffers;
@@ -301,6 +319,7 @@ std::pair<Reply, Reply> Session::set_create_and_list(const std::string& dir,
   Reply first = finish(ZOK, multi.st, deadline, "multi set " + dir + " + create " + path);
   if (rc != ZOK) fail(rc, "list " + dir);
   Reply second = finish(ZOK, listed.st, deadline, "list " + dir);
+  if (first.rc == ZOK) lose_reply_if_hooked("multi create " + path);
   return {std::move(first), std::move(second)};
 }
 
@@ -475,6 +494,31 @@ Duration Session::negotiated_timeout() const {
     if (auto t = negotiated_of(*h)) return *t;
   std::lock_guard lock(mu_);
   return last_negotiated_.count() > 0 ? last_negotiated_ : config_.session_timeout;
+}
+
+void Session::expire_for_test(Deadline deadline) {
+  auto h = ready_handle(deadline);
+  const clientid_t* id = zoo_client_id(h->zh);
+  if (id == nullptr) throw BackendError(ErrorCode::internal, kStore, "no session to expire");
+  const clientid_t resumed = *id;
+  // The server moves the session to the twin's connection, then back when our handle reconnects;
+  // the twin's close only ends the session while the twin holds it, so this may take a few tries.
+  while (!deadline.expired()) {
+    clientid_t copy = resumed;
+    zhandle_t* twin = zookeeper_init2(config_.hosts.c_str(), nullptr,
+                                      static_cast<int>(config_.session_timeout.count()), &copy,
+                                      nullptr, 0, on_log);
+    if (twin == nullptr) throw BackendError(ErrorCode::unavailable, kStore, "no second client");
+    const Deadline connecting = Deadline::after(Duration(2000));
+    while (zoo_state(twin) != ZOO_CONNECTED_STATE && !connecting.expired())
+      std::this_thread::sleep_for(Duration(2));
+    zookeeper_close(twin);  // closes the session on the server if the twin still holds it
+    std::unique_lock lock(h->mu);
+    if (h->cv.wait_until(lock, std::min(deadline.at(), Deadline::after(Duration(2000)).at()),
+                         [&] { return h->expired; }))
+      return;
+  }
+  throw BackendError(ErrorCode::deadline_exceeded, kStore, "the session did not expire");
 }
 
 bool Session::connected() const {

@@ -5,6 +5,7 @@
 // without a timeout while disconnected). An expired session is replaced by a new one on the next
 // call; `generation()` tells callers that the ephemeral nodes of the old session are gone.
 
+#include <atomic>
 #include <condition_variable>
 #include <cstdint>
 #include <functional>
@@ -49,6 +50,14 @@ struct Reply {
   NodeStat stat;
 };
 
+/// Fault hooks of the tests (tests/integration/zookeeper), process-wide, all off by default.
+struct FaultHooks {
+  /// The next N creates (of a lock node or a slot) lose their reply: the request is sent and
+  /// applied by the server, and the caller gets deadline_exceeded (outcome unknown) anyway.
+  std::atomic<int> lose_create_replies{0};
+};
+FaultHooks& fault_hooks();
+
 /// A request in flight; `wait()` blocks until its reply or the deadline.
 class Pending {
  public:
@@ -74,16 +83,21 @@ class Session {
   void connect(Deadline deadline);
 
   Reply create(const std::string& path, const std::string& data, int mode, Deadline deadline);
-  /// Sends a create and, pipelined behind it on the same session, a listing of `dir`.
+  /// Sends a create and, pipelined behind it on the same session, a listing of `dir`. The
+  /// generation of the session the create was sent on is written to `*sent_on` before it is sent
+  /// (a call may replace an expired session first): also when the call then throws, it names the
+  /// session that may hold the node.
   std::pair<Reply, Reply> create_and_list(const std::string& path, const std::string& data,
-                                          int mode, const std::string& dir, Deadline deadline);
+                                          int mode, const std::string& dir, Deadline deadline,
+                                          std::uint64_t* sent_on = nullptr);
   /// One multi: setData(`dir`, `dir_data`, `dir_version`) and create(`path`), atomically, with a
   /// listing of `dir` pipelined behind it. The first reply's rc is the failing op's code (ZOK,
   /// ZBADVERSION, ZNODEEXISTS, ...); on ZOK its stat is `dir`'s new stat, whose mzxid is also
-  /// the created node's czxid.
+  /// the created node's czxid. `sent_on` as for create_and_list.
   std::pair<Reply, Reply> set_create_and_list(const std::string& dir, const std::string& dir_data,
                                               int dir_version, const std::string& path,
-                                              const std::string& data, int mode, Deadline deadline);
+                                              const std::string& data, int mode, Deadline deadline,
+                                              std::uint64_t* sent_on = nullptr);
   /// Sends a get of `first` and, pipelined behind it, a listing of `dir`.
   std::pair<Reply, Reply> get_and_list(const std::string& first, const std::string& dir,
                                        Deadline deadline);
@@ -121,6 +135,10 @@ class Session {
   [[nodiscard]] bool connected() const;
   /// The URI with the password redacted.
   [[nodiscard]] const std::string& shown() const { return config_.shown; }
+  /// Tests only: ends the current session on the server (a second client resumes it and closes
+  /// it) and waits until this Session's handle has seen the expiry, without replacing it: the
+  /// next call starts a new session, as after a pause or partition longer than the timeout.
+  void expire_for_test(Deadline deadline);
 
   struct Handle;  // one zhandle_t and its watcher state
 

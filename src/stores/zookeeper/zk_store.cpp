@@ -124,19 +124,23 @@ Acquired ZooKeeperStore::acquire_single(const LeaseRequest& request, Deadline de
   if (auto holder = Core::holding(request.owner))  // this owner asks again: its own lease
     if (auto mine = holder->reacquire(request, dir, deadline)) return {std::move(mine)};
   auto core = core_for(request.ttl, deadline);
+  Core::Acquiring busy(*core, request.owner);
   Session& session = core->session();
-  const std::uint64_t generation = session.generation();
+  // The session the create goes out on: the call replaces an expired session first, and an
+  // orphan or lease recorded under the old generation would be taken for gone with it (issue 17:
+  // a ghost node that blocked the lock until its live session ended).
+  std::uint64_t generation = session.generation();
   const TimePoint sent_at = steady_now();
   const std::string prefix = dir + "/" + request.owner + "__lock__";
   const std::string data = node_data(request, 0, *core);
   Reply created, listed;
   try {  // one round trip: the create and the listing behind it
     std::tie(created, listed) =
-        session.create_and_list(prefix, data, ZOO_EPHEMERAL_SEQUENTIAL, dir, deadline);
+        session.create_and_list(prefix, data, ZOO_EPHEMERAL_SEQUENTIAL, dir, deadline, &generation);
     if (created.rc == ZNONODE) {  // first use of this lock: make its directory
       session.ensure_path(dir, deadline);
-      std::tie(created, listed) =
-          session.create_and_list(prefix, data, ZOO_EPHEMERAL_SEQUENTIAL, dir, deadline);
+      std::tie(created, listed) = session.create_and_list(prefix, data, ZOO_EPHEMERAL_SEQUENTIAL,
+                                                          dir, deadline, &generation);
     }
   } catch (const BackendError&) {  // the node may exist without us knowing its sequence
     core->add_orphan({dir, request.owner, true, generation});

@@ -52,6 +52,8 @@ class ZooKeeperStore final : public LeaseStore, public LockLister {
   /// then inspect() of each (lock directories stay after release: listed only while held).
   [[nodiscard]] std::vector<LockState> list_locks(std::string_view prefix,
                                                   Deadline deadline) override;
+  /// Tests only: the session of inspect and of leases of a fixed session timeout.
+  [[nodiscard]] Session& base_session_for_test() { return session(); }
 
  private:
   Session& session() { return base_->session(); }

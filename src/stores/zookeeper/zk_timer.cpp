@@ -34,7 +34,8 @@ void Core::timer_loop() {
       }
     }
     std::vector<Orphan> orphans;
-    if (!orphans_.empty() && now >= next_sweep && session_.connected()) {
+    if (!orphans_.empty() && (now >= next_sweep || sweep_now_) && session_.connected()) {
+      sweep_now_ = false;
       orphans.swap(orphans_);
       sweeping_ = orphans;  // still visible to a retried acquisition of the same owner
       next_sweep = now + kOrphanRetry;
@@ -49,6 +50,7 @@ void Core::timer_loop() {
       continue;
     }
     if (!orphans_.empty()) next = std::min(next, std::max(next_sweep, now + Duration(50)));
+    if (sweep_now_ && !orphans_.empty()) next = std::min(next, now + Duration(50));  // connecting
     cv_.wait_until(lock, next);
   }
   // Nothing is held and the store is gone: drop the last reference, which closes the session
@@ -68,26 +70,58 @@ void Core::delete_due(const std::vector<Held>& due) {
   }
 }
 
+// Deletes an orphan with a version check, on the session that created it only, unless it is not
+// the owner's or is tracked again (an acquisition of the same owner adopted it). While an
+// acquisition of the owner is under way the node is left for later: it may be the one that
+// acquisition just created or is adopting (an adoption bumps the version, so a delete checked
+// against the version read here fails once the adoption has begun writing).
+bool Core::remove_orphan(const Orphan& o, Deadline deadline) {
+  bool later = false;
+  session_.remove_own(o.path, o.czxid, o.generation, deadline, [&](const Reply& r) {
+    if (!o.owner.empty() && recorded_owner(r.value) != o.owner) return false;
+    std::lock_guard lock(mu_);
+    if (!o.owner.empty() && acquiring_.count(o.owner) != 0) {
+      later = true;
+      return false;
+    }
+    for (const auto& [owner, h] : held_)  // a lease that is tracked again is not an orphan
+      if (h.path == o.path) return false;
+    return true;
+  });
+  return !later;
+}
+
+bool Core::acquiring(const std::string& owner) {
+  std::lock_guard lock(mu_);
+  return acquiring_.count(owner) != 0;
+}
+
 void Core::sweep(std::vector<Orphan> orphans) {
   std::vector<Orphan> again;
   for (auto& o : orphans) {
     if (o.generation != session_.generation()) continue;  // its ephemeral nodes are gone
     try {
       const Deadline deadline = Deadline::after(kStepTimeout);
-      if (o.scan) {
-        Reply kids = session_.children(o.path, deadline);
-        for (const auto& c : kids.children)
-          if (c.starts_with(o.owner))  // deleted next round, with a version check like any node
-            again.push_back(Orphan{o.path + "/" + c, o.owner, false, o.generation, o.attempts, 0});
+      std::vector<Orphan> nodes;
+      if (o.scan && acquiring(o.owner)) {  // after that acquisition
+        again.push_back(std::move(o));
         continue;
       }
-      session_.remove_own(o.path, o.czxid, o.generation, deadline, [&](const Reply& r) {
-        if (!o.owner.empty() && recorded_owner(r.value) != o.owner) return false;
-        std::lock_guard lock(mu_);  // a lease that is tracked again is not an orphan
-        for (const auto& [owner, h] : held_)
-          if (h.path == o.path) return false;
-        return true;
-      });
+      if (o.scan) {  // the lock's nodes named after the owner, deleted in this same round
+        Reply kids = session_.children(o.path, deadline);
+        for (const auto& c : kids.children)
+          if (c.starts_with(o.owner))
+            nodes.push_back(Orphan{o.path + "/" + c, o.owner, false, o.generation, o.attempts, 0});
+      } else {
+        nodes.push_back(o);
+      }
+      for (auto& n : nodes) {
+        try {
+          if (!remove_orphan(n, deadline)) again.push_back(std::move(n));
+        } catch (const BackendError&) {
+          if (++n.attempts < kMaxOrphanAttempts) again.push_back(std::move(n));
+        }
+      }
     } catch (const BackendError&) {
       if (++o.attempts < kMaxOrphanAttempts) again.push_back(std::move(o));
     }
