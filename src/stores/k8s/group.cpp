@@ -73,14 +73,21 @@ std::uint64_t K8sStore::next_group_fence(const LeaseRequest& request, Deadline d
   for (int attempt = 0; attempt < kFenceAttempts; ++attempt) {
     const Reply r = api_.get(base, deadline);
     nlohmann::json current;  // null: create the base object, free, with counter 1
+    bool expired_single = false;
     if (r.ok()) {
       const LeaseView v = LeaseView::of(r.body);
       check_owner_lock(v, request.lock);
-      if (!v.slot && !v.holder.empty() && judge(v, r.received).live)
-        throw detail::group_size_mismatch("k8s", request.lock, 0, request.slots);
+      if (!v.slot && !v.holder.empty()) {
+        if (judge(v, r.received).live)
+          throw detail::group_size_mismatch("k8s", request.lock, 0, request.slots);
+        // Expired: freed in the counter's write (conditional on the version judged expired).
+        // Kept as holder, the bump would restart every observer's count of it, and the group's
+        // shape check (check_group_shape) would then see a live single lease and withdraw.
+        expired_single = true;
+      }
       current = r.body;
     }
-    const auto object = bump_fence(current, base, request.lock);
+    const auto object = bump_fence(current, base, request.lock, expired_single);
     const Reply w =
         current.is_null() ? api_.create(object, deadline) : api_.replace(base, object, deadline);
     if (w.ok()) {

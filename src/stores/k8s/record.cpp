@@ -196,7 +196,8 @@ LeaseView LeaseView::of(const nlohmann::json& object) {
   return v;
 }
 
-nlohmann::json bump_fence(nlohmann::json base, std::string_view name, std::string_view lock) {
+nlohmann::json bump_fence(nlohmann::json base, std::string_view name, std::string_view lock,
+                          bool free_holder) {
   const bool create = !base.is_object() || !base.contains("metadata");
   const std::uint64_t fence = create ? 0 : LeaseView::of(base).fence;
   if (create) {
@@ -217,6 +218,11 @@ nlohmann::json bump_fence(nlohmann::json base, std::string_view name, std::strin
   meta["annotations"][kLockAnnotation] = std::string(lock);
   meta["annotations"][kFenceAnnotation] = std::to_string(fence + 1);
   meta["labels"][kLockLabel] = short_hash(lock);
+  if (free_holder && base["spec"].is_object()) {
+    base["spec"]["holderIdentity"] = "";
+    base["spec"]["leaseDurationSeconds"] = 1;
+    base["spec"]["renewTime"] = micro_time(change_marker(base["spec"]));
+  }
   return base;
 }
 

@@ -76,9 +76,13 @@ struct Grant {
 };
 
 /// `base` (the current base object of `lock`, or null for a create) with its fencing counter
-/// bumped by one and nothing else changed: how a group grant draws its token.
+/// bumped by one and nothing else changed: how a group grant draws its token. With
+/// `free_holder` the same write also frees the base object's single lease (holderIdentity "",
+/// leaseDurationSeconds 1, as client-go's release): for a holder the caller judged expired, whose
+/// record would otherwise look renewed to every observer (a new resourceVersion restarts their
+/// count) and so block the group it draws the token for.
 [[nodiscard]] nlohmann::json bump_fence(nlohmann::json base, std::string_view name,
-                                        std::string_view lock);
+                                        std::string_view lock, bool free_holder = false);
 
 /// `base` (the current object, or an empty one for a create) with `grant` applied: spec fields
 /// as client-go's LeaseLock writes them, this store's annotations and label; other metadata,
