@@ -24,7 +24,7 @@ Lease group_lease(const LeaseRequest& request, std::uint64_t fence, int slot) {
   l.fencing_token = fence;
   l.slot = slot;
   l.slots = request.slots;
-  l.ttl = request.ttl;
+  l.ttl = std::chrono::seconds(lease_seconds(request.ttl));  // whole seconds, rounded down
   return l;
 }
 
@@ -36,7 +36,7 @@ Acquired K8sStore::acquire_group(const LeaseRequest& request, Deadline deadline)
   std::map<std::string, std::pair<LeaseView, nlohmann::json>> slots;
   for (auto& [v, object] : lock_objects(request.lock, received, deadline)) {
     if (v.holder == id && v.slot) {  // the owner's retry: its own slot back, expiry reset
-      Grant g{request.lock, id, duration_seconds(request.ttl), false, request.slots, v.slot};
+      Grant g{request.lock, id, lease_seconds(request.ttl), false, request.slots, v.slot};
       auto again = write(v.name, object, g, deadline);
       if (!again) return {};
       return {group_lease(request, LeaseView::of(*again).fence, *v.slot)};
@@ -57,7 +57,7 @@ Acquired K8sStore::acquire_group(const LeaseRequest& request, Deadline deadline)
       if (!v.holder.empty() && judge(v, received).live) continue;
       current = it->second.second;
     }
-    Grant g{request.lock, id, duration_seconds(request.ttl), true, request.slots, k};
+    Grant g{request.lock, id, lease_seconds(request.ttl), true, request.slots, k};
     if (!fence) fence = next_group_fence(request, deadline);
     g.fence = fence;
     auto written = write(name, current, g, deadline);

@@ -13,6 +13,7 @@ namespace {
 
 constexpr int kOwnWriteAttempts = 4;  // 409s followed by one owner before giving up
 
+/// The lease granted for `request`: its ttl is the whole seconds written (lease_seconds).
 Lease lease_of(const LeaseRequest& request, std::uint64_t fence, int slot) {
   Lease l;
   l.lock = request.lock;
@@ -21,7 +22,7 @@ Lease lease_of(const LeaseRequest& request, std::uint64_t fence, int slot) {
   l.fencing_token = fence;
   l.slot = slot;
   l.slots = request.slots;
-  l.ttl = request.ttl;
+  l.ttl = std::chrono::seconds(lease_seconds(request.ttl));
   return l;
 }
 
@@ -29,11 +30,11 @@ std::string object_of(const Lease& lease) {
   return lease.slots == 0 ? object_name(lease.lock) : slot_object_name(lease.lock, lease.slot);
 }
 
-Grant grant_for(const Lease& lease, std::string holder, Duration ttl) {
+Grant grant_for(const Lease& lease, std::string holder, std::int32_t seconds) {
   Grant g;
   g.lock = lease.lock;
   g.holder = std::move(holder);
-  g.duration_seconds = duration_seconds(ttl);
+  g.duration_seconds = seconds;
   g.slots = lease.slots;
   if (lease.slots > 0) g.slot = lease.slot;
   return g;
@@ -97,13 +98,14 @@ std::optional<nlohmann::json> K8sStore::write(const std::string& name,
 }
 
 Acquired K8sStore::try_acquire(const LeaseRequest& request, Deadline deadline) {
+  (void)lease_seconds(request.ttl);  // a ttl under a second is refused before any request
   return request.slots == 0 ? acquire_single(request, deadline) : acquire_group(request, deadline);
 }
 
 Acquired K8sStore::acquire_single(const LeaseRequest& request, Deadline deadline) {
   const std::string name = object_name(request.lock);
   const std::string id = holder_identity(request.node_id, request.owner);
-  Grant grant{request.lock, id, duration_seconds(request.ttl), true, 0, std::nullopt};
+  Grant grant{request.lock, id, lease_seconds(request.ttl), true, 0, std::nullopt};
   const Reply r = api_.get(name, deadline);
   nlohmann::json current;  // null: create
   if (r.ok()) {
@@ -153,17 +155,19 @@ LeaseStatus K8sStore::update_own(const std::string& name, const std::string& ide
 
 Renewal K8sStore::renew(const Lease& lease, Duration ttl, Deadline deadline) {
   const std::string id = holder_identity(lease.node_id, lease.owner);
-  const auto status = update_own(object_of(lease), id, grant_for(lease, id, ttl), deadline);
+  const std::int32_t seconds = lease_seconds(ttl);  // whole seconds, rounded down: the grant
+  const auto status = update_own(object_of(lease), id, grant_for(lease, id, seconds), deadline);
   if (status != LeaseStatus::ok) return {};
-  return {LeaseStatus::ok, ttl};
+  return {LeaseStatus::ok, std::chrono::seconds(seconds)};
 }
 
 LeaseStatus K8sStore::release(const Lease& lease, Duration keep_for, Deadline deadline) {
   const std::string id = holder_identity(lease.node_id, lease.owner);
   // keep_for > 0: stay the holder for keep_for more; otherwise free it as client-go's release
   // does (holderIdentity "", leaseDurationSeconds 1, leaseTransitions kept).
-  const Grant g = keep_for > Duration{0} ? grant_for(lease, id, keep_for)
-                                         : grant_for(lease, "", std::chrono::seconds(1));
+  // keep_for is no grant a holder acts on: rounded up (the lock stays taken at least that long).
+  const Grant g = keep_for > Duration{0} ? grant_for(lease, id, duration_seconds(keep_for))
+                                         : grant_for(lease, "", 1);
   return update_own(object_of(lease), id, g, deadline);
 }
 

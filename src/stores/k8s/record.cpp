@@ -166,6 +166,16 @@ std::int32_t duration_seconds(Duration ttl) {
   return static_cast<std::int32_t>(std::min<long long>(secs, 0x7fffffff));
 }
 
+std::int32_t lease_seconds(Duration ttl) {
+  const auto secs = std::chrono::floor<std::chrono::seconds>(ttl).count();
+  if (secs < 1)
+    throw BackendError(ErrorCode::invalid_argument, "k8s",
+                       "lease ttl " + std::to_string(ttl.count()) +
+                           " ms is under one second: a Kubernetes Lease counts whole seconds "
+                           "(leaseDurationSeconds > 0); ask for at least 1 s");
+  return static_cast<std::int32_t>(std::min<long long>(secs, 0x7fffffff));
+}
+
 LeaseView LeaseView::of(const nlohmann::json& object) {
   // LIST items carry no kind/apiVersion (the API server omits them: kubernetes/kubernetes#3030).
   if (!object.is_object() || object.value("kind", "Lease") != "Lease" ||

@@ -44,8 +44,16 @@ inline constexpr const char* kLockLabel = "leader/lock-hash";
 /// was not written by this library (client-go's identities).
 [[nodiscard]] std::pair<std::string, std::string> split_identity(std::string_view identity);
 
-/// leaseDurationSeconds for a ttl: whole seconds rounded up, at least 1.
+/// leaseDurationSeconds for a ttl that is not a lease grant (a release's keep_for, a candidate's
+/// ttl): whole seconds rounded up, at least 1.
 [[nodiscard]] std::int32_t duration_seconds(Duration ttl);
+/// leaseDurationSeconds for a lease grant of `ttl`: whole seconds rounded DOWN, and that many
+/// seconds is the ttl reported as granted. Contenders (ours and client-go's) wait exactly
+/// leaseDurationSeconds, so the holder must never believe more than that; rounding up and
+/// reporting the ttl asked would let the server hold longer than the holder believes and delay
+/// every takeover. A ttl under one second cannot be written (the API requires
+/// leaseDurationSeconds > 0): BackendError{invalid_argument} naming the ttl.
+[[nodiscard]] std::int32_t lease_seconds(Duration ttl);
 
 /// A read-only view of the fields of one Lease object this store uses.
 struct LeaseView {

@@ -12,6 +12,9 @@ leader::contract::Backend make_k8s_backend() {
   auto b = leader::contract::shared_server_backend(
       "k8s", "LEADER_TEST_K8S_URI", "k8s://127.0.0.1:16443?tls=false&namespace=contract",
       "LEADER_TEST_K8S_PIDFILE", "k8s");
+  // A Lease counts whole seconds and the store refuses a ttl under one (granted ttls round down):
+  // the suite's half-unit ttls must be whole seconds.
+  b.lease_unit = std::chrono::milliseconds(2000);
   return b;
 }
 

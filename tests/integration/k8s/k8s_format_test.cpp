@@ -124,6 +124,63 @@ TEST_F(K8sFormat, GroupSlotsAreSeparateLeasesNamedSlotK) {
   EXPECT_EQ(slot1["spec"]["holderIdentity"], "b_" + b.lease->owner);
 }
 
+TEST_F(K8sFormat, TheGrantedTtlIsTheWholeSecondsWrittenRoundedDown) {
+  // Contenders wait exactly leaseDurationSeconds: the holder is told that, never more (issue 13).
+  auto s = server_.store("fmt");
+  auto got = s->try_acquire(request("whole", "a", Ms{1999}), soon());
+  ASSERT_TRUE(got);
+  EXPECT_EQ(got.lease->ttl, Ms{1000});
+  EXPECT_EQ(raw(*s, "whole")["spec"]["leaseDurationSeconds"], 1);
+  const Renewal r = s->renew(*got.lease, Ms{2500}, soon());
+  ASSERT_EQ(r.status, LeaseStatus::ok);
+  EXPECT_EQ(r.ttl, Ms{2000});
+  EXPECT_EQ(raw(*s, "whole")["spec"]["leaseDurationSeconds"], 2);
+  auto state = s->inspect("whole", soon());
+  ASSERT_EQ(state.holders.size(), 1u);
+  EXPECT_LE(state.holders[0].expires_in, r.ttl) << "the observer holds it longer than granted";
+  auto group = s->try_acquire(request("whole-group", "a", Ms{3700}, 2), soon());
+  ASSERT_TRUE(group);
+  EXPECT_EQ(group.lease->ttl, Ms{3000});
+  EXPECT_EQ(raw(*s, "whole-group-slot0")["spec"]["leaseDurationSeconds"], 3);
+}
+
+TEST_F(K8sFormat, ATtlUnderOneSecondIsRefusedBeforeAnyWrite) {
+  auto s = server_.store("fmt");
+  const auto refused = [](auto&& call) {
+    try {
+      call();
+    } catch (const BackendError& e) {
+      EXPECT_NE(std::string(e.what()).find("under one second"), std::string::npos) << e.what();
+      return e.code() == ErrorCode::invalid_argument;
+    }
+    return false;
+  };
+  EXPECT_TRUE(refused([&] { (void)s->try_acquire(request("short", "a", Ms{999}), soon()); }));
+  EXPECT_EQ(s->api().get("short", soon()).status, 404) << "the refused grant wrote an object";
+  auto got = s->try_acquire(request("short", "a", Ms{1000}), soon());
+  ASSERT_TRUE(got);
+  const std::string version = raw(*s, "short")["metadata"]["resourceVersion"];
+  EXPECT_TRUE(refused([&] { (void)s->renew(*got.lease, Ms{500}, soon()); }));
+  EXPECT_EQ(raw(*s, "short")["metadata"]["resourceVersion"], version);
+}
+
+TEST_F(K8sFormat, AGroupAfterAnExpiredSingleLeaseFreesItInTheTokenDraw) {
+  auto s = server_.store("fmt");
+  auto single = s->try_acquire(request("reshape", "a", Ms{1000}), soon());
+  ASSERT_TRUE(single);
+  // Expired by this process's count (the observer's steady clock, README "Safety").
+  ASSERT_TRUE(
+      ::leader::test::eventually([&] { return !s->inspect("reshape", soon()).held(); }, Ms{5000}));
+  auto group = s->try_acquire(request("reshape", "b", Ms{5000}, 2), soon());
+  ASSERT_TRUE(group) << "the expired single lease blocked the group";
+  EXPECT_GT(group.lease->fencing_token, single.lease->fencing_token);
+  auto base = raw(*s, "reshape");
+  EXPECT_EQ(base["spec"]["holderIdentity"], "") << "the token draw kept the expired holder";
+  EXPECT_EQ(base["metadata"]["annotations"][kFenceAnnotation],
+            std::to_string(group.lease->fencing_token));
+  EXPECT_EQ(s->renew(*single.lease, Ms{1000}, soon()).status, LeaseStatus::lost);
+}
+
 /// The Lease `name` as Debian's python3-kubernetes (the official client, typed models generated
 /// from the OpenAPI spec) deserializes it, as JSON; nullopt when that package is missing.
 std::optional<nlohmann::json> read_with_python_client(int port, const std::string& ns,

@@ -149,6 +149,10 @@ TEST(K8sWireFormat, HolderIdentityIsNodeUnderscoreOwnerAndForeignIdentitiesHaveN
   EXPECT_EQ(duration_seconds(Duration{1000}), 1);
   EXPECT_EQ(duration_seconds(Duration{1001}), 2);
   EXPECT_EQ(duration_seconds(Duration{15000}), 15);
+  EXPECT_EQ(lease_seconds(Duration{1000}), 1);  // a grant rounds down: never more than asked
+  EXPECT_EQ(lease_seconds(Duration{1999}), 1);
+  EXPECT_EQ(lease_seconds(Duration{15000}), 15);
+  EXPECT_THROW((void)lease_seconds(Duration{999}), BackendError);
 }
 
 }  // namespace
