@@ -27,11 +27,6 @@ inline ElectionOptions quick(const Backend& b, Ms wait = Ms{0}) {
   return o;
 }
 
-/// False for stores whose server cannot shorten an expiry it granted (known defects, issue 13):
-/// etcd keeps a live lease's TTL when a renew or same-owner retry asks for less; the k8s Lease
-/// counts whole seconds (leaseDurationSeconds), so less than a second rounds up.
-inline bool shortens_expiry(const Backend& b) { return b.name != "etcd" && b.name != "k8s"; }
-
 /// A child process running leader_contract_child with `args` (and extra environment `env`);
 /// killed (SIGKILL) when destroyed.
 class Child : public test::ChildProcess {

@@ -91,6 +91,11 @@ std::int64_t EtcdStore::grant(std::int64_t id, std::int64_t ttl_s, Deadline dead
   Json req = {{"TTL", std::to_string(ttl_s)}};
   if (id != 0) req["ID"] = std::to_string(id);
   Json r = gateway_.call("/v3/lease/grant", req, deadline);
+  if (const std::int64_t got = int_field(r, "TTL"); got > ttl_s) {
+    std::int64_t seen = min_ttl_.load();
+    while (got > seen && !min_ttl_.compare_exchange_weak(seen, got)) {
+    }
+  }
   return int_field(r, "ID");
 }
 
@@ -258,8 +263,15 @@ Renewal EtcdStore::renew(const Lease& lease, Duration ttl, Deadline deadline) {
   Json r = gateway_.call("/v3/lease/keepalive", {{"ID", std::to_string(kv->lease)}}, deadline);
   const std::int64_t granted = int_field(r, "TTL");
   if (granted <= 0) return {};
-  // A keep-alive restores the lease's granted TTL; a longer ttl needs a longer lease.
-  if (granted < want && !move_key(key, kv->create_revision, want, deadline)) return {};
+  // A keep-alive restores the lease's granted TTL, whatever ttl is asked now: a longer ttl needs
+  // a longer lease, and a shorter one a shorter lease (issue 13: the key stayed on the longer
+  // lease, so the server held it up to the old TTL while the holder believed the new one; safe
+  // for exclusion, but a takeover after the holder's end waited for the old TTL). A fresh lease
+  // is granted after this call was sent, so its expiry is at least sent + want seconds; want is
+  // the ttl rounded up to whole seconds, and a server's minimum TTL can raise it further: the
+  // server may still hold the key up to that rounding longer than the ttl reported (README.md).
+  const bool shorter = granted > std::max(want, min_ttl_.load());
+  if ((granted < want || shorter) && !move_key(key, kv->create_revision, want, deadline)) return {};
   return {LeaseStatus::ok, ttl};
 }
 

@@ -1,6 +1,7 @@
 #pragma once
 // leader::etcd: leases in etcd v3, laid out as etcd's own concurrency.Mutex (see README.md).
 
+#include <atomic>
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -84,6 +85,10 @@ class EtcdStore : public LeaseStore, public LockLister {
 
   Gateway gateway_;
   std::string scheme_;
+  /// The largest TTL (s) the server granted above a smaller one asked: its minimum lease TTL
+  /// (etcd raises every grant to 1.5 x the election timeout, rounded up to seconds). A renewal
+  /// does not move a lease that cannot get any shorter.
+  std::atomic<std::int64_t> min_ttl_{1};
 };
 
 /// Decodes one `kvs` entry of a Range reply.

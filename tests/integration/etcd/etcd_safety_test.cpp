@@ -104,11 +104,13 @@ TEST(EtcdGroupSize, ConcurrentGroupsOfTwoSizesNeverShareTheLock) {
 // The server is the judge: after renew(ttl), no other client gets in before the renew's send
 // time + the ttl it reported, and it does get in soon after (whole seconds + expiry scan).
 TEST(EtcdGrantedTtl, ASecondClientTakesOverOnlyAfterTheReportedTtl) {
-  for (Ms renewed : {Ms{3000}, Ms{1000}}) {  // longer (moves the key), shorter (kept longer)
+  // Longer and shorter than the lease: either moves the key to a lease of the new ttl (issue 13:
+  // a shorter renew used to keep the longer lease, so the server held it up to 4 s here).
+  for (auto [acquired, renewed] : {std::pair{Ms{2000}, Ms{3000}}, std::pair{Ms{4000}, Ms{1000}}}) {
     SCOPED_TRACE("renew " + std::to_string(renewed.count()) + " ms");
     auto s = store();
     auto name = unique("judged");
-    auto got = s->try_acquire(request(name, Ms{2000}), soon());
+    auto got = s->try_acquire(request(name, acquired), soon());
     ASSERT_TRUE(got);
     Lease lease = *got.lease;
     const auto sent = Clock::now();
@@ -123,10 +125,9 @@ TEST(EtcdGrantedTtl, ASecondClientTakesOverOnlyAfterTheReportedTtl) {
               << " ms after the renew was sent\n";
     EXPECT_GE(taken - sent, renewal.ttl)
         << "the server let another owner in before the granted ttl";
-    if (renewed > Ms{2000}) {
-      EXPECT_EQ(renewal.ttl, renewed);
-      EXPECT_LE(taken - sent, renewal.ttl + Ms{2000});
-    }
+    EXPECT_EQ(renewal.ttl, renewed);
+    // Whole seconds rounded up + etcd's 500 ms expiry scan + polling: not the acquire's ttl.
+    EXPECT_LE(taken - sent, renewal.ttl + Ms{2000}) << "the server kept the earlier lease";
   }
 }
 
