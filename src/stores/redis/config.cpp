@@ -1,6 +1,7 @@
 #include "config.hpp"
 
 #include <charconv>
+#include <string_view>
 
 #include "leader/errors.hpp"
 
@@ -8,12 +9,13 @@ namespace leader::detail::redis {
 namespace {
 
 int int_param(const Uri& uri, const std::string& key, int fallback, int lo, int hi) {
-  auto text = uri.param(key);
-  if (!text) return fallback;
+  const auto param = uri.param(key);
+  if (!param) return fallback;
+  const std::string_view text = *param;
   int value = 0;
-  auto [p, ec] = std::from_chars(text->data(), text->data() + text->size(), value);
-  if (ec != std::errc() || p != text->data() + text->size() || value < lo || value > hi)
-    throw InvalidArgument("URI parameter '" + key + "' of '" + uri.redacted() + "' is '" + *text +
+  auto [p, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+  if (ec != std::errc() || p != text.data() + text.size() || value < lo || value > hi)
+    throw InvalidArgument("URI parameter '" + key + "' of '" + uri.redacted() + "' is '" + *param +
                           "'; expected an integer in " + std::to_string(lo) + ".." +
                           std::to_string(hi));
   return value;
