@@ -24,16 +24,18 @@ Json claim_lowest_free(const std::string& prefix, int first, int last, const std
                        std::int64_t lease_id, const std::string& slots_key, int slots) {
   const Json no_mutex_holder = ops::create_revision_is(prefix, 0, prefix + "g");
   const Json same_size = ops::value_is(slots_key, std::to_string(slots));
-  Json failure = Json::array({{{"request_range", ops::range_prefix(prefix)}},
-                              {{"request_range", ops::range_key(slots_key)}}});
-  Json level;
-  for (int i = last - 1; i >= first; --i) {
+  // Slot i's level: claim it if missing, else run `failure` (the next level, or the reads).
+  const auto claim = [&](int i, Json failure) {
     const std::string key = prefix + slot_name(i);
-    if (!level.is_null()) failure = Json::array({{{"request_txn", std::move(level)}}});
-    level = ops::txn(Json::array({no_mutex_holder, same_size, ops::create_revision_is(key, 0)}),
-                     Json::array({{{"request_put", ops::put(key, value, lease_id)}}}),
-                     std::move(failure));
-  }
+    return ops::txn(Json::array({no_mutex_holder, same_size, ops::create_revision_is(key, 0)}),
+                    Json::array({{{"request_put", ops::put(key, value, lease_id)}}}),
+                    std::move(failure));
+  };
+  // Built from the innermost level (slot last - 1; callers pass first < last) outwards.
+  Json level = claim(last - 1, Json::array({{{"request_range", ops::range_prefix(prefix)}},
+                                            {{"request_range", ops::range_key(slots_key)}}}));
+  for (int i = last - 2; i >= first; --i)
+    level = claim(i, Json::array({{{"request_txn", std::move(level)}}}));
   if (first > 0) return level;
   // No key at all under the prefix: nobody holds the lock, so this request's size applies.
   return ops::txn(
