@@ -198,9 +198,9 @@ std::shared_ptr<Session::Handle> Session::ready_handle(Deadline deadline) {
         if (fresh->zh == nullptr)
           throw BackendError(ErrorCode::unavailable, kStore,
                              "cannot create a ZooKeeper client for '" + config_.shown + "'");
-        if (config_.digest)
-          zoo_add_auth(fresh->zh, "digest", config_.digest->data(),
-                       static_cast<int>(config_.digest->size()), nullptr, nullptr);
+        if (const std::string* digest = config_.digest ? &*config_.digest : nullptr)
+          zoo_add_auth(fresh->zh, "digest", digest->data(), static_cast<int>(digest->size()),
+                       nullptr, nullptr);
         handle_ = fresh;
         fresh->generation = ++generation_;
       }
