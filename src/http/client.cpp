@@ -137,7 +137,15 @@ struct Client::Attempt {
   bool too_large = false;  // the reply passed max_response_bytes
   std::size_t limit = 0;
   Response response;
-  std::string error;  // libcurl's reason
+  std::string error;   // libcurl's reason
+  bool ended = false;  // a stream ended by its caller, its stop token or its deadline: no error
+};
+
+// What stream() adds to one transfer.
+struct Client::Stream {
+  const std::function<bool(std::string_view)>* on_body;
+  const std::stop_token* stop;
+  bool refused = false;  // on_body returned false
 };
 
 namespace {
@@ -161,6 +169,36 @@ std::size_t keep_body(char* data, std::size_t size, std::size_t n, void* out) {
   }
   sink->body->append(data, size * n);
   return size * n;
+}
+
+// Runs one transfer on its own multi handle so that a stop request wakes the wait at once;
+// returns the transfer's result, or nullopt when `stop` ended it.
+std::optional<CURLcode> perform_stoppable(CURL* h, const std::stop_token& stop) {
+  CURLM* m = curl_multi_init();
+  if (m == nullptr) throw std::bad_alloc();
+  curl_multi_add_handle(m, h);
+  std::optional<CURLcode> rc;
+  {
+    std::stop_callback wake(stop, [m] { curl_multi_wakeup(m); });
+    int running = 1;
+    while (!stop.stop_requested()) {
+      if (curl_multi_perform(m, &running) != CURLM_OK) {
+        rc = CURLE_FAILED_INIT;
+        break;
+      }
+      if (running == 0) {
+        int left = 0;
+        rc = CURLE_OK;
+        while (CURLMsg* msg = curl_multi_info_read(m, &left))
+          if (msg->msg == CURLMSG_DONE) rc = msg->data.result;
+        break;
+      }
+      curl_multi_poll(m, nullptr, 0, 1000, nullptr);
+    }
+  }  // the callback has returned or will not run: the multi handle may go
+  curl_multi_remove_handle(m, h);
+  curl_multi_cleanup(m);
+  return rc;
 }
 
 std::size_t keep_header(char* data, std::size_t size, std::size_t n, void* out) {
@@ -242,7 +280,8 @@ std::string Client::redact(std::string text) const {
   return text;
 }
 
-Client::Attempt Client::attempt(std::size_t index, const Request& request, Deadline deadline) {
+Client::Attempt Client::attempt(std::size_t index, const Request& request, Deadline deadline,
+                                Stream* stream) {
   const detail::Endpoint& endpoint = pool_->endpoints[index];
   Attempt a;
   a.index = index;
@@ -262,14 +301,15 @@ Client::Attempt Client::attempt(std::size_t index, const Request& request, Deadl
   if (!endpoint.connect_to.empty()) connect_to.add(endpoint.connect_to);
 
   long total = std::max<long>(1, static_cast<long>(deadline.remaining().count()));
-  if (options_.request_timeout.count() > 0)
+  if (options_.request_timeout.count() > 0 && stream == nullptr)
     total = std::min(total, static_cast<long>(options_.request_timeout.count()));
   const long connect = std::min(total, static_cast<long>(options_.connect_timeout.count()));
   const std::string url = endpoint.url + request.target;
   char errbuf[CURL_ERROR_SIZE] = {0};
   BodySink sink{&a.response.body, a.limit, &a.too_large};
 
-  CURL* h = pool_->take();
+  CURL* h = stream != nullptr ? curl_easy_init() : pool_->take();
+  if (h == nullptr) throw std::bad_alloc();
   curl_easy_reset(h);  // keeps the handle's live connections and TLS session cache
   curl_easy_setopt(h, CURLOPT_URL, url.c_str());
   curl_easy_setopt(h, CURLOPT_PROTOCOLS_STR, "http,https");
@@ -279,8 +319,22 @@ Client::Attempt Client::attempt(std::size_t index, const Request& request, Deadl
   curl_easy_setopt(h, CURLOPT_CONNECTTIMEOUT_MS, connect);
   curl_easy_setopt(h, CURLOPT_HTTPHEADER, headers.list);
   if (connect_to.list != nullptr) curl_easy_setopt(h, CURLOPT_CONNECT_TO, connect_to.list);
-  curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, keep_body);
-  curl_easy_setopt(h, CURLOPT_WRITEDATA, &sink);
+  if (stream != nullptr) {
+    using Write = std::size_t (*)(char*, std::size_t, std::size_t, void*);
+    Write pass_body = [](char* data, std::size_t size, std::size_t n, void* out) -> std::size_t {
+      auto* s = static_cast<Stream*>(out);
+      if (!(*s->on_body)(std::string_view(data, size * n))) {
+        s->refused = true;
+        return 0;  // aborts the transfer with CURLE_WRITE_ERROR
+      }
+      return size * n;
+    };
+    curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, pass_body);
+    curl_easy_setopt(h, CURLOPT_WRITEDATA, stream);
+  } else {
+    curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, keep_body);
+    curl_easy_setopt(h, CURLOPT_WRITEDATA, &sink);
+  }
   curl_easy_setopt(h, CURLOPT_HEADERFUNCTION, keep_header);
   curl_easy_setopt(h, CURLOPT_HEADERDATA, &a.response.headers);
   curl_easy_setopt(h, CURLOPT_PREREQFUNCTION, mark_sent);
@@ -288,17 +342,41 @@ Client::Attempt Client::attempt(std::size_t index, const Request& request, Deadl
   curl_easy_setopt(h, CURLOPT_ERRORBUFFER, errbuf);
   if (endpoint.tls) set_tls(h, options_.tls);
   set_method(h, request);
-  a.rc = curl_easy_perform(h);
+  if (stream == nullptr) {
+    a.rc = curl_easy_perform(h);
+  } else {
+    const std::optional<CURLcode> rc = perform_stoppable(h, *stream->stop);
+    a.rc = rc.value_or(CURLE_OK);
+    a.ended = !rc || (a.rc == CURLE_WRITE_ERROR && stream->refused);
+  }
   curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &a.response.status);
+  // A stream that reached its deadline after the reply's headers simply ended.
+  if (stream != nullptr && a.rc == CURLE_OPERATION_TIMEDOUT && a.response.status != 0)
+    a.ended = true;
+  if (a.ended) a.rc = CURLE_OK;
   // Nothing of this call may stay set on the pooled handle (headers, buffers, callbacks' data).
   curl_easy_reset(h);
-  pool_->give(h, options_.pool_size);
+  if (stream != nullptr)
+    curl_easy_cleanup(h);
+  else
+    pool_->give(h, options_.pool_size);
   a.error = errbuf[0] != '\0' ? errbuf : curl_easy_strerror(a.rc);
   a.response.base_url = endpoint.shown;
   return a;
 }
 
 Response Client::send(const Request& request, Deadline deadline) {
+  return run(request, deadline, nullptr);
+}
+
+Response Client::stream(const Request& request, Deadline deadline,
+                        const std::function<bool(std::string_view)>& on_body,
+                        const std::stop_token& stop) {
+  Stream s{&on_body, &stop};
+  return run(request, deadline, &s);
+}
+
+Response Client::run(const Request& request, Deadline deadline, Stream* stream) {
   const std::size_t n = pool_->endpoints.size();
   const std::size_t start = pool_->preferred.load(std::memory_order_relaxed) % n;
   std::string failures;
@@ -313,7 +391,7 @@ Response Client::send(const Request& request, Deadline deadline) {
       late.sent = true;  // reported as deadline_exceeded: the caller's time is up
       fail(request, late);
     }
-    Attempt a = attempt(index, request, deadline);
+    Attempt a = attempt(index, request, deadline, stream);
     if (a.rc == CURLE_OK) {
       pool_->preferred.store(index, std::memory_order_relaxed);
       return std::move(a.response);

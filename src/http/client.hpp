@@ -35,8 +35,10 @@
 // libcurl's reason. Secret header values and `secrets` are replaced by "***" in every message.
 
 #include <cstddef>
+#include <functional>
 #include <memory>
 #include <optional>
+#include <stop_token>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -111,6 +113,16 @@ class Client {
 
   /// Sends `request` and returns the server's reply, or throws BackendError as described above.
   [[nodiscard]] Response send(const Request& request, Deadline deadline);
+  /// A streamed reply (etcd's /v3/watch, long polls): sends `request` on a connection of its own
+  /// (never pooled: a long wait holds no pooled handle, ends with the call) and passes each piece
+  /// of the body to `on_body` as it arrives (pieces are not aligned to messages). The transfer
+  /// ends when the server ends the reply, when `on_body` returns false, when `stop` is requested
+  /// (at once: the wait is woken) or at `deadline` once the reply's headers came; these return
+  /// the Response with its status and headers and an empty body. `request_timeout` does not
+  /// apply, `max_response_bytes` does not either (nothing is kept). Other failures as send().
+  [[nodiscard]] Response stream(const Request& request, Deadline deadline,
+                                const std::function<bool(std::string_view)>& on_body,
+                                const std::stop_token& stop);
   /// Adds or replaces (by name) a default header, e.g. a refreshed bearer token.
   void set_default_header(Header header);
   /// `text` with every secret (secret header values, `secrets`) replaced by "***".
@@ -121,7 +133,9 @@ class Client {
  private:
   struct Pool;
   struct Attempt;
-  Attempt attempt(std::size_t index, const Request& request, Deadline deadline);
+  struct Stream;
+  Response run(const Request& request, Deadline deadline, Stream* stream);
+  Attempt attempt(std::size_t index, const Request& request, Deadline deadline, Stream* stream);
   [[noreturn]] void fail(const Request& request, const Attempt& a) const;
 
   ClientOptions options_;
