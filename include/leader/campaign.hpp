@@ -81,18 +81,26 @@ struct CampaignOptions {
 
 /// Options of observe_lock.
 struct ObserveOptions {
-  /// Period of the inspect() poll: a change is seen at most this long (plus one call) after it.
+  /// Period of the inspect() poll of a store without a watch (LockWatcher): a change is seen at
+  /// most this long (plus one call) after it. With a watch, the shortest wait between re-reads.
   Duration interval = std::chrono::seconds(1);
   /// Bound of one inspect() call.
   Duration call_timeout = std::chrono::seconds(5);
+  /// With a store that watches: the safety net. The lock is re-read at least this often, and at
+  /// the earliest holder's expiry (expires_in), so that an expiry that changes no record (or a
+  /// missed notification) is still reported. > 0.
+  Duration recheck = std::chrono::seconds(30);
 };
 
 /// True when two snapshots name the same holders (owner token, fencing token, slot).
 [[nodiscard]] bool same_holders(const LockState& a, const LockState& b) noexcept;
 
-/// Polls `lock` on `store` until `stop` or until `on_change` returns false, calling it with the
-/// first snapshot and then with every snapshot whose holders differ from the previous one.
-/// Throws InvalidArgument for a bad lock name or interval, BackendError when a poll fails.
+/// Follows `lock` on `store` until `stop` or until `on_change` returns false, calling it with the
+/// first snapshot and then with every snapshot whose holders differ from the previous one. A store
+/// that is a LockWatcher is watched (a change is reported as soon as the store notifies it, with
+/// a re-read at the holders' expiry and every `recheck` as the safety net); any other is polled
+/// every `interval`. Throws InvalidArgument for a bad lock name or duration, BackendError when a
+/// read or a watch fails.
 void observe_lock(LeaseStore& store, std::string_view lock,
                   const std::function<bool(const LockState&)>& on_change,
                   const std::stop_token& stop, ObserveOptions options = {});

@@ -4,6 +4,7 @@
 #include <stdexcept>
 
 #include "leader/async.hpp"
+#include "leader/lock_watching.hpp"
 #include "leader/names.hpp"
 #include "leader/uri.hpp"
 
@@ -89,9 +90,35 @@ void observe_lock(LeaseStore& store, std::string_view lock,
   validate_lock_name(lock);
   check_period("ObserveOptions", "interval", options.interval);
   check_period("ObserveOptions", "call_timeout", options.call_timeout);
+  check_period("ObserveOptions", "recheck", options.recheck);
   const std::string name(lock);
-  poll_changes([&] { return store.inspect(name, Deadline::after(options.call_timeout)); },
-               on_change, [](const BackendError& e) { throw e; }, stop, options.interval);
+  LockWatcher* watcher = lock_watcher(store);
+  if (watcher == nullptr) {
+    poll_changes([&] { return store.inspect(name, Deadline::after(options.call_timeout)); },
+                 on_change, [](const BackendError& e) { throw e; }, stop, options.interval);
+    return;
+  }
+  LockState last = store.inspect(name, Deadline::after(options.call_timeout));
+  if (!on_change(last)) return;
+  while (!stop.stop_requested()) {
+    // The safety net: re-read at the earliest holder's expiry (plus a little, as etcd and others
+    // round it) and at least every `recheck`; never more often than every `interval`.
+    Duration wait = options.recheck;
+    for (const Holder& h : last.holders)
+      if (h.expires_in > Duration{0})
+        wait = std::min(wait, h.expires_in + std::chrono::milliseconds(100));
+    wait = std::max(wait, options.interval);
+    const Deadline until = Deadline::after(wait);
+    LockState now = watcher->watch(name, last, until, stop);
+    if (stop.stop_requested()) return;
+    if (same_holders(last, now)) {
+      // A watch that gave up early without a change: wait out its term rather than spin.
+      if (!until.expired() && sleep_for(until.remaining(), stop)) return;
+    } else if (!on_change(now)) {
+      return;
+    }
+    last = std::move(now);  // also when unchanged: its expires_in is newer
+  }
 }
 
 Campaign::Campaign(Setup setup, CampaignCallbacks callbacks, CampaignOptions options)

@@ -6,6 +6,7 @@
 #include <variant>
 
 #include "etcd_store.hpp"
+#include "leader/campaign.hpp"
 #include "leader/errors.hpp"
 #include "leader/names.hpp"
 #include "ops.hpp"
@@ -122,10 +123,42 @@ EtcdStore::Claim EtcdStore::claim_group(const LeaseRequest& request, std::int64_
 }
 
 LockState EtcdStore::inspect(std::string_view lock, Deadline deadline) {
+  return read_lock(lock, deadline, nullptr);
+}
+
+LockState EtcdStore::watch(std::string_view lock, const LockState& last_seen, Deadline deadline,
+                           const std::stop_token& stop) {
+  validate_lock_name(lock);
+  const std::string prefix = lock_prefix(lock);
+  for (;;) {
+    std::int64_t revision = 0;
+    LockState now = read_lock(lock, deadline, &revision);
+    if (!same_holders(now, last_seen) || revision <= 0) return now;
+    // Every change after the read: a holder key put or deleted (release, expiry, a new contender).
+    const Json request = {{"create_request",
+                           {{"key", base64_encode(prefix)},
+                            {"range_end", base64_encode(prefix_end(prefix))},
+                            {"start_revision", std::to_string(revision + 1)}}}};
+    bool changed = false;
+    gateway_.stream(
+        "/v3/watch", request, deadline,
+        [&](const Reply& m) {
+          const auto events = m.body.find("events");
+          // A cancelled watch (compacted revision, server shutdown) may have missed a change.
+          changed = (events != m.body.end() && events->is_array() && !events->empty()) ||
+                    m.body.value("canceled", false);
+          return !changed;
+        },
+        stop);
+    if (!changed) return now;  // deadline or stop: nothing changed since `now` was read
+  }
+}
+
+LockState EtcdStore::read_lock(std::string_view lock, Deadline deadline, std::int64_t* revision) {
   validate_lock_name(lock);
   LockState state{std::string(lock), {}};
   const std::string prefix = lock_prefix(lock);
-  const std::vector<KeyValue> kvs = list(prefix, deadline);  // by create revision
+  const std::vector<KeyValue> kvs = list(prefix, deadline, revision);  // by create revision
   const bool group = std::any_of(kvs.begin(), kvs.end(), [&](const KeyValue& kv) {
     return slot_of(std::string_view(kv.key).substr(prefix.size())).has_value();
   });

@@ -122,8 +122,13 @@ std::optional<KeyValue> EtcdStore::get(const std::string& key, Deadline deadline
   return decode_kv((*kvs)[0]);
 }
 
-std::vector<KeyValue> EtcdStore::list(const std::string& prefix, Deadline deadline) {
+std::vector<KeyValue> EtcdStore::list(const std::string& prefix, Deadline deadline,
+                                      std::int64_t* revision) {
   Json r = gateway_.call("/v3/kv/range", ops::range_prefix(prefix), deadline);
+  if (revision != nullptr) {
+    auto header = r.find("header");
+    *revision = header != r.end() && header->is_object() ? int_field(*header, "revision") : 0;
+  }
   std::vector<KeyValue> out;
   if (auto kvs = r.find("kvs"); kvs != r.end() && kvs->is_array())
     for (const auto& kv : *kvs) out.push_back(decode_kv(kv));

@@ -11,6 +11,7 @@
 #include "config.hpp"
 #include "gateway.hpp"
 #include "leader/lock_listing.hpp"
+#include "leader/lock_watching.hpp"
 #include "leader/store.hpp"
 
 namespace leader::etcd {
@@ -26,7 +27,7 @@ struct KeyValue {
 
 /// The etcd store. Thread-safe; holds no lease state of its own (renew and release find the
 /// holder key from the lease's lock, owner, slot and fencing token).
-class EtcdStore : public LeaseStore, public LockLister {
+class EtcdStore : public LeaseStore, public LockLister, public LockWatcher {
  public:
   /// A store over the cluster described by `config`; no I/O until the first call.
   explicit EtcdStore(Config config);
@@ -46,6 +47,13 @@ class EtcdStore : public LeaseStore, public LockLister {
   /// matching lock), then inspect() of each lock found.
   [[nodiscard]] std::vector<LockState> list_locks(std::string_view prefix,
                                                   Deadline deadline) override;
+
+  /// Reads the lock (as inspect()) and, while its holders equal `last_seen`, Watches the lock's
+  /// key prefix from the revision of that read on a connection of its own (the gateway's streamed
+  /// /v3/watch); any event there (a key put or deleted, a lease expiring deletes its key) re-reads.
+  /// Returns at a change, at `deadline` or on `stop` (then the last read, possibly unchanged).
+  [[nodiscard]] LockState watch(std::string_view lock, const LockState& last_seen,
+                                Deadline deadline, const std::stop_token& stop) override;
 
   /// The gateway client (tests and benchmarks issue raw etcd calls through it).
   [[nodiscard]] Gateway& gateway() { return gateway_; }
@@ -80,7 +88,9 @@ class EtcdStore : public LeaseStore, public LockLister {
   bool move_key(const std::string& key, std::int64_t create_revision, std::int64_t ttl_s,
                 Deadline deadline);
   std::optional<KeyValue> get(const std::string& key, Deadline deadline);
-  std::vector<KeyValue> list(const std::string& prefix, Deadline deadline);
+  std::vector<KeyValue> list(const std::string& prefix, Deadline deadline,
+                             std::int64_t* revision = nullptr);
+  LockState read_lock(std::string_view lock, Deadline deadline, std::int64_t* revision);
   std::string candidate_prefix(std::string_view group) const;
 
   Gateway gateway_;

@@ -1,5 +1,7 @@
 #include "gateway.hpp"
 
+#include <exception>
+
 #include "leader/errors.hpp"
 #include "replies.hpp"
 
@@ -112,6 +114,40 @@ Reply Gateway::post(std::string_view path, const nlohmann::json& request, Deadli
     }
     return r;
   }
+}
+
+void Gateway::stream(std::string_view path, const nlohmann::json& request, Deadline deadline,
+                     const std::function<bool(const Reply&)>& on_message,
+                     const std::stop_token& stop) {
+  if (deadline.expired() || stop.stop_requested()) return;
+  http::Request req{http::Method::post, std::string(path), {}, request.dump()};
+  if (config_.user) req.headers.push_back({"Authorization", auth_token(deadline, ""), true});
+  const std::string where = "etcd " + std::string(path);
+  std::string pending;  // an incomplete line
+  std::exception_ptr failed;
+  const http::Response r = http_.stream(
+      req, deadline,
+      [&](std::string_view piece) {
+        pending.append(piece);
+        try {
+          for (auto eol = pending.find('\n'); eol != std::string::npos; eol = pending.find('\n')) {
+            const std::string line = pending.substr(0, eol);
+            pending.erase(0, eol + 1);
+            if (line.find_first_not_of(" \r\t") == std::string::npos) continue;
+            Reply m = parse_reply(line, 200, where);
+            if (!m.ok()) fail(m, path);
+            if (!on_message(m)) return false;
+          }
+        } catch (...) {  // nothing may be thrown through libcurl
+          failed = std::current_exception();
+          return false;
+        }
+        return true;
+      },
+      stop);
+  if (failed) std::rethrow_exception(failed);
+  if (r.status != 0 && r.status != 200)
+    throw error(ErrorCode::internal, where + " answered HTTP " + std::to_string(r.status));
 }
 
 nlohmann::json Gateway::call(std::string_view path, const nlohmann::json& request,

@@ -3,8 +3,10 @@
 // leader::http (failover for unsent requests, keep-alive pool, TLS), plus etcd's status codes and
 // v3 auth. Thread-safe.
 
+#include <functional>
 #include <mutex>
 #include <nlohmann/json.hpp>
+#include <stop_token>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -48,6 +50,12 @@ class Gateway {
   /// deadline_exceeded (possibly sent, no complete answer before `deadline`: outcome unknown),
   /// failed_precondition (TLS, auth).
   [[nodiscard]] Reply post(std::string_view path, const nlohmann::json& request, Deadline deadline);
+  /// POSTs `request` to a streaming path ("/v3/watch") on a connection of its own and passes each
+  /// message of the reply (one JSON object per line) to `on_message`, in order, until it returns
+  /// false, `stop` is requested or `deadline` passes (these end the call normally). A message with
+  /// a non-OK status throws BackendError as call() does; transport failures as post().
+  void stream(std::string_view path, const nlohmann::json& request, Deadline deadline,
+              const std::function<bool(const Reply&)>& on_message, const std::stop_token& stop);
   /// As post(), but a non-OK status throws BackendError with the code mapped by fail().
   nlohmann::json call(std::string_view path, const nlohmann::json& request, Deadline deadline);
   /// Throws the BackendError for a failed reply; `what` names the operation.

@@ -1,0 +1,32 @@
+#pragma once
+/// @file lock_watching.hpp
+/// Waiting for a lock's record to change, for observers (observe_lock, `leader observe`). An
+/// optional capability beside LeaseStore, as LockLister is: electors never need it, and not every
+/// backend can do it. Stores without it are polled. Which stores watch: docs/campaign.md.
+
+#include <stop_token>
+#include <string_view>
+
+#include "leader/store.hpp"
+
+namespace leader {
+
+/// A store that can block until a lock's record changes.
+class LockWatcher {
+ public:
+  virtual ~LockWatcher() = default;
+  /// Blocks until `lock`'s holders (owner, fencing token, slot) differ from `last_seen`, until
+  /// `deadline` passes or until `stop` is requested, and returns the lock as inspect() shows it
+  /// then (possibly still equal to `last_seen`: callers compare). A lease that merely times out
+  /// on the server may change no record on some stores: callers keep re-reading at the holders'
+  /// expiry. Throws BackendError as inspect() does; InvalidArgument for a bad lock name.
+  [[nodiscard]] virtual LockState watch(std::string_view lock, const LockState& last_seen,
+                                        Deadline deadline, const std::stop_token& stop) = 0;
+};
+
+/// `store` as a LockWatcher, or nullptr when it has no watch (it is then polled).
+[[nodiscard]] inline LockWatcher* lock_watcher(LeaseStore& store) noexcept {
+  return dynamic_cast<LockWatcher*>(&store);
+}
+
+}  // namespace leader
