@@ -61,7 +61,20 @@ void Api::fail(std::string_view what, const Reply& r) const {
 }
 
 Tree Api::list(const std::string& prefix, Deadline deadline) {
-  Reply r = call("GET", "/v1/kv/" + url_path(prefix) + "?recurse", "", deadline);
+  return tree_of(call("GET", "/v1/kv/" + url_path(prefix) + "?recurse", "", deadline));
+}
+
+std::optional<Tree> Api::list_after(const std::string& prefix, std::uint64_t index, Duration wait,
+                                    Deadline deadline, const std::stop_token& stop) {
+  const std::string target = "/v1/kv/" + url_path(prefix) +
+                             "?recurse&index=" + std::to_string(index) +
+                             "&wait=" + go_duration(wait);
+  auto r = transport_.wait(target, deadline, stop);
+  if (!r) return std::nullopt;
+  return tree_of(*r);
+}
+
+Tree Api::tree_of(const Reply& r) const {
   Tree t;
   std::uint64_t idx = 0;
   std::from_chars(r.consul_index.data(), r.consul_index.data() + r.consul_index.size(), idx);

@@ -53,6 +53,10 @@ class Api {
 
   /// GET /v1/kv/<prefix>?recurse (empty tree on 404).
   Tree list(const std::string& prefix, Deadline deadline);
+  /// The blocking form of list(): answers once the prefix's index passes `index` or after `wait`
+  /// (Consul adds up to wait/16); nullopt when `stop` was requested or `deadline` passed first.
+  std::optional<Tree> list_after(const std::string& prefix, std::uint64_t index, Duration wait,
+                                 Deadline deadline, const std::stop_token& stop);
   /// GET /v1/kv/<key>, nullopt on 404.
   std::optional<Entry> get(const std::string& key, Deadline deadline);
   /// PUT /v1/session/create; returns the new session's ID.
@@ -83,6 +87,7 @@ class Api {
   Reply call(std::string_view method, const std::string& target, const std::string& body,
              Deadline deadline);
   [[noreturn]] void fail(std::string_view what, const Reply& reply) const;
+  [[nodiscard]] Tree tree_of(const Reply& reply) const;
 
   Transport transport_;
   Config config_;

@@ -4,6 +4,7 @@
 #include <charconv>
 #include <set>
 
+#include "leader/campaign.hpp"
 #include "leader/detail/group_size.hpp"
 #include "leader/detail/store_support.hpp"
 #include "leader/errors.hpp"
@@ -101,8 +102,11 @@ std::string ConsulStore::new_session(const std::string& name, Duration ttl, Dura
 }
 
 LockView ConsulStore::read(std::string_view lock, Deadline deadline) {
+  return view_of(lock, api_.list(lock_path(lock) + "/", deadline));
+}
+
+LockView ConsulStore::view_of(std::string_view lock, Tree tree) const {
   const std::string base = lock_path(lock) + "/";
-  Tree tree = api_.list(base, deadline);
   LockView view;
   view.index = tree.index;
   for (Entry& e : tree.entries) {
@@ -269,7 +273,32 @@ LeaseStatus ConsulStore::release(const Lease& lease, Duration keep_for, Deadline
 
 LockState ConsulStore::inspect(std::string_view lock, Deadline deadline) {
   validate_lock_name(lock);
+  return state_of(lock, read(lock, deadline));
+}
+
+LockState ConsulStore::watch(std::string_view lock, const LockState& last_seen, Deadline deadline,
+                             const std::stop_token& stop) {
+  validate_lock_name(lock);
   LockView view = read(lock, deadline);
+  for (;;) {
+    LockState now = state_of(lock, view);
+    // Index 0 would not block (an index reset): the caller re-reads later.
+    if (!same_holders(now, last_seen) || view.index == 0) return now;
+    const Duration left = deadline.remaining();
+    if (left < std::chrono::milliseconds(10) || stop.stop_requested()) return now;
+    // Consul may answer up to wait/16 late: ask for 15/16 of the time left, and leave the HTTP
+    // call a second more than that so the answer can come.
+    const auto wait = std::chrono::duration_cast<std::chrono::milliseconds>(left * 15 / 16);
+    auto tree = api_.list_after(lock_path(lock) + "/", view.index, wait,
+                                Deadline::after(left + std::chrono::seconds(1)), stop);
+    if (!tree) return now;
+    const std::uint64_t before = view.index;
+    view = view_of(lock, std::move(*tree));
+    if (view.index == before && deadline.expired()) return state_of(lock, view);
+  }
+}
+
+LockState ConsulStore::state_of(std::string_view lock, const LockView& view) {
   LockState state{std::string(lock), {}};
   for (const Holding& h : view.keys) {
     if (!h.live()) continue;

@@ -9,6 +9,7 @@
 
 #include "api.hpp"
 #include "leader/lock_listing.hpp"
+#include "leader/lock_watching.hpp"
 #include "leader/store.hpp"
 
 namespace leader::consul {
@@ -42,7 +43,7 @@ struct LockView {
 
 /// The Consul store. Thread-safe; keeps no lease state of its own (a lease's session is found
 /// from its holder key).
-class ConsulStore : public LeaseStore, public LockLister {
+class ConsulStore : public LeaseStore, public LockLister, public LockWatcher {
  public:
   /// A store over the agent described by `config`; no I/O until the first call.
   explicit ConsulStore(Config config);
@@ -63,6 +64,12 @@ class ConsulStore : public LeaseStore, public LockLister {
   [[nodiscard]] std::vector<LockState> list_locks(std::string_view prefix,
                                                   Deadline deadline) override;
 
+  /// Reads the lock (as inspect()) and, while its holders equal `last_seen`, repeats the read as
+  /// a blocking query (`?index=` of the last read, `wait=` the time left) on a connection of its
+  /// own. A session that expires moves its key's ModifyIndex, so an expiry wakes it too.
+  [[nodiscard]] LockState watch(std::string_view lock, const LockState& last_seen,
+                                Deadline deadline, const std::stop_token& stop) override;
+
   /// The API client (tests and the benchmark issue raw Consul calls through it).
   [[nodiscard]] Api& api() { return api_; }
   /// `<prefix>/<lock with ':' as '/'>`: the key prefix of a lock (`consul lock` takes this path).
@@ -82,6 +89,8 @@ class ConsulStore : public LeaseStore, public LockLister {
   std::optional<Lease> claim(const LeaseRequest& request, const LockView& view,
                              std::string& session, Deadline deadline, bool& delayed);
   LockView read(std::string_view lock, Deadline deadline);
+  LockView view_of(std::string_view lock, Tree tree) const;
+  static LockState state_of(std::string_view lock, const LockView& view);
   std::optional<Holding> own_key(const Lease& lease, Deadline deadline);
   [[nodiscard]] Duration session_ttl(Duration asked) const;
   std::string new_session(const std::string& name, Duration ttl, Duration lock_delay,

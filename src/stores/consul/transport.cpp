@@ -42,4 +42,21 @@ Reply Transport::send(std::string_view method, const std::string& target, const 
   return out;
 }
 
+std::optional<Reply> Transport::wait(const std::string& target, Deadline deadline,
+                                     const std::stop_token& stop) {
+  Reply out;
+  http::Response r = client_->stream(
+      {http::Method::get, target, {}, ""}, deadline,
+      [&](std::string_view piece) {
+        out.body.append(piece);
+        return true;
+      },
+      stop);
+  // Ended by the stop request or the deadline: the body may be cut short.
+  if (stop.stop_requested() || deadline.expired()) return std::nullopt;
+  out.status = r.status;
+  if (auto idx = r.header("X-Consul-Index")) out.consul_index = std::string(*idx);
+  return out;
+}
+
 }  // namespace leader::consul

@@ -7,6 +7,8 @@
 // (its outcome is unknown), {failed_precondition} for TLS setup errors (leader::http decides).
 
 #include <memory>
+#include <optional>
+#include <stop_token>
 #include <string>
 #include <string_view>
 
@@ -37,6 +39,10 @@ class Transport {
   /// Sends `method` (GET, PUT, DELETE) to `target` (path and query) with `body`.
   [[nodiscard]] Reply send(std::string_view method, const std::string& target,
                            const std::string& body, Deadline deadline);
+  /// A GET that may block long (a blocking query) on a connection of its own; nullopt when `stop`
+  /// was requested or `deadline` passed before the whole reply came.
+  [[nodiscard]] std::optional<Reply> wait(const std::string& target, Deadline deadline,
+                                          const std::stop_token& stop);
 
  private:
   std::unique_ptr<http::Client> client_;  // leader_http stays a private dependency
