@@ -147,18 +147,19 @@ Subcommand add_observe_command(CLI::App& app) {
   auto* sub = app.add_subcommand("observe", "Print the holders of a lock as they change");
   sub->footer(R"(
 One line (or one JSON object with --json) when observing starts and one per change of
-holder (owner or fencing token), polled every --interval (one inspect call each; see
-docs/campaign.md). Runs until SIGINT, SIGTERM or SIGHUP (exit 0); with --until-free,
-exits 0 once the lock is seen free.
+holder (owner or fencing token). etcd and Consul are watched (a change shows as the store
+notifies it; the lock is still re-read at the holders' expiry and every 30 s); the other
+stores are polled every --interval (one inspect call each; see docs/campaign.md). Runs until
+SIGINT, SIGTERM or SIGHUP (exit 0); with --until-free, exits 0 once the lock is seen free.
 
-Exit codes: 0 stopped, 64 usage error, 69 store unavailable (also when a poll fails),
+Exit codes: 0 stopped, 64 usage error, 69 store unavailable (also when a read fails),
 77 store refused authentication, 78 store misconfigured.)");
   sub->add_option("--store", o->store, "Store URI (default: $LEADER_STORE, else SQLite file)")
       ->check(
           CLI::Validator([](std::string& uri) { return store_uri_problem(uri, "--store"); }, "URI"))
       ->type_name("URI");
   sub->add_option("--lock", o->lock, "Lock name")->type_name("NAME")->required();
-  sub->add_option("--interval", o->interval_text, "How often the store is polled")
+  sub->add_option("--interval", o->interval_text, "How often a store without a watch is polled")
       ->type_name("DURATION")
       ->capture_default_str();
   sub->add_flag("--json", o->json, "One JSON object per line");
