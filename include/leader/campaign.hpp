@@ -72,7 +72,8 @@ struct CampaignOptions {
   /// After resign(): do not campaign again until another replica holds the lock or this long has
   /// passed, so that a standby gets it. 0 = the elector's lease_time.
   Duration resign_hold_off = Duration{0};
-  /// Period of the store poll behind on_new_leader (the LeaseStore interface has no watch yet).
+  /// Period of the store poll behind on_new_leader (a campaign sees its elector, not the store,
+  /// so it does not use a LockWatcher; observe_lock does).
   Duration observe_interval = std::chrono::seconds(1);
 
   /// Throws InvalidArgument when a rule is broken.
