@@ -114,9 +114,11 @@ void observe_lock(LeaseStore& store, std::string_view lock,
     if (same_holders(last, now)) {
       // A watch that gave up early without a change: wait out its term rather than spin.
       if (!until.expired() && sleep_for(until.remaining(), stop)) return;
-    } else if (!on_change(now)) {
-      return;
+      // The safety net's own read: a watch that missed a change (or an expiry that changed no
+      // record) is caught here, whatever the watcher returned.
+      now = store.inspect(name, Deadline::after(options.call_timeout));
     }
+    if (!same_holders(last, now) && !on_change(now)) return;
     last = std::move(now);  // also when unchanged: its expires_in is newer
   }
 }

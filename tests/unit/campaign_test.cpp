@@ -8,11 +8,14 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <condition_variable>
 #include <future>
+#include <mutex>
 #include <set>
 #include <vector>
 
 #include "leader/async.hpp"
+#include "leader/lock_watching.hpp"
 #include "scripted_store.hpp"
 
 namespace leader {
@@ -317,6 +320,85 @@ TEST(ObserveLock, ReportsTheFirstSnapshotAndEveryChangeUntilTheCallbackSaysStop)
   EXPECT_THROW(observe_lock(*store, "svc", [](const LockState&) { return true; }, {}),
                BackendError);
   set_memory_store_unavailable(*store, false);
+}
+
+// The memory store with a watch that never notices anything: it waits out its deadline (or the
+// stop) and returns the caller's snapshot, so only observe_lock's safety net re-reads.
+class DeafWatcher final : public LeaseStore, public LockWatcher {
+ public:
+  explicit DeafWatcher(std::shared_ptr<LeaseStore> inner) : inner_(std::move(inner)) {}
+  [[nodiscard]] std::string_view scheme() const override { return inner_->scheme(); }
+  Acquired try_acquire(const LeaseRequest& r, Deadline d) override {
+    return inner_->try_acquire(r, d);
+  }
+  Renewal renew(const Lease& l, Duration ttl, Deadline d) override {
+    return inner_->renew(l, ttl, d);
+  }
+  LeaseStatus release(const Lease& l, Duration keep_for, Deadline d) override {
+    return inner_->release(l, keep_for, d);
+  }
+  [[nodiscard]] LockState inspect(std::string_view lock, Deadline d) override {
+    return inner_->inspect(lock, d);
+  }
+  void put_candidate(std::string_view g, const Candidate& c, Duration ttl, Deadline d) override {
+    inner_->put_candidate(g, c, ttl, d);
+  }
+  [[nodiscard]] std::vector<Candidate> list_candidates(std::string_view g, Deadline d) override {
+    return inner_->list_candidates(g, d);
+  }
+  void remove_candidate(std::string_view g, std::string_view id, Deadline d) override {
+    inner_->remove_candidate(g, id, d);
+  }
+  [[nodiscard]] LockState watch(std::string_view, const LockState& last_seen, Deadline deadline,
+                                const std::stop_token& stop) override {
+    ++watches;
+    std::mutex mu;
+    std::condition_variable_any cv;
+    std::unique_lock lock(mu);
+    cv.wait_until(lock, stop, deadline.at(), [] { return false; });
+    return last_seen;
+  }
+  std::atomic<int> watches{0};
+
+ private:
+  std::shared_ptr<LeaseStore> inner_;
+};
+
+TEST(ObserveLock, AStoreThatWatchesIsWatchedAndTheRecheckCatchesWhatItsWatchMisses) {
+  auto store = std::make_shared<DeafWatcher>(make_memory_store());
+  ASSERT_EQ(lock_watcher(*store), store.get());
+  EXPECT_THROW(
+      observe_lock(*store, "svc", [](const LockState&) { return false; }, {}, {.recheck = 0ms}),
+      InvalidArgument);
+  std::vector<std::size_t> sizes;
+  std::stop_source stop;
+  auto watching = std::async(std::launch::async, [&] {
+    observe_lock(*store, "svc",
+                 [&](const LockState& s) {
+                   sizes.push_back(s.holders.size());
+                   return sizes.size() < 3;
+                 },
+                 stop.get_token(), {.interval = 10ms, .recheck = 50ms});
+  });
+  LeaderElector e(store, fast("a"));
+  std::this_thread::sleep_for(100ms);
+  {
+    auto held = e.acquire("svc");
+    ASSERT_TRUE(held);
+    std::this_thread::sleep_for(200ms);
+  }
+  ASSERT_EQ(watching.wait_for(5s), std::future_status::ready);
+  EXPECT_EQ(sizes, (std::vector<std::size_t>{0, 1, 0}));
+  EXPECT_GT(store->watches.load(), 0);
+  // A stop request ends a long watch.
+  std::stop_source quit;
+  auto quiet = std::async(std::launch::async, [&] {
+    observe_lock(*store, "svc", [](const LockState&) { return true; }, quit.get_token(),
+                 {.recheck = 3600s});
+  });
+  std::this_thread::sleep_for(50ms);
+  quit.request_stop();
+  EXPECT_EQ(quiet.wait_for(5s), std::future_status::ready);
 }
 
 }  // namespace
