@@ -50,8 +50,8 @@ struct CampaignCallbacks {
   /// The term ended, for any reason (stopped, resigned, lease lost, the callback returned or
   /// threw); called once after every on_started_leading, after the lease was released.
   std::function<void()> on_stopped_leading{};
-  /// The holders of the lock changed as an observer of the store saw it (polled, see
-  /// CampaignOptions::observe_interval). Runs on the observer's thread; must not block long.
+  /// The holders of the lock changed as an observer of the store saw it (observe_lock: watched
+  /// where the store can, else polled; see CampaignOptions::observe_interval). Runs on the observer's thread; must not block long.
   std::function<void(const LockState& now)> on_new_leader{};
   /// A retryable store failure (unavailable, deadline_exceeded, internal) while campaigning; the
   /// campaign retries after retry_period. Other codes end run() with the BackendError.
@@ -72,8 +72,9 @@ struct CampaignOptions {
   /// After resign(): do not campaign again until another replica holds the lock or this long has
   /// passed, so that a standby gets it. 0 = the elector's lease_time.
   Duration resign_hold_off = Duration{0};
-  /// Period of the store poll behind on_new_leader (a campaign sees its elector, not the store,
-  /// so it does not use a LockWatcher; observe_lock does).
+  /// on_new_leader follows the lock with observe_lock on the elector's store: a store that is a
+  /// LockWatcher is watched (this is then the shortest wait between re-reads), any other is
+  /// polled every observe_interval; after a failed read or watch, the pause before the next.
   Duration observe_interval = std::chrono::seconds(1);
 
   /// Throws InvalidArgument when a rule is broken.
@@ -121,7 +122,8 @@ class Campaign {
                          return elector.acquire(name, stop);
                        },
                        [elector, name = std::string(lock)] { return elector.inspect(name); },
-                       elector.options(), elector.event_bus(), std::string(lock)},
+                       elector.options(), elector.event_bus(), std::string(lock), elector.store(),
+                       elector.lock_name(lock)},
                  std::move(callbacks), options) {}
   /// Stops and joins a started campaign (as stop()).
   ~Campaign();
@@ -159,6 +161,8 @@ class Campaign {
     ElectionOptions election;
     std::shared_ptr<EventBus> bus;
     std::string lock;
+    std::shared_ptr<LeaseStore> store;  // observed by on_new_leader
+    std::string stored_lock;            // `lock` as stored (tenant prefix applied)
   };
   Campaign(Setup setup, CampaignCallbacks callbacks, CampaignOptions options);
   /// One term under `guard`; returns normally or rethrows the callback's exception.
@@ -172,6 +176,8 @@ class Campaign {
   ElectionOptions election_;
   std::shared_ptr<EventBus> bus_;
   std::string lock_;
+  std::shared_ptr<LeaseStore> store_;
+  std::string stored_lock_;
   CampaignCallbacks callbacks_;
   CampaignOptions options_;
 

@@ -263,6 +263,9 @@ class ElectorBase {
   [[nodiscard]] const ElectionOptions& options() const { return core_->options(); }
   /// The store.
   [[nodiscard]] const std::shared_ptr<LeaseStore>& store() const { return core_->store(); }
+  /// `lock` as the store knows it: validated, with the tenant prefix when scoped (for
+  /// store-level calls such as observe_lock).
+  [[nodiscard]] std::string lock_name(std::string_view lock) const { return scoped(lock); }
   /// The bus this elector publishes its events to (subscribe, watch_state, state).
   [[nodiscard]] EventBus& events() const { return *core_->events(); }
   /// The bus, shared (e.g. to hand to another elector through ElectorHooks::events).

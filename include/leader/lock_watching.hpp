@@ -7,6 +7,7 @@
 #include <stop_token>
 #include <string_view>
 
+#include "leader/detail/store_wrapper.hpp"
 #include "leader/store.hpp"
 
 namespace leader {
@@ -24,9 +25,11 @@ class LockWatcher {
                                         Deadline deadline, const std::stop_token& stop) = 0;
 };
 
-/// `store` as a LockWatcher, or nullptr when it has no watch (it is then polled).
+/// `store` as a LockWatcher, or nullptr when it has no watch (it is then polled). A wrapper
+/// (leader::open()'s validating store, Metrics::instrument) is looked through: the watch is the
+/// wrapped store's, which checks its own arguments.
 [[nodiscard]] inline LockWatcher* lock_watcher(LeaseStore& store) noexcept {
-  return dynamic_cast<LockWatcher*>(&store);
+  return detail::find_capability<LockWatcher>(store);
 }
 
 }  // namespace leader

@@ -129,6 +129,8 @@ Campaign::Campaign(Setup setup, CampaignCallbacks callbacks, CampaignOptions opt
       election_(std::move(setup.election)),
       bus_(std::move(setup.bus)),
       lock_(std::move(setup.lock)),
+      store_(std::move(setup.store)),
+      stored_lock_(std::move(setup.stored_lock)),
       callbacks_(std::move(callbacks)),
       options_(options) {
   validate_lock_name(lock_);
@@ -266,23 +268,33 @@ void Campaign::pause(Duration d, const std::stop_token& stop, bool until_other_h
 }
 
 void Campaign::observe_loop(const std::stop_token& stop) {
-  poll_changes(
-      inspect_,
-      [this](const LockState& now) {
-        try {
-          callbacks_.on_new_leader(now);
-        } catch (...) {  // a failing observer callback never ends the campaign
-        }
-        return true;
-      },
-      [this](const BackendError& e) {
-        if (!callbacks_.on_error) return;
+  // observe_lock reports its first snapshot again after a restart: only real changes go on.
+  std::optional<LockState> last;
+  const auto on_change = [&](const LockState& now) {
+    if (last && same_holders(*last, now)) return true;
+    last = now;
+    try {
+      callbacks_.on_new_leader(now);
+    } catch (...) {  // a failing observer callback never ends the campaign
+    }
+    return true;
+  };
+  const ObserveOptions observe{.interval = options_.observe_interval,
+                               .call_timeout = election_.effective_call_timeout()};
+  while (!stop.stop_requested()) {
+    try {
+      observe_lock(*store_, stored_lock_, on_change, stop, observe);
+      return;  // stopped
+    } catch (const BackendError& e) {  // a failed read or watch: report, pause, follow again
+      if (callbacks_.on_error) {
         try {
           callbacks_.on_error(e);
         } catch (...) {
         }
-      },
-      stop, options_.observe_interval);
+      }
+    }
+    if (sleep_for(options_.observe_interval, stop)) return;
+  }
 }
 
 void Campaign::start() {

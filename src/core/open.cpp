@@ -4,6 +4,7 @@
 #include <map>
 #include <mutex>
 
+#include "leader/detail/store_support.hpp"
 #include "leader/errors.hpp"
 
 namespace leader {
@@ -66,7 +67,9 @@ std::shared_ptr<LeaseStore> open(std::string_view text) {
     throw InvalidArgument("store URI '" + uri.redacted() + "': unknown scheme '" + uri.scheme +
                           "'; available: " + have);
   }
-  return factory(uri);
+  // Every store is validated once, by the CheckedStore (src/core/checked_store.hpp), never by
+  // the store itself.
+  return detail::checked(factory(uri));
 }
 
 }  // namespace leader

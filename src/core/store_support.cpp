@@ -23,62 +23,18 @@ void validate_table_prefix(std::string_view prefix, std::string_view where) {
                           "underscores, not starting with a digit)");
 }
 
-void validate_owner_token(std::string_view owner) {
-  bool ok = owner.size() == 32 && std::all_of(owner.begin(), owner.end(), [](char c) {
-              return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f');
-            });
-  if (!ok)
-    throw InvalidArgument("owner token '" + std::string(owner.substr(0, 64)) +
-                          "' must be 32 lower-case hex characters");
-}
-
-void validate_node_id(std::string_view node_id, std::string_view store) {
-  if (node_id.empty() || node_id.size() > kMaxNodeIdLength)
-    throw InvalidArgument("node id '" + std::string(node_id.substr(0, 64)) +
-                          "' must be 1..255 characters for the " + std::string(store) + " store");
-}
-
-void validate_ttl(Duration ttl, std::string_view what) {
-  if (ttl <= Duration{0})
-    throw InvalidArgument(std::string(what) + " must be > 0 (got " + std::to_string(ttl.count()) +
-                          " ms)");
-  if (ttl > kMaxDuration)
-    throw InvalidArgument(std::string(what) + " " + format_duration(ttl) +
-                          " is longer than the maximum of 365 days");
-}
-
-namespace {
-
-void validate_slots(int slots) {
-  if (slots < 0 || slots > kMaxSlots)
-    throw InvalidArgument("slots = " + std::to_string(slots) + " is outside 0.." +
-                          std::to_string(kMaxSlots));
-}
-
-}  // namespace
-
-void validate_request(const LeaseRequest& request, std::string_view store) {
-  validate_lock_name(request.lock);
-  validate_owner_token(request.owner);
-  validate_node_id(request.node_id, store);
-  validate_ttl(request.ttl, "lease ttl");
-  validate_slots(request.slots);
-}
-
-void validate_lease(const Lease& lease) {
-  validate_lock_name(lease.lock);
-  validate_owner_token(lease.owner);
-  validate_slots(lease.slots);
-  const int limit = lease.slots >= 1 ? lease.slots : kMaxSlots;
-  if (lease.slot < 0 || lease.slot >= limit)
-    throw InvalidArgument("slot " + std::to_string(lease.slot) + " of lock '" + lease.lock +
-                          "' is outside 0.." + std::to_string(limit - 1));
-}
-
-void validate_candidate(std::string_view group, const std::string_view* node_id,
-                        std::string_view store) {
-  validate_lock_name(group);
-  if (node_id != nullptr) validate_node_id(*node_id, store);
+void check_sql_schema_version(std::string_view scheme, int version, int expected,
+                              std::string_view prefix, std::string_view schema_table) {
+  if (version <= 0)
+    throw BackendError(ErrorCode::failed_precondition, std::string(scheme),
+                       "the tables " + std::string(prefix) +
+                           "* do not exist (create_schema=false); apply the DDL of "
+                           "docs/sql-schema.md or drop that option");
+  if (version != expected)
+    throw BackendError(ErrorCode::failed_precondition, std::string(scheme),
+                       "schema version " + std::to_string(version) + " of " +
+                           std::string(schema_table) + " is not the one this library uses (" +
+                           std::to_string(expected) + ")");
 }
 
 namespace {

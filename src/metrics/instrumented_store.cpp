@@ -2,6 +2,7 @@
 
 #include <chrono>
 
+#include "leader/detail/store_wrapper.hpp"
 #include "leader/errors.hpp"
 #include "leader/lock_listing.hpp"
 #include "metrics_state.hpp"
@@ -11,7 +12,7 @@ namespace {
 
 using detail::Operation;
 
-class InstrumentedStore final : public LeaseStore, public LockLister {
+class InstrumentedStore final : public LeaseStore, public LockLister, public detail::StoreWrapper {
  public:
   InstrumentedStore(std::shared_ptr<LeaseStore> inner, std::shared_ptr<detail::MetricsState> state)
       : inner_(std::move(inner)),
@@ -48,6 +49,7 @@ class InstrumentedStore final : public LeaseStore, public LockLister {
 
  public:
   [[nodiscard]] std::string_view scheme() const override { return inner_->scheme(); }
+  [[nodiscard]] LeaseStore& wrapped() const noexcept override { return *inner_; }
 
   Acquired try_acquire(const LeaseRequest& request, Deadline deadline) override {
     return timed(Operation::acquire, [&] { return inner_->try_acquire(request, deadline); });

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "leader/async.hpp"
+#include "leader/detail/store_support.hpp"
 #include "leader/lock_watching.hpp"
 #include "scripted_store.hpp"
 
@@ -399,6 +400,52 @@ TEST(ObserveLock, AStoreThatWatchesIsWatchedAndTheRecheckCatchesWhatItsWatchMiss
   std::this_thread::sleep_for(50ms);
   quit.request_stop();
   EXPECT_EQ(quiet.wait_for(5s), std::future_status::ready);
+}
+
+// leader::open() wraps every store in a CheckedStore (and Metrics::instrument in another
+// wrapper): lock_watcher looks through wrappers, so wrapping never turns a watch into a poll.
+TEST(ObserveLock, AWrappedStoreIsWatchedThroughTheStoreItWraps) {
+  auto deaf = std::make_shared<DeafWatcher>(make_memory_store());
+  const auto checked = detail::checked(deaf);
+  ASSERT_NE(checked.get(), static_cast<LeaseStore*>(deaf.get()));
+  EXPECT_EQ(lock_watcher(*checked), deaf.get());
+  EXPECT_EQ(&detail::unchecked(*checked), deaf.get());
+  EXPECT_EQ(lock_watcher(*make_memory_store()), nullptr) << "memory has no watch: polled";
+  std::stop_source stop;
+  auto watching = std::async(std::launch::async, [&] {
+    observe_lock(*checked, "svc", [](const LockState&) { return true; }, stop.get_token(),
+                 {.interval = 10ms, .recheck = 50ms});
+  });
+  EXPECT_TRUE(eventually([&] { return deaf->watches.load() > 0; }));
+  stop.request_stop();
+  EXPECT_EQ(watching.wait_for(5s), std::future_status::ready);
+}
+
+// Campaign::on_new_leader follows the lock with observe_lock on the elector's store: watched.
+TEST(Campaign, OnNewLeaderWatchesAStoreThatCanWatch) {
+  auto deaf = std::make_shared<DeafWatcher>(make_memory_store());
+  std::mutex mu;
+  std::vector<std::string> seen;
+  CampaignCallbacks cb;
+  cb.on_new_leader = [&](const LockState& s) {
+    std::lock_guard lock(mu);
+    seen.push_back(s.holders.empty() ? "-" : s.holders.front().node_id);
+  };
+  CampaignOptions options = quick();
+  options.observe_interval = 10ms;
+  Campaign c(LeaderElector(deaf, fast("w")), "svc", cb, options);
+  c.start();
+  ASSERT_TRUE(eventually([&] { return c.is_leader(); }));
+  // The deaf watch hears nothing (its safety net re-reads after 30 s): the first snapshot is
+  // reported, then the observer waits in watch(), not in an inspect() poll.
+  EXPECT_TRUE(eventually([&] { return deaf->watches.load() > 0; })) << "on_new_leader polled";
+  {
+    std::lock_guard lock(mu);
+    EXPECT_EQ(seen.size(), 1U);
+  }
+  const auto stopping = std::chrono::steady_clock::now();
+  c.stop();  // a stop request ends the long watch
+  EXPECT_LT(std::chrono::steady_clock::now() - stopping, 5s);
 }
 
 }  // namespace

@@ -65,8 +65,6 @@ std::string ConsulStore::candidate_key(std::string_view group, std::string_view 
 
 void ConsulStore::put_candidate(std::string_view group, const Candidate& candidate, Duration ttl,
                                 Deadline deadline) {
-  validate_lock_name(group);
-  detail::validate_node_id(candidate.node_id, "consul");
   const std::string key = candidate_key(group, candidate.node_id);
   const Duration want = session_ttl(ttl);
   auto old = api_.get(key, deadline);
@@ -99,7 +97,6 @@ void ConsulStore::put_candidate(std::string_view group, const Candidate& candida
 }
 
 std::vector<Candidate> ConsulStore::list_candidates(std::string_view group, Deadline deadline) {
-  validate_lock_name(group);
   Tree tree = api_.list(lock_path(group) + "/.candidates/", deadline);
   std::vector<Candidate> out;
   for (const Entry& e : tree.entries)
@@ -110,7 +107,6 @@ std::vector<Candidate> ConsulStore::list_candidates(std::string_view group, Dead
 
 void ConsulStore::remove_candidate(std::string_view group, std::string_view node_id,
                                    Deadline deadline) {
-  validate_lock_name(group);
   const std::string key = candidate_key(group, node_id);
   auto e = api_.get(key, deadline);
   if (!e) return;

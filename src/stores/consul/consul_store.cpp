@@ -125,7 +125,6 @@ LockView ConsulStore::view_of(std::string_view lock, Tree tree) const {
 }
 
 Acquired ConsulStore::try_acquire(const LeaseRequest& request, Deadline deadline) {
-  detail::validate_request(request, "consul");
   std::string session;
   bool delayed = false;
   try {
@@ -247,14 +246,12 @@ ConsulStore::Renewed ConsulStore::move_to_new_session(const Lease& lease, const 
 }
 
 Renewal ConsulStore::renew(const Lease& lease, Duration ttl, Deadline deadline) {
-  detail::validate_lease(lease);
   Renewed r = renew_lease(lease, ttl, deadline);
   if (!r.ok) return {};
   return {LeaseStatus::ok, r.ttl};
 }
 
 LeaseStatus ConsulStore::release(const Lease& lease, Duration keep_for, Deadline deadline) {
-  detail::validate_lease(lease);
   auto mine = own_key(lease, deadline);
   if (!mine) return LeaseStatus::lost;
   if (keep_for > Duration{0}) {
@@ -272,7 +269,6 @@ LeaseStatus ConsulStore::release(const Lease& lease, Duration keep_for, Deadline
 }
 
 LockState ConsulStore::inspect(std::string_view lock, Deadline deadline) {
-  validate_lock_name(lock);
   return state_of(lock, read(lock, deadline));
 }
 

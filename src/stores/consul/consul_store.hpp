@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "api.hpp"
+#include "leader/detail/store_support.hpp"
 #include "leader/lock_listing.hpp"
 #include "leader/lock_watching.hpp"
 #include "leader/store.hpp"
@@ -49,16 +50,7 @@ class ConsulStore : public LeaseStore, public LockLister, public LockWatcher {
   explicit ConsulStore(Config config);
 
   [[nodiscard]] std::string_view scheme() const override { return "consul"; }
-  Acquired try_acquire(const LeaseRequest& request, Deadline deadline) override;
-  Renewal renew(const Lease& lease, Duration ttl, Deadline deadline) override;
-  LeaseStatus release(const Lease& lease, Duration keep_for, Deadline deadline) override;
-  [[nodiscard]] LockState inspect(std::string_view lock, Deadline deadline) override;
-  void put_candidate(std::string_view group, const Candidate& candidate, Duration ttl,
-                     Deadline deadline) override;
-  [[nodiscard]] std::vector<Candidate> list_candidates(std::string_view group,
-                                                       Deadline deadline) override;
-  void remove_candidate(std::string_view group, std::string_view node_id,
-                        Deadline deadline) override;
+  LEADER_LEASE_STORE_OPERATIONS;  // the LeaseStore operations, store_support.hpp
   /// Held locks under `prefix`: one recursive KV read of `<key prefix>/<prefix>` (':' as '/'),
   /// the lock names taken from their holder keys (`.lock`, `.slot-<i>`), then inspect() of each.
   [[nodiscard]] std::vector<LockState> list_locks(std::string_view prefix,

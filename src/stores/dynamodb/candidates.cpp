@@ -57,8 +57,6 @@ Candidate decode_candidate(const nlohmann::json& item) {
 
 void DynamoStore::put_candidate(std::string_view group, const Candidate& c, Duration ttl,
                                 Deadline deadline) {
-  validate_lock_name(group);
-  if (c.node_id.empty()) throw InvalidArgument("dynamodb: a candidate needs a node id");
   const std::int64_t now = to_ms(std::chrono::system_clock::now());
   nlohmann::json values = {{":n", s_value(c.node_id)},
                            {":s", n_value(static_cast<std::int64_t>(c.successes))},
@@ -99,7 +97,6 @@ void DynamoStore::put_candidate(std::string_view group, const Candidate& c, Dura
 }
 
 std::vector<Candidate> DynamoStore::list_candidates(std::string_view group, Deadline deadline) {
-  validate_lock_name(group);
   const std::string pk = candidates_pk(group);
   nlohmann::json req = {{"TableName", client_.config().table},
                         {"KeyConditionExpression", "#pk = :pk"},
@@ -146,8 +143,6 @@ void DynamoStore::delete_expired(const std::string& pk, const std::string& node,
 
 void DynamoStore::remove_candidate(std::string_view group, std::string_view node_id,
                                    Deadline deadline) {
-  validate_lock_name(group);
-  if (node_id.empty()) return;
   client_.call("DeleteItem",
                {{"TableName", client_.config().table},
                 {"Key", item_key(candidates_pk(group), std::string(node_id))}},

@@ -29,15 +29,6 @@ struct SlotChoice {
   std::optional<std::string> rvn;
 };
 
-void validate_request(const LeaseRequest& r) {
-  validate_lock_name(r.lock);
-  if (r.slots < 0 || r.slots > kMaxSlots)
-    throw InvalidArgument("dynamodb: slots = " + std::to_string(r.slots) + " is outside 0.." +
-                          std::to_string(kMaxSlots));
-  if (r.ttl <= Duration{0})
-    throw InvalidArgument("dynamodb: ttl = " + std::to_string(r.ttl.count()) + "ms must be > 0");
-}
-
 // What is left of a slot's lease by the stronger of the two judges: this process's steady clock
 // (the record version unchanged for `unchanged`), and the server's clock (a stamp saying the
 // version existed by server time `stamp_ms`, against the server time of the read).
@@ -261,7 +252,6 @@ Acquired DynamoStore::contend(const LeaseRequest& r, const ReadItem& read,
 }
 
 Acquired DynamoStore::try_acquire(const LeaseRequest& r, Deadline deadline) {
-  validate_request(r);
   const int slots = std::max(1, r.slots);
   // Optimistic first write to slot 0 unless this process last saw it held: one round trip. Its
   // condition also makes sure the owner holds no other slot (a retry), for small groups.
@@ -309,9 +299,6 @@ LeaseStatus DynamoStore::rewrite(const Lease& lease, Duration ttl, Deadline dead
 }
 
 Renewal DynamoStore::renew(const Lease& lease, Duration ttl, Deadline deadline) {
-  if (ttl <= Duration{0})
-    throw InvalidArgument("dynamodb: renew ttl = " + std::to_string(ttl.count()) +
-                          "ms must be > 0");
   if (rewrite(lease, ttl, deadline) != LeaseStatus::ok) return {};
   return {LeaseStatus::ok, ttl};
 }
@@ -339,7 +326,6 @@ LeaseStatus DynamoStore::release(const Lease& lease, Duration keep_for, Deadline
 }
 
 LockState DynamoStore::inspect(std::string_view lock, Deadline deadline) {
-  validate_lock_name(lock);
   const ReadItem read = read_lease_item(lock, deadline);
   LockState out{std::string(lock), {}};
   for (const SlotRecord& rec : held_slots(read.item)) {

@@ -10,6 +10,7 @@
 #include "client.hpp"
 #include "config.hpp"
 #include "item.hpp"
+#include "leader/detail/store_support.hpp"
 #include "leader/lock_listing.hpp"
 #include "leader/store.hpp"
 
@@ -24,16 +25,7 @@ class DynamoStore : public LeaseStore, public LockLister {
   explicit DynamoStore(Config config);
 
   [[nodiscard]] std::string_view scheme() const override { return "dynamodb"; }
-  Acquired try_acquire(const LeaseRequest& request, Deadline deadline) override;
-  Renewal renew(const Lease& lease, Duration ttl, Deadline deadline) override;
-  LeaseStatus release(const Lease& lease, Duration keep_for, Deadline deadline) override;
-  [[nodiscard]] LockState inspect(std::string_view lock, Deadline deadline) override;
-  void put_candidate(std::string_view group, const Candidate& candidate, Duration ttl,
-                     Deadline deadline) override;
-  [[nodiscard]] std::vector<Candidate> list_candidates(std::string_view group,
-                                                       Deadline deadline) override;
-  void remove_candidate(std::string_view group, std::string_view node_id,
-                        Deadline deadline) override;
+  LEADER_LEASE_STORE_OPERATIONS;  // the LeaseStore operations, store_support.hpp
   /// Held locks under `prefix`: a Scan (paginated, ConsistentRead) filtered on
   /// `begins_with(pk, "lock#<prefix>") AND sk = "lease"`, then inspect() of each lock found.
   /// Cost: a Scan reads (and is billed for) the whole table, whatever the filter keeps.

@@ -57,24 +57,12 @@ std::optional<Candidate> decode_candidate(const std::string& text) {
   }
 }
 
-namespace {
-
-void validate_candidate_names(std::string_view group, std::string_view node_id) {
-  validate_lock_name(group);
-  if (node_id.empty())
-    throw InvalidArgument("candidate node id for group '" + std::string(group) +
-                          "' is empty; give a non-empty node id");
-}
-
-}  // namespace
-
 std::string EtcdStore::candidate_prefix(std::string_view group) const {
   return gateway_.config().prefix + "-candidates/" + std::string(group) + "/";
 }
 
 void EtcdStore::put_candidate(std::string_view group, const Candidate& candidate, Duration ttl,
                               Deadline deadline) {
-  validate_candidate_names(group, candidate.node_id);
   const std::string key = candidate_prefix(group) + candidate.node_id;
   const std::int64_t lease = grant(0, ttl_seconds(ttl.count()), deadline);
   try {
@@ -118,7 +106,6 @@ void EtcdStore::put_candidate(std::string_view group, const Candidate& candidate
 }
 
 std::vector<Candidate> EtcdStore::list_candidates(std::string_view group, Deadline deadline) {
-  validate_lock_name(group);
   std::vector<Candidate> out;
   for (const KeyValue& kv : list(candidate_prefix(group), deadline))
     if (auto c = decode_candidate(kv.value)) out.push_back(std::move(*c));
@@ -127,7 +114,6 @@ std::vector<Candidate> EtcdStore::list_candidates(std::string_view group, Deadli
 
 void EtcdStore::remove_candidate(std::string_view group, std::string_view node_id,
                                  Deadline deadline) {
-  validate_candidate_names(group, node_id);
   const std::string key = candidate_prefix(group) + std::string(node_id);
   Json reply = gateway_.call("/v3/kv/deleterange", ops::delete_key(key), deadline);
   if (auto prev = reply.find("prev_kvs"); prev != reply.end() && prev->is_array())

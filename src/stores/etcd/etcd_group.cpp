@@ -155,7 +155,6 @@ LockState EtcdStore::watch(std::string_view lock, const LockState& last_seen, De
 }
 
 LockState EtcdStore::read_lock(std::string_view lock, Deadline deadline, std::int64_t* revision) {
-  validate_lock_name(lock);
   LockState state{std::string(lock), {}};
   const std::string prefix = lock_prefix(lock);
   const std::vector<KeyValue> kvs = list(prefix, deadline, revision);  // by create revision

@@ -16,16 +16,6 @@ using Json = nlohmann::json;
 
 TimePoint steady_now() { return std::chrono::steady_clock::now(); }
 
-void validate_request(const LeaseRequest& request) {
-  validate_lock_name(request.lock);
-  if (request.ttl <= Duration{0})
-    throw InvalidArgument("lease ttl " + std::to_string(request.ttl.count()) + "ms for lock '" +
-                          request.lock + "' must be > 0");
-  if (request.slots < 0)
-    throw InvalidArgument("slots " + std::to_string(request.slots) + " for lock '" + request.lock +
-                          "' must be >= 0");
-}
-
 }  // namespace
 
 // The first kv of a Range, DeleteRange (prev_kvs) or Put (prev_kv) response inside a Txn reply.
@@ -140,7 +130,6 @@ std::string EtcdStore::slots_key(std::string_view lock) const {
 }
 
 Acquired EtcdStore::try_acquire(const LeaseRequest& request, Deadline deadline) {
-  validate_request(request);
   const std::int64_t lease_id = lease_id_for_owner(request.owner);
   const std::int64_t ttl_s = ttl_seconds(request.ttl.count());
   const TimePoint sent = steady_now();

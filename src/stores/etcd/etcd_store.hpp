@@ -10,6 +10,7 @@
 
 #include "config.hpp"
 #include "gateway.hpp"
+#include "leader/detail/store_support.hpp"
 #include "leader/lock_listing.hpp"
 #include "leader/lock_watching.hpp"
 #include "leader/store.hpp"
@@ -33,16 +34,7 @@ class EtcdStore : public LeaseStore, public LockLister, public LockWatcher {
   explicit EtcdStore(Config config);
 
   [[nodiscard]] std::string_view scheme() const override { return scheme_; }
-  Acquired try_acquire(const LeaseRequest& request, Deadline deadline) override;
-  Renewal renew(const Lease& lease, Duration ttl, Deadline deadline) override;
-  LeaseStatus release(const Lease& lease, Duration keep_for, Deadline deadline) override;
-  [[nodiscard]] LockState inspect(std::string_view lock, Deadline deadline) override;
-  void put_candidate(std::string_view group, const Candidate& candidate, Duration ttl,
-                     Deadline deadline) override;
-  [[nodiscard]] std::vector<Candidate> list_candidates(std::string_view group,
-                                                       Deadline deadline) override;
-  void remove_candidate(std::string_view group, std::string_view node_id,
-                        Deadline deadline) override;
+  LEADER_LEASE_STORE_OPERATIONS;  // the LeaseStore operations, store_support.hpp
   /// Held locks under `prefix`: one Range over `<key prefix>/<prefix>` (the holder keys of every
   /// matching lock), then inspect() of each lock found.
   [[nodiscard]] std::vector<LockState> list_locks(std::string_view prefix,

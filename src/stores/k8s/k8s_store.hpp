@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "api.hpp"
+#include "leader/detail/store_support.hpp"
 #include "leader/lock_listing.hpp"
 #include "leader/store.hpp"
 #include "record.hpp"
@@ -24,16 +25,7 @@ class K8sStore : public LeaseStore, public LockLister {
   explicit K8sStore(Config config);
 
   [[nodiscard]] std::string_view scheme() const override { return "k8s"; }
-  Acquired try_acquire(const LeaseRequest& request, Deadline deadline) override;
-  Renewal renew(const Lease& lease, Duration ttl, Deadline deadline) override;
-  LeaseStatus release(const Lease& lease, Duration keep_for, Deadline deadline) override;
-  [[nodiscard]] LockState inspect(std::string_view lock, Deadline deadline) override;
-  void put_candidate(std::string_view group, const Candidate& candidate, Duration ttl,
-                     Deadline deadline) override;
-  [[nodiscard]] std::vector<Candidate> list_candidates(std::string_view group,
-                                                       Deadline deadline) override;
-  void remove_candidate(std::string_view group, std::string_view node_id,
-                        Deadline deadline) override;
+  LEADER_LEASE_STORE_OPERATIONS;  // the LeaseStore operations, store_support.hpp
   /// Held locks under `prefix`: one LIST of the namespace's Leases (no selector: the lock
   /// names are in the leader/lock annotation, the label holds only their hash), the names
   /// matched here, then inspect() of each.

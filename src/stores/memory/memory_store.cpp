@@ -5,6 +5,7 @@
 #include <mutex>
 
 #include "leader/detail/group_size.hpp"
+#include "leader/detail/store_support.hpp"
 #include "leader/errors.hpp"
 #include "leader/lock_listing.hpp"
 #include "leader/names.hpp"
@@ -43,7 +44,6 @@ class MemoryStore final : public LeaseStore, public LockLister {
   std::string_view scheme() const override { return "memory"; }
 
   Acquired try_acquire(const LeaseRequest& r, Deadline) override {
-    validate_lock_name(r.lock);
     auto lock = guard();
     const TimePoint now = clock_->now();
     Row* own = nullptr;
@@ -93,7 +93,6 @@ class MemoryStore final : public LeaseStore, public LockLister {
   }
 
   LockState inspect(std::string_view lock_name, Deadline) override {
-    validate_lock_name(lock_name);
     auto lock = guard();
     const TimePoint now = clock_->now();
     LockState out{std::string(lock_name), {}};
@@ -203,11 +202,12 @@ const bool registered = [] {
 
 std::shared_ptr<LeaseStore> make_memory_store(MemoryStoreOptions options) {
   if (!options.clock) options.clock = Clock::system();
-  return std::make_shared<MemoryStore>(std::make_shared<State>(), std::move(options.clock));
+  return detail::checked(
+      std::make_shared<MemoryStore>(std::make_shared<State>(), std::move(options.clock)));
 }
 
 void set_memory_store_unavailable(LeaseStore& store, bool unavailable) {
-  auto* m = dynamic_cast<MemoryStore*>(&store);
+  auto* m = dynamic_cast<MemoryStore*>(&detail::unchecked(store));
   if (!m) throw InvalidArgument("set_memory_store_unavailable: not a memory store");
   m->set_unavailable(unavailable);
 }

@@ -170,10 +170,9 @@ bool MongoStore::write_candidate(std::string_view group, const Candidate& c, Dur
 
 void MongoStore::put_candidate(std::string_view group, const Candidate& c, Duration ttl,
                                Deadline deadline) {
-  detail::validate_node_id(c.node_id, "mongodb");
-  if (ttl <= Duration{0} || ttl > connection_.config().gc_after)
+  if (ttl > connection_.config().gc_after)  // the CheckedStore saw ttl > 0
     throw InvalidArgument("mongodb: candidate ttl " + std::to_string(ttl.count()) +
-                          "ms must be > 0 and <= gc_after (the TTL index would delete it)");
+                          "ms must be <= gc_after (the TTL index would delete it)");
   ensure_candidate_indexes(deadline);
   // Refresh a live entry, else replace an expired one, else insert; a concurrent writer can
   // change the entry between these conditional writes: start over once.

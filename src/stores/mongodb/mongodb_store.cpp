@@ -163,7 +163,6 @@ std::optional<std::uint64_t> MongoStore::grant(const LeaseRequest& r, const Lock
 }
 
 Acquired MongoStore::try_acquire(const LeaseRequest& r, Deadline deadline) {
-  detail::validate_request(r, "mongodb");
   const int n = std::max(1, r.slots);
   for (int round = 0; round < max_rounds(n); ++round) {
     const LockDoc doc = read_lock(r.lock, deadline);
@@ -217,15 +216,11 @@ LeaseStatus MongoStore::refresh(const Lease& lease, Duration ttl, const std::str
 }
 
 Renewal MongoStore::renew(const Lease& lease, Duration ttl, Deadline deadline) {
-  detail::validate_lease(lease);
-  if (ttl <= Duration{0})
-    throw InvalidArgument("mongodb: renew ttl = " + std::to_string(ttl.count()) + "ms must be > 0");
   if (refresh(lease, ttl, nullptr, deadline) != LeaseStatus::ok) return {};
   return {LeaseStatus::ok, ttl};
 }
 
 LeaseStatus MongoStore::release(const Lease& lease, Duration keep_for, Deadline deadline) {
-  detail::validate_lease(lease);
   if (keep_for > Duration{0}) return refresh(lease, keep_for, nullptr, deadline);
   Doc cmd, q, u;
   append_owned_by(&q.b, lease);
@@ -240,7 +235,6 @@ LeaseStatus MongoStore::release(const Lease& lease, Duration keep_for, Deadline 
 }
 
 LockState MongoStore::inspect(std::string_view lock, Deadline deadline) {
-  validate_lock_name(lock);
   const LockDoc doc = read_lock(lock, deadline);
   LockState out{std::string(lock), {}};
   for (const SlotRecord& h : doc.holders) {

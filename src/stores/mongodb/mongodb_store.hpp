@@ -9,6 +9,7 @@
 
 #include "config.hpp"
 #include "connection.hpp"
+#include "leader/detail/store_support.hpp"
 #include "leader/lock_listing.hpp"
 #include "leader/store.hpp"
 #include "lock_doc.hpp"
@@ -22,16 +23,7 @@ class MongoStore : public LeaseStore, public LockLister {
   explicit MongoStore(Config config);
 
   [[nodiscard]] std::string_view scheme() const override { return "mongodb"; }
-  Acquired try_acquire(const LeaseRequest& request, Deadline deadline) override;
-  Renewal renew(const Lease& lease, Duration ttl, Deadline deadline) override;
-  LeaseStatus release(const Lease& lease, Duration keep_for, Deadline deadline) override;
-  [[nodiscard]] LockState inspect(std::string_view lock, Deadline deadline) override;
-  void put_candidate(std::string_view group, const Candidate& candidate, Duration ttl,
-                     Deadline deadline) override;
-  [[nodiscard]] std::vector<Candidate> list_candidates(std::string_view group,
-                                                       Deadline deadline) override;
-  void remove_candidate(std::string_view group, std::string_view node_id,
-                        Deadline deadline) override;
+  LEADER_LEASE_STORE_OPERATIONS;  // the LeaseStore operations, store_support.hpp
   /// Held locks under `prefix`: a find of the lock documents whose _id starts with `prefix`
   /// (an anchored $regex, served by the _id index), ids only, then inspect() of each.
   [[nodiscard]] std::vector<LockState> list_locks(std::string_view prefix,

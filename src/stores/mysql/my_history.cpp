@@ -1,7 +1,6 @@
 #include "my_history.hpp"
 
-#include <mutex>
-
+#include "leader/detail/sql_history.hpp"
 #include "leader/history.hpp"
 #include "mysql_store.hpp"
 
@@ -21,39 +20,36 @@ constexpr const char* kPruneAge = "history_prune_age";
 constexpr const char* kPruneCount = "history_prune_count";
 
 // Writes records through one connection of its own, reconnecting after a failure.
-class MysqlHistory final : public HistorySink {
+class MysqlHistory final : public SqlHistorySink {
  public:
   MysqlHistory(StoreOptions store, HistoryOptions options)
-      : store_(std::move(store)), options_(options), table_(store_.tables.prefix + "history") {
-    options_.validate();
-  }
-
-  void record(const HistoryRecord& r) override {
-    std::lock_guard lock(mu_);
-    const Deadline deadline = Deadline::after(options_.write_timeout);
-    Connection& conn = connection(deadline);
-    conn.execute(kInsert,
-                 {r.lock, r.node_id.substr(0, 255), static_cast<std::int64_t>(r.fencing_token),
-                  std::int64_t{r.slot}, sql_time(r.started), sql_time(r.ended),
-                  std::string(to_string(r.outcome)), r.error, std::int64_t{r.fail_open ? 1 : 0}},
-                 deadline);
-    const auto now = std::chrono::steady_clock::now();
-    if (last_prune_ != TimePoint{} && now - last_prune_ < options_.prune_interval) return;
-    last_prune_ = now;
-    if (options_.max_age > Duration{0})
-      conn.execute(kPruneAge, {sql_time(std::chrono::system_clock::now() - options_.max_age)},
-                   deadline);
-    if (options_.max_records > 0)
-      conn.execute(kPruneCount, {static_cast<std::int64_t>(options_.max_records - 1)}, deadline);
-  }
+      : SqlHistorySink(options, store.tables.prefix), store_(std::move(store)) {}
 
  private:
+  void write(const HistoryRecord& r, Deadline deadline) override {
+    connection(deadline).execute(
+        kInsert,
+        {r.lock, r.node_id.substr(0, 255), static_cast<std::int64_t>(r.fencing_token),
+         std::int64_t{r.slot}, sql_time(r.started), sql_time(r.ended),
+         std::string(to_string(r.outcome)), r.error, std::int64_t{r.fail_open ? 1 : 0}},
+        deadline);
+  }
+
+  void prune(Deadline deadline) override {
+    Connection& conn = connection(deadline);
+    if (options().max_age > Duration{0})
+      conn.execute(kPruneAge, {sql_time(std::chrono::system_clock::now() - options().max_age)},
+                   deadline);
+    if (options().max_records > 0)
+      conn.execute(kPruneCount, {static_cast<std::int64_t>(options().max_records - 1)}, deadline);
+  }
+
   Connection& connection(Deadline deadline) {
     if (conn_ && !conn_->broken()) return *conn_;
     conn_.reset();
     auto conn = Connection::open(store_.connect, deadline);
     if (store_.create_schema)
-      conn->query("CREATE TABLE IF NOT EXISTS " + table_ +
+      conn->query("CREATE TABLE IF NOT EXISTS " + table() +
                       " (id BIGINT NOT NULL AUTO_INCREMENT PRIMARY KEY,"
                       " lock_name VARCHAR(255) NOT NULL, node_id VARCHAR(255) NOT NULL,"
                       " fencing_token BIGINT UNSIGNED NOT NULL, slot INTEGER NOT NULL,"
@@ -63,26 +59,22 @@ class MysqlHistory final : public HistorySink {
                       " ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin",
                   deadline);
     conn->prepare(kInsert,
-                  "INSERT INTO " + table_ +
+                  "INSERT INTO " + table() +
                       " (lock_name, node_id, fencing_token, slot, started_at, ended_at, outcome,"
                       " error, fail_open) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
                   deadline);
-    conn->prepare(kPruneAge, "DELETE FROM " + table_ + " WHERE ended_at < ?", deadline);
+    conn->prepare(kPruneAge, "DELETE FROM " + table() + " WHERE ended_at < ?", deadline);
     // MariaDB refuses a subquery on the table a DELETE changes unless it is materialised.
     conn->prepare(kPruneCount,
-                  "DELETE FROM " + table_ + " WHERE id < (SELECT id FROM (SELECT id FROM " +
-                      table_ + " ORDER BY id DESC LIMIT 1 OFFSET ?) AS newest)",
+                  "DELETE FROM " + table() + " WHERE id < (SELECT id FROM (SELECT id FROM " +
+                      table() + " ORDER BY id DESC LIMIT 1 OFFSET ?) AS newest)",
                   deadline);
     conn_ = std::move(conn);
     return *conn_;
   }
 
   StoreOptions store_;
-  HistoryOptions options_;
-  std::string table_;
-  std::mutex mu_;
   std::unique_ptr<Connection> conn_;
-  TimePoint last_prune_{};
 };
 
 }  // namespace

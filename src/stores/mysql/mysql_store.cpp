@@ -78,12 +78,6 @@ Rows MysqlStore::run(const char* statement, const std::vector<Param>& params, De
 }
 
 Acquired MysqlStore::try_acquire(const LeaseRequest& request, Deadline deadline) {
-  validate_lock_name(request.lock);
-  detail::validate_owner_token(request.owner);
-  detail::validate_node_id(request.node_id, kScheme);
-  if (request.ttl.count() <= 0 || request.slots < 0 || request.slots > 100000)
-    throw InvalidArgument("lease request for '" + request.lock +
-                          "' needs ttl > 0 and slots in 0..100000");
   Lease lease{request.lock,
               request.owner,
               request.node_id,
@@ -91,7 +85,7 @@ Acquired MysqlStore::try_acquire(const LeaseRequest& request, Deadline deadline)
               0,
               request.slots,
               request.ttl,
-              std::chrono::steady_clock::now()};
+              {}};  // sent_at: stamped by the CheckedStore
   auto r = run(
       kAcquire,
       {request.lock, request.owner, request.node_id, static_cast<std::int64_t>(request.ttl.count()),
@@ -108,8 +102,6 @@ Acquired MysqlStore::try_acquire(const LeaseRequest& request, Deadline deadline)
 }
 
 Renewal MysqlStore::renew(const Lease& lease, Duration ttl, Deadline deadline) {
-  detail::validate_lease(lease);
-  if (ttl.count() <= 0) throw InvalidArgument("renew of '" + lease.lock + "' needs ttl > 0");
   // CLIENT_FOUND_ROWS: affected = matched, so a renewal within the same microsecond is not lost.
   auto r = run(kRenew, {micros(ttl), lease.lock, std::int64_t{lease.slot}, lease.owner}, deadline);
   if (r.affected != 1) return {};
@@ -117,7 +109,6 @@ Renewal MysqlStore::renew(const Lease& lease, Duration ttl, Deadline deadline) {
 }
 
 LeaseStatus MysqlStore::release(const Lease& lease, Duration keep_for, Deadline deadline) {
-  detail::validate_lease(lease);
   Rows r = keep_for.count() > 0
                ? run(kKeep, {micros(keep_for), lease.lock, std::int64_t{lease.slot}, lease.owner},
                      deadline)
@@ -126,7 +117,6 @@ LeaseStatus MysqlStore::release(const Lease& lease, Duration keep_for, Deadline 
 }
 
 LockState MysqlStore::inspect(std::string_view lock, Deadline deadline) {
-  validate_lock_name(lock);
   LockState state{std::string(lock), {}};
   auto r = run(kInspect, {std::string(lock)}, deadline);
   state.holders = decode_holders(r.rows);
@@ -147,9 +137,6 @@ std::vector<LockState> MysqlStore::list_locks(std::string_view prefix, Deadline 
 
 void MysqlStore::put_candidate(std::string_view group, const Candidate& candidate, Duration ttl,
                                Deadline deadline) {
-  validate_lock_name(group);
-  detail::validate_node_id(candidate.node_id, kScheme);
-  if (ttl.count() <= 0) throw InvalidArgument("candidate ttl must be > 0");
   Param last;
   if (candidate.last_completion)
     last = static_cast<std::int64_t>(
@@ -164,14 +151,12 @@ void MysqlStore::put_candidate(std::string_view group, const Candidate& candidat
 }
 
 std::vector<Candidate> MysqlStore::list_candidates(std::string_view group, Deadline deadline) {
-  validate_lock_name(group);
   auto r = run(kListCandidates, {std::string(group)}, deadline);
   return decode_candidates(r.rows);
 }
 
 void MysqlStore::remove_candidate(std::string_view group, std::string_view node_id,
                                   Deadline deadline) {
-  validate_lock_name(group);
   run(kRemoveCandidate, {std::string(group), std::string(node_id)}, deadline);
 }
 

@@ -85,16 +85,7 @@ void ensure_schema(Connection& conn, const Tables& t, bool create, Deadline dead
                        "the table " + t.fences +
                            " lacks the column slots (create_schema=false); apply the migration of "
                            "docs/sql-schema.md");
-  if (version <= 0)
-    throw BackendError(ErrorCode::failed_precondition, kScheme,
-                       "the tables " + t.prefix +
-                           "* do not exist (create_schema=false); apply the DDL of "
-                           "docs/sql-schema.md or drop that option");
-  if (version != kSchemaVersion)
-    throw BackendError(ErrorCode::failed_precondition, kScheme,
-                       "schema version " + std::to_string(version) + " of " + t.schema +
-                           " is not the one this library uses (" + std::to_string(kSchemaVersion) +
-                           ")");
+  detail::check_sql_schema_version(kScheme, version, kSchemaVersion, t.prefix, t.schema);
 }
 
 }  // namespace leader::detail::pg

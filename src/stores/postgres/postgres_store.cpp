@@ -99,12 +99,6 @@ std::vector<Result> PostgresStore::run(std::vector<Call> calls, Deadline deadlin
 }
 
 Acquired PostgresStore::try_acquire(const LeaseRequest& request, Deadline deadline) {
-  validate_lock_name(request.lock);
-  detail::validate_owner_token(request.owner);
-  detail::validate_node_id(request.node_id, kScheme);
-  if (request.ttl.count() <= 0 || request.slots < 0 || request.slots > 100000)
-    throw InvalidArgument("lease request for '" + request.lock + "' needs ttl > 0 and slots in " +
-                          "0..100000");
   Lease lease{request.lock,
               request.owner,
               request.node_id,
@@ -112,7 +106,7 @@ Acquired PostgresStore::try_acquire(const LeaseRequest& request, Deadline deadli
               0,
               request.slots,
               request.ttl,
-              std::chrono::steady_clock::now()};
+              {}};  // sent_at: stamped by the CheckedStore
   const std::string ttl = std::to_string(request.ttl.count());
   auto results =
       run({{kFenceRow, {request.lock}},
@@ -130,8 +124,6 @@ Acquired PostgresStore::try_acquire(const LeaseRequest& request, Deadline deadli
 }
 
 Renewal PostgresStore::renew(const Lease& lease, Duration ttl, Deadline deadline) {
-  detail::validate_lease(lease);
-  if (ttl.count() <= 0) throw InvalidArgument("renew of '" + lease.lock + "' needs ttl > 0");
   auto results =
       run({{kRenew,
             {lease.lock, std::to_string(lease.slot), lease.owner, std::to_string(ttl.count())}}},
@@ -141,7 +133,6 @@ Renewal PostgresStore::renew(const Lease& lease, Duration ttl, Deadline deadline
 }
 
 LeaseStatus PostgresStore::release(const Lease& lease, Duration keep_for, Deadline deadline) {
-  detail::validate_lease(lease);
   std::vector<std::optional<std::string>> params{lease.lock, std::to_string(lease.slot),
                                                  lease.owner};
   if (keep_for.count() > 0) {
@@ -154,7 +145,6 @@ LeaseStatus PostgresStore::release(const Lease& lease, Duration keep_for, Deadli
 }
 
 LockState PostgresStore::inspect(std::string_view lock, Deadline deadline) {
-  validate_lock_name(lock);
   LockState state{std::string(lock), {}};
   auto results = run({{kInspect, {std::string(lock)}}}, deadline);
   state.holders = decode_holders(results[0].get());
@@ -176,9 +166,6 @@ std::vector<LockState> PostgresStore::list_locks(std::string_view prefix, Deadli
 
 void PostgresStore::put_candidate(std::string_view group, const Candidate& candidate, Duration ttl,
                                   Deadline deadline) {
-  validate_lock_name(group);
-  detail::validate_node_id(candidate.node_id, kScheme);
-  if (ttl.count() <= 0) throw InvalidArgument("candidate ttl must be > 0");
   std::optional<std::string> last;
   if (candidate.last_completion)
     last = std::to_string(
@@ -192,14 +179,12 @@ void PostgresStore::put_candidate(std::string_view group, const Candidate& candi
 }
 
 std::vector<Candidate> PostgresStore::list_candidates(std::string_view group, Deadline deadline) {
-  validate_lock_name(group);
   auto results = run({{kListCandidates, {std::string(group)}}}, deadline);
   return decode_candidates(results[0].get());
 }
 
 void PostgresStore::remove_candidate(std::string_view group, std::string_view node_id,
                                      Deadline deadline) {
-  validate_lock_name(group);
   run({{kRemoveCandidate, {std::string(group), std::string(node_id)}}}, deadline);
 }
 

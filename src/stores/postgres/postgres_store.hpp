@@ -7,6 +7,7 @@
 #include <memory>
 
 #include "leader/detail/connection_pool.hpp"
+#include "leader/detail/store_support.hpp"
 #include "leader/lock_listing.hpp"
 #include "leader/store.hpp"
 #include "leader/uri.hpp"
@@ -35,18 +36,9 @@ class PostgresStore final : public LeaseStore, public LockLister {
   explicit PostgresStore(StoreOptions options);
 
   [[nodiscard]] std::string_view scheme() const override { return "postgresql"; }
-  Acquired try_acquire(const LeaseRequest& request, Deadline deadline) override;
-  Renewal renew(const Lease& lease, Duration ttl, Deadline deadline) override;
-  LeaseStatus release(const Lease& lease, Duration keep_for, Deadline deadline) override;
-  [[nodiscard]] LockState inspect(std::string_view lock, Deadline deadline) override;
+  LEADER_LEASE_STORE_OPERATIONS;  // the LeaseStore operations, store_support.hpp
   [[nodiscard]] std::vector<LockState> list_locks(std::string_view prefix,
                                                   Deadline deadline) override;
-  void put_candidate(std::string_view group, const Candidate& candidate, Duration ttl,
-                     Deadline deadline) override;
-  [[nodiscard]] std::vector<Candidate> list_candidates(std::string_view group,
-                                                       Deadline deadline) override;
-  void remove_candidate(std::string_view group, std::string_view node_id,
-                        Deadline deadline) override;
 
  private:
   std::vector<Result> run(std::vector<Call> calls, Deadline deadline);

@@ -42,32 +42,21 @@ std::string encode_payload(const Candidate& c) {
   return out;
 }
 
-void check_group(std::string_view group) {
-  if (group.empty() || group.find_first_of("{} \r\n") != std::string_view::npos)
-    throw InvalidArgument("candidate group '" + std::string(group) +
-                          "' must be non-empty without braces or white space");
-}
-
 }  // namespace
 
 void RedisStore::put_candidate(std::string_view group, const Candidate& candidate, Duration ttl,
                                Deadline deadline) {
-  check_group(group);
-  if (candidate.node_id.empty()) throw InvalidArgument("candidate node_id must not be empty");
-  if (ttl <= Duration{0}) throw InvalidArgument("candidate ttl must be positive");
   (void)eval(put_candidate_script(), {candidates_key(group)},
              {candidate.node_id, std::to_string(ttl.count()), encode_payload(candidate)}, deadline);
 }
 
 std::vector<Candidate> RedisStore::list_candidates(std::string_view group, Deadline deadline) {
-  check_group(group);
   Reply reply = eval(list_candidates_script(), {candidates_key(group)}, {}, deadline);
   return decode_candidates(reply.get());
 }
 
 void RedisStore::remove_candidate(std::string_view group, std::string_view node_id,
                                   Deadline deadline) {
-  check_group(group);
   (void)command({"HDEL", candidates_key(group), std::string(node_id)}, deadline);
 }
 

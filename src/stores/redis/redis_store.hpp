@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "connection.hpp"
+#include "leader/detail/store_support.hpp"
 #include "leader/lock_listing.hpp"
 #include "leader/store.hpp"
 #include "pool.hpp"
@@ -20,16 +21,7 @@ class RedisStore final : public LeaseStore, public LockLister {
   explicit RedisStore(Config config);
 
   [[nodiscard]] std::string_view scheme() const override;
-  Acquired try_acquire(const LeaseRequest& request, Deadline deadline) override;
-  Renewal renew(const Lease& lease, Duration ttl, Deadline deadline) override;
-  LeaseStatus release(const Lease& lease, Duration keep_for, Deadline deadline) override;
-  [[nodiscard]] LockState inspect(std::string_view lock, Deadline deadline) override;
-  void put_candidate(std::string_view group, const Candidate& candidate, Duration ttl,
-                     Deadline deadline) override;
-  [[nodiscard]] std::vector<Candidate> list_candidates(std::string_view group,
-                                                       Deadline deadline) override;
-  void remove_candidate(std::string_view group, std::string_view node_id,
-                        Deadline deadline) override;
+  LEADER_LEASE_STORE_OPERATIONS;  // the LeaseStore operations, store_support.hpp
   /// Held locks under `prefix`: SCAN (never KEYS) for lease keys `<key prefix><prefix>*` and
   /// group size keys `{<key prefix><prefix>*}:slots`, then inspect() of each name found. The
   /// SCAN walks the whole database (MATCH filters on the server), in batches of 1000 keys.

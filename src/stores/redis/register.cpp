@@ -1,6 +1,7 @@
 // Registers the redis://, rediss:// and unix:// schemes with leader::open().
 
 #include "leader/detail/store_registration.hpp"
+#include "leader/detail/store_support.hpp"
 #include "leader/errors.hpp"
 #include "leader/stores/redis.hpp"
 #include "redis_store.hpp"
@@ -19,7 +20,7 @@ LEADER_REGISTER_STORE(redis, make_redis, "redis", "rediss", "unix")
 namespace leader {
 
 RedisPoolStats redis_pool_stats(LeaseStore& store) {
-  auto* redis = dynamic_cast<detail::redis::RedisStore*>(&store);
+  auto* redis = dynamic_cast<detail::redis::RedisStore*>(&detail::unchecked(store));
   if (redis == nullptr) throw InvalidArgument("redis_pool_stats: not a Redis store");
   return {redis->pool().open_connections(), redis->pool().config().pool_size};
 }

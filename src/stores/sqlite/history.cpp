@@ -1,8 +1,7 @@
 #include "history.hpp"
 
-#include <mutex>
-
 #include "connection.hpp"
+#include "leader/detail/sql_history.hpp"
 #include "leader/history.hpp"
 #include "sqlite_store.hpp"
 
@@ -10,18 +9,16 @@ namespace leader::sqlite {
 namespace {
 
 // Writes records through one connection of its own, opened on first use.
-class SqliteHistory final : public HistorySink {
+class SqliteHistory final : public detail::SqlHistorySink {
  public:
   SqliteHistory(Options store, HistoryOptions options)
-      : store_(std::move(store)), options_(options), table_(store_.table_prefix + "history") {
-    options_.validate();
-  }
+      : SqlHistorySink(options, store.table_prefix), store_(std::move(store)) {}
 
-  void record(const HistoryRecord& r) override {
-    std::lock_guard lock(mu_);
-    Connection& conn = connection();
-    conn.begin_call(Deadline::after(options_.write_timeout), store_.busy_timeout);
-    Statement insert(conn, "INSERT INTO " + table_ +
+ private:
+  void write(const HistoryRecord& r, Deadline deadline) override {
+    Connection& conn = connection(deadline);
+    conn.begin_call(deadline, store_.busy_timeout);
+    Statement insert(conn, "INSERT INTO " + table() +
                                " (lock_name, node_id, fencing_token, slot, started_at, ended_at,"
                                " outcome, error, fail_open) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7,"
                                " ?8, ?9)");
@@ -35,53 +32,45 @@ class SqliteHistory final : public HistorySink {
         .bind(8, r.error)
         .bind(9, std::int64_t{r.fail_open ? 1 : 0});
     insert.execute("history insert");
-    const auto now = std::chrono::steady_clock::now();
-    if (last_prune_ != TimePoint{} && now - last_prune_ < options_.prune_interval) return;
-    last_prune_ = now;
-    prune(conn);
   }
 
- private:
-  Connection& connection() {
+  Connection& connection(Deadline deadline) {
     if (conn_) return *conn_;
     auto conn = std::make_unique<Connection>(store_.path);
     if (store_.create_schema) {
-      conn->begin_call(Deadline::after(options_.write_timeout), store_.busy_timeout);
-      const std::string ddl = "CREATE TABLE IF NOT EXISTS " + table_ +
+      conn->begin_call(deadline, store_.busy_timeout);
+      const std::string ddl = "CREATE TABLE IF NOT EXISTS " + table() +
                               " (id INTEGER PRIMARY KEY AUTOINCREMENT, lock_name TEXT NOT NULL,"
                               " node_id TEXT NOT NULL, fencing_token INTEGER NOT NULL,"
                               " slot INTEGER NOT NULL, started_at TEXT NOT NULL,"
                               " ended_at TEXT NOT NULL, outcome TEXT NOT NULL,"
                               " error TEXT NOT NULL DEFAULT '', fail_open INTEGER NOT NULL);"
                               " CREATE INDEX IF NOT EXISTS " +
-                              table_ + "_ended ON " + table_ + " (ended_at);";
+                              table() + "_ended ON " + table() + " (ended_at);";
       conn->exec(ddl.c_str(), "history schema");
     }
     conn_ = std::move(conn);
     return *conn_;
   }
 
-  void prune(Connection& conn) {
-    conn.begin_call(Deadline::after(options_.write_timeout), store_.busy_timeout);
-    if (options_.max_age > Duration{0}) {
-      Statement del(conn, "DELETE FROM " + table_ + " WHERE ended_at < ?1");
-      del.bind(1, format_utc(std::chrono::system_clock::now() - options_.max_age));
+  void prune(Deadline deadline) override {
+    Connection& conn = connection(deadline);
+    conn.begin_call(deadline, store_.busy_timeout);
+    if (options().max_age > Duration{0}) {
+      Statement del(conn, "DELETE FROM " + table() + " WHERE ended_at < ?1");
+      del.bind(1, format_utc(std::chrono::system_clock::now() - options().max_age));
       del.execute("history prune by age");
     }
-    if (options_.max_records > 0) {
-      Statement del(conn, "DELETE FROM " + table_ + " WHERE id < (SELECT id FROM " + table_ +
+    if (options().max_records > 0) {
+      Statement del(conn, "DELETE FROM " + table() + " WHERE id < (SELECT id FROM " + table() +
                               " ORDER BY id DESC LIMIT 1 OFFSET ?1)");
-      del.bind(1, static_cast<std::int64_t>(options_.max_records - 1));
+      del.bind(1, static_cast<std::int64_t>(options().max_records - 1));
       del.execute("history prune by count");
     }
   }
 
   Options store_;
-  HistoryOptions options_;
-  std::string table_;
-  std::mutex mu_;
   std::unique_ptr<Connection> conn_;
-  TimePoint last_prune_{};
 };
 
 }  // namespace

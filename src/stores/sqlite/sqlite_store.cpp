@@ -22,25 +22,6 @@ std::int64_t ms_from_wall(WallTime t) {
   return std::chrono::duration_cast<std::chrono::milliseconds>(t.time_since_epoch()).count();
 }
 
-void require(bool ok, const std::string& message) {
-  if (!ok) throw InvalidArgument(message);
-}
-
-void validate_group(std::string_view group) {
-  require(!group.empty() && group.size() <= kMaxLockNameLength,
-          "candidate group '" + std::string(group) + "' must be 1..255 characters");
-}
-
-void validate_request(const LeaseRequest& r) {
-  validate_lock_name(r.lock);
-  require(r.slots >= 0, "lease request for '" + r.lock + "': slots is " + std::to_string(r.slots) +
-                            "; it must be >= 0");
-  require(r.ttl.count() > 0, "lease request for '" + r.lock + "': ttl must be > 0");
-  require(!r.owner.empty(), "lease request for '" + r.lock + "': owner token is empty");
-  require(!r.node_id.empty() && r.node_id.size() <= kMaxLockNameLength,
-          "lease request for '" + r.lock + "': node_id must be 1..255 characters");
-}
-
 std::string metadata_json(const std::map<std::string, std::string>& metadata) {
   return nlohmann::json(metadata).dump();
 }
@@ -201,7 +182,6 @@ std::optional<Lease> take_slot(Statements& st, const LeaseRequest& r, TimePoint 
 }  // namespace
 
 Acquired SqliteStore::try_acquire(const LeaseRequest& request, Deadline deadline) {
-  validate_request(request);
   const TimePoint sent_at = steady_clock::now();
   return with_session("acquire", deadline, [&](Session& s, Statements& st) -> Acquired {
     s.run(st.begin, "starting the acquire transaction");
@@ -223,7 +203,6 @@ Acquired SqliteStore::try_acquire(const LeaseRequest& request, Deadline deadline
 }
 
 Renewal SqliteStore::renew(const Lease& lease, Duration ttl, Deadline deadline) {
-  require(ttl.count() > 0, "renew of '" + lease.lock + "': ttl must be > 0");
   const int changed = with_session("renew", deadline, [&](Session&, Statements& st) {
     ResetOnExit reset(st.renew);
     st.renew.bind(1, lease.lock).bind(2, std::int64_t{lease.slot}).bind(3, lease.owner);
@@ -246,7 +225,6 @@ LeaseStatus SqliteStore::release(const Lease& lease, Duration keep_for, Deadline
 }
 
 LockState SqliteStore::inspect(std::string_view lock, Deadline deadline) {
-  validate_lock_name(lock);
   LockState state{std::string(lock), {}};
   with_session("inspect", deadline, [&](Session&, Statements& st) {
     ResetOnExit reset(st.inspect);
@@ -274,10 +252,6 @@ std::vector<LockState> SqliteStore::list_locks(std::string_view prefix, Deadline
 
 void SqliteStore::put_candidate(std::string_view group, const Candidate& candidate, Duration ttl,
                                 Deadline deadline) {
-  validate_group(group);
-  require(!candidate.node_id.empty() && candidate.node_id.size() <= kMaxLockNameLength,
-          "candidate of '" + std::string(group) + "': node_id must be 1..255 characters");
-  require(ttl.count() > 0, "candidate of '" + std::string(group) + "': ttl must be > 0");
   const std::string metadata = metadata_json(candidate.metadata);
   with_session("put_candidate", deadline, [&](Session&, Statements& st) {
     Statement& q = st.put_candidate;
@@ -295,7 +269,6 @@ void SqliteStore::put_candidate(std::string_view group, const Candidate& candida
 }
 
 std::vector<Candidate> SqliteStore::list_candidates(std::string_view group, Deadline deadline) {
-  validate_group(group);
   std::vector<Candidate> out;
   with_session("list_candidates", deadline, [&](Session&, Statements& st) {
     Statement& q = st.list_candidates;
@@ -310,7 +283,6 @@ std::vector<Candidate> SqliteStore::list_candidates(std::string_view group, Dead
 
 void SqliteStore::remove_candidate(std::string_view group, std::string_view node_id,
                                    Deadline deadline) {
-  validate_group(group);
   with_session("remove_candidate", deadline, [&](Session&, Statements& st) {
     ResetOnExit reset(st.remove_candidate);
     st.remove_candidate.bind(1, group).bind(2, node_id);

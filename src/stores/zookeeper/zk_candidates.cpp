@@ -31,13 +31,11 @@ std::string candidate_data(const Candidate& c, std::int64_t registered_ms, Durat
 }  // namespace
 
 std::string ZooKeeperStore::candidate_dir(std::string_view group) const {
-  if (group.empty()) throw InvalidArgument("candidate group name must not be empty");
   return config_.root + "-candidates/" + escape_component(group);
 }
 
 void ZooKeeperStore::put_candidate(std::string_view group, const Candidate& candidate, Duration ttl,
                                    Deadline deadline) {
-  if (candidate.node_id.empty()) throw InvalidArgument("candidate node_id must not be empty");
   const std::string dir = candidate_dir(group);
   const std::string path = dir + "/" + escape_component(candidate.node_id);
   std::int64_t registered = to_ms(std::chrono::system_clock::now());

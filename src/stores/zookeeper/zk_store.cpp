@@ -87,7 +87,6 @@ std::shared_ptr<Core> ZooKeeperStore::core_for(Duration ttl, Deadline deadline) 
 }
 
 std::string ZooKeeperStore::lock_dir(std::string_view lock) const {
-  validate_lock_name(lock);
   return config_.root + "/" + std::string(lock);
 }
 
@@ -113,9 +112,6 @@ Reply ZooKeeperStore::create_in(Session& session, const std::string& dir, const 
 }
 
 Acquired ZooKeeperStore::try_acquire(const LeaseRequest& request, Deadline deadline) {
-  validate_lock_name(request.lock);
-  if (request.owner.empty() || request.owner.find('/') != std::string::npos)
-    throw InvalidArgument("owner token '" + request.owner + "' must be non-empty hex");
   return request.slots >= 1 ? acquire_slot(request, deadline) : acquire_single(request, deadline);
 }
 

@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "leader/detail/store_support.hpp"
 #include "leader/lock_listing.hpp"
 #include "leader/store.hpp"
 #include "zk_config.hpp"
@@ -38,16 +39,7 @@ class ZooKeeperStore final : public LeaseStore, public LockLister {
   ZooKeeperStore& operator=(const ZooKeeperStore&) = delete;
 
   [[nodiscard]] std::string_view scheme() const override { return config_.scheme; }
-  Acquired try_acquire(const LeaseRequest& request, Deadline deadline) override;
-  Renewal renew(const Lease& lease, Duration ttl, Deadline deadline) override;
-  LeaseStatus release(const Lease& lease, Duration keep_for, Deadline deadline) override;
-  [[nodiscard]] LockState inspect(std::string_view lock, Deadline deadline) override;
-  void put_candidate(std::string_view group, const Candidate& candidate, Duration ttl,
-                     Deadline deadline) override;
-  [[nodiscard]] std::vector<Candidate> list_candidates(std::string_view group,
-                                                       Deadline deadline) override;
-  void remove_candidate(std::string_view group, std::string_view node_id,
-                        Deadline deadline) override;
+  LEADER_LEASE_STORE_OPERATIONS;  // the LeaseStore operations, store_support.hpp
   /// Held locks under `prefix`: the children of the lock root whose names start with `prefix`,
   /// then inspect() of each (lock directories stay after release: listed only while held).
   [[nodiscard]] std::vector<LockState> list_locks(std::string_view prefix,

@@ -7,6 +7,7 @@
 
 #include "dynamodb/observations.hpp"
 #include "dynamodb_test_util.hpp"
+#include "leader/detail/store_support.hpp"
 #include "leader/leader.hpp"
 
 namespace leader::dynamodb {
@@ -247,8 +248,8 @@ TEST(DynamoDbStore, AnUnreachableEndpointIsUnavailableAndTheSecretStaysOutOfTheE
   }
 }
 
-TEST(DynamoDbStore, LockNamesAndSlotCountsAreValidated) {
-  auto s = open_store(uri_for("leader_it"));
+TEST(DynamoDbStore, LockNamesAndSlotCountsAreValidatedByTheCheckedStore) {
+  auto s = leader::detail::checked(open_store(uri_for("leader_it")));
   EXPECT_THROW((void)s->try_acquire(request("bad name", Ms{1000}), soon()), InvalidArgument);
   EXPECT_THROW((void)s->try_acquire(request("ok", Ms{1000}, kMaxSlots + 1), soon()),
                InvalidArgument);

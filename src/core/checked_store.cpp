@@ -1,0 +1,232 @@
+#include "checked_store.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <cstdint>
+#include <exception>
+#include <limits>
+#include <string>
+#include <utility>
+
+#include "leader/detail/store_support.hpp"
+#include "leader/errors.hpp"
+#include "leader/names.hpp"
+#include "leader/options.hpp"
+#include "leader/uri.hpp"
+
+namespace leader::detail {
+namespace {
+
+// At most 80 characters of a value, control characters escaped: a bad value may be anything.
+std::string shown(std::string_view s) {
+  std::string out = "'";
+  for (char c : s.substr(0, 80)) {
+    const auto u = static_cast<unsigned char>(c);
+    if (u < 0x20 || u == 0x7f) {
+      static constexpr char kHex[] = "0123456789abcdef";
+      out += "\\x";
+      out += kHex[u >> 4];
+      out += kHex[u & 0xf];
+    } else {
+      out += c;
+    }
+  }
+  return out + (s.size() > 80 ? "...'" : "'");
+}
+
+void refuse(const std::string& message) { throw InvalidArgument(message); }
+
+}  // namespace
+
+std::string CheckedStore::Call::str() const {
+  return std::string(op) + " of " + noun + " " + shown(name);
+}
+
+namespace {
+
+// `call` names the operation and its lock or group, e.g. "try_acquire of lock 'job'".
+void check_owner(std::string_view owner, const CheckedStore::Call& call) {
+  const bool ok = owner.size() == 32 && std::all_of(owner.begin(), owner.end(), [](char c) {
+                    return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f');
+                  });
+  if (!ok)
+    refuse(call.str() + ": owner token " + shown(owner) +
+           " must be 32 lower-case hex characters (leader::new_owner_token())");
+}
+
+void check_node_id(std::string_view node_id, const CheckedStore::Call& call) {
+  if (node_id.empty() || node_id.size() > kMaxNodeIdLength)
+    refuse(call.str() + ": node id " + shown(node_id) + " is " + std::to_string(node_id.size()) +
+           " characters long; it must be 1.." + std::to_string(kMaxNodeIdLength));
+  const auto control = std::find_if(node_id.begin(), node_id.end(), [](char c) {
+    return static_cast<unsigned char>(c) < 0x20 || c == 0x7f;
+  });
+  if (control != node_id.end())
+    refuse(call.str() + ": node id " + shown(node_id) + " has a control character at position " +
+           std::to_string(control - node_id.begin()));
+}
+
+void check_duration(Duration d, std::string_view name, const CheckedStore::Call& call,
+                    bool zero_ok) {
+  if (d < Duration{0} || (!zero_ok && d == Duration{0}))
+    refuse(call.str() + ": " + std::string(name) + " is " + std::to_string(d.count()) +
+           " ms; it must be " + (zero_ok ? ">= 0" : "> 0"));
+  if (d > kMaxDuration)
+    refuse(call.str() + ": " + std::string(name) + " " + format_duration(d) +
+           " is longer than the maximum of 365 days");
+}
+
+void check_slots(int slots, const CheckedStore::Call& call) {
+  if (slots < 0 || slots > kMaxSlots)
+    refuse(call.str() + ": slots = " + std::to_string(slots) + " is outside 0.." +
+           std::to_string(kMaxSlots) + " (0: a single leader, N: a group of N)");
+}
+
+void check_request(const LeaseRequest& r) {
+  validate_lock_name(r.lock);
+  const CheckedStore::Call call{"try_acquire", r.lock};
+  check_owner(r.owner, call);
+  check_node_id(r.node_id, call);
+  check_duration(r.ttl, "lease ttl", call, false);
+  check_slots(r.slots, call);
+}
+
+void check_lease(const Lease& lease, const CheckedStore::Call& call) {
+  validate_lock_name(lease.lock);
+  check_owner(lease.owner, call);
+  check_slots(lease.slots, call);
+  const int limit = std::max(1, lease.slots);
+  if (lease.slot < 0 || lease.slot >= limit)
+    refuse(call.str() + ": slot " + std::to_string(lease.slot) + " is outside 0.." +
+           std::to_string(limit - 1) + " (the lease has slots = " + std::to_string(lease.slots) +
+           ")");
+}
+
+void check_candidate(const Candidate& c, const CheckedStore::Call& call) {
+  check_node_id(c.node_id, call);
+  constexpr auto kMaxCount = static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max());
+  if (c.successes > kMaxCount || c.failures > kMaxCount)
+    refuse(call.str() + ": candidate " + shown(c.node_id) +
+           " has a success or failure count above " + std::to_string(kMaxCount) +
+           " (stores keep signed 64-bit counters)");
+  if (c.metadata.size() > kMaxMetadataEntries)
+    refuse(call.str() + ": candidate " + shown(c.node_id) + " has " +
+           std::to_string(c.metadata.size()) + " metadata entries; the limit is " +
+           std::to_string(kMaxMetadataEntries));
+  for (const auto& [key, value] : c.metadata) {
+    if (key.empty() || key.size() > kMaxMetadataKeyLength)
+      refuse(call.str() + ": metadata key " + shown(key) + " must be 1.." +
+             std::to_string(kMaxMetadataKeyLength) + " characters");
+    if (value.size() > kMaxMetadataValueLength)
+      refuse(call.str() + ": metadata value of key " + shown(key) + " is " +
+             std::to_string(value.size()) + " characters long; the limit is " +
+             std::to_string(kMaxMetadataValueLength));
+  }
+}
+
+}  // namespace
+
+CheckedStore::CheckedStore(std::shared_ptr<LeaseStore> inner)
+    : inner_(std::move(inner)), scheme_(inner_->scheme()) {}
+
+std::string_view CheckedStore::scheme() const { return scheme_; }
+
+void CheckedStore::refuse_expired(Deadline deadline, const Call& call) const {
+  if (deadline.expired())
+    throw BackendError(ErrorCode::deadline_exceeded, scheme_,
+                       call.str() + ": the deadline had passed before the call; nothing was sent");
+}
+
+template <typename Run>
+auto CheckedStore::guarded(const Call& call, Run&& run) const -> decltype(run()) {
+  try {
+    return std::forward<Run>(run)();
+  } catch (const Error&) {
+    throw;
+  } catch (const std::exception& e) {
+    throw BackendError(ErrorCode::internal, scheme_,
+                       call.str() + " failed with an unexpected exception: " + e.what());
+  }
+}
+
+Acquired CheckedStore::try_acquire(const LeaseRequest& request, Deadline deadline) {
+  check_request(request);
+  const Call call{"try_acquire", request.lock};
+  refuse_expired(deadline, call);
+  const TimePoint sent = std::chrono::steady_clock::now();
+  Acquired got = guarded(call, [&] { return inner_->try_acquire(request, deadline); });
+  if (got.lease && got.lease->sent_at == TimePoint{}) got.lease->sent_at = sent;
+  return got;
+}
+
+Renewal CheckedStore::renew(const Lease& lease, Duration ttl, Deadline deadline) {
+  const Call call{"renew", lease.lock};
+  check_lease(lease, call);
+  check_duration(ttl, "lease ttl", call, false);
+  refuse_expired(deadline, call);
+  return guarded(call, [&] { return inner_->renew(lease, ttl, deadline); });
+}
+
+LeaseStatus CheckedStore::release(const Lease& lease, Duration keep_for, Deadline deadline) {
+  const Call call{"release", lease.lock};
+  check_lease(lease, call);
+  check_duration(keep_for, "keep_for", call, true);
+  refuse_expired(deadline, call);
+  return guarded(call, [&] { return inner_->release(lease, keep_for, deadline); });
+}
+
+LockState CheckedStore::inspect(std::string_view lock, Deadline deadline) {
+  validate_lock_name(lock);
+  const Call call{"inspect", lock};
+  refuse_expired(deadline, call);
+  return guarded(call, [&] { return inner_->inspect(lock, deadline); });
+}
+
+void CheckedStore::put_candidate(std::string_view group, const Candidate& candidate, Duration ttl,
+                                 Deadline deadline) {
+  validate_lock_name(group);
+  const Call call{"put_candidate", group, "candidate group"};
+  check_candidate(candidate, call);
+  check_duration(ttl, "candidate ttl", call, false);
+  refuse_expired(deadline, call);
+  guarded(call, [&] { inner_->put_candidate(group, candidate, ttl, deadline); });
+}
+
+std::vector<Candidate> CheckedStore::list_candidates(std::string_view group, Deadline deadline) {
+  validate_lock_name(group);
+  const Call call{"list_candidates", group, "candidate group"};
+  refuse_expired(deadline, call);
+  return guarded(call, [&] { return inner_->list_candidates(group, deadline); });
+}
+
+void CheckedStore::remove_candidate(std::string_view group, std::string_view node_id,
+                                    Deadline deadline) {
+  validate_lock_name(group);
+  const Call call{"remove_candidate", group, "candidate group"};
+  check_node_id(node_id, call);
+  refuse_expired(deadline, call);
+  guarded(call, [&] { inner_->remove_candidate(group, node_id, deadline); });
+}
+
+std::vector<LockState> CheckedStore::list_locks(std::string_view prefix, Deadline deadline) {
+  const Call call{"list_locks", prefix, "lock-name prefix"};
+  const bool ok = prefix.size() <= kMaxLockNameLength &&
+                  (prefix.empty() || is_valid_lock_name(prefix) ||
+                   is_valid_lock_name(std::string(prefix) + "x"));  // may end in '-', ':', ...
+  if (!ok)
+    throw InvalidArgument(call.str() + ": a prefix must be empty or the start of a valid lock " +
+                          "name (names.hpp rules)");
+  refuse_expired(deadline, call);
+  return guarded(call, [&] { return leader::list_locks(*inner_, prefix, deadline); });
+}
+
+std::shared_ptr<LeaseStore> checked(std::shared_ptr<LeaseStore> store) {
+  if (!store || dynamic_cast<CheckedStore*>(store.get()) != nullptr) return store;
+  return std::make_shared<CheckedStore>(std::move(store));
+}
+
+LeaseStore& unchecked(LeaseStore& store) {
+  return innermost(store);
+}
+
+}  // namespace leader::detail

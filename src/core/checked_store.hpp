@@ -1,0 +1,61 @@
+#pragma once
+// CheckedStore: the wrapper every store returned by leader::open() and make_memory_store() passes
+// through (internal; reach it with detail::checked() / detail::unchecked() from
+// <leader/detail/store_support.hpp>). It does once, with the same limits for every store, what
+// each store used to do on its own:
+// - validates requests, leases and candidates before any I/O (InvalidArgument naming the value
+//   and the rule it broke);
+// - refuses a deadline that has already passed before any I/O (BackendError deadline_exceeded,
+//   as the stores reported it; nothing is sent);
+// - stamps Lease::sent_at of a grant the store left empty with the local time the call started;
+// - maps a stray exception (anything that is not a leader::Error) to BackendError{internal}
+//   naming the store scheme and the operation, so no client library's exception escapes.
+// A store behind it checks only what its own encoding needs beyond these rules.
+
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "leader/detail/store_support.hpp"
+#include "leader/detail/store_wrapper.hpp"
+#include "leader/lock_listing.hpp"
+#include "leader/store.hpp"
+
+namespace leader::detail {
+
+/// Validates every call once, then forwards it to the wrapped store (see the file comment).
+class CheckedStore final : public LeaseStore, public LockLister, public StoreWrapper {
+ public:
+  /// Wraps `inner` (not null).
+  explicit CheckedStore(std::shared_ptr<LeaseStore> inner);
+
+  /// The wrapped store (its LockWatcher, if any, is found through it: store_wrapper.hpp).
+  [[nodiscard]] LeaseStore& wrapped() const noexcept override { return *inner_; }
+
+  /// One call, named in messages only when something is refused ("renew of lock 'job'").
+  struct Call {
+    const char* op;
+    std::string_view name;      ///< the lock, candidate group or lock-name prefix
+    const char* noun = "lock";  ///< what `name` is
+    [[nodiscard]] std::string str() const;
+  };
+
+  [[nodiscard]] std::string_view scheme() const override;
+  LEADER_LEASE_STORE_OPERATIONS;
+  /// leader::list_locks() of the wrapped store (failed_precondition when it cannot list).
+  [[nodiscard]] std::vector<LockState> list_locks(std::string_view prefix,
+                                                  Deadline deadline) override;
+
+ private:
+  // Throws deadline_exceeded when `deadline` has passed.
+  void refuse_expired(Deadline deadline, const Call& call) const;
+  // Runs `run` and maps an exception that is not a leader::Error to BackendError{internal}.
+  template <typename Run>
+  auto guarded(const Call& call, Run&& run) const -> decltype(run());
+
+  std::shared_ptr<LeaseStore> inner_;
+  std::string scheme_;
+};
+
+}  // namespace leader::detail
