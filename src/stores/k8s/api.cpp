@@ -1,5 +1,6 @@
 #include "api.hpp"
 
+#include <algorithm>
 #include <fstream>
 #include <sstream>
 
@@ -42,6 +43,16 @@ http::ClientOptions client_options(const Config& c) {
                        {"Content-Type", "application/json", false}};
   if (!c.token.empty()) o.default_headers.push_back({"Authorization", "Bearer " + c.token, true});
   return o;
+}
+
+constexpr long kMaxWatchSeconds = 1800;                      // the apiserver's usual ceiling
+constexpr std::size_t kMaxWatchLine = std::size_t{1} << 20;  // one event of one Lease is ~1 KiB
+
+/// `selector` with '/' and '=' percent-encoded, for a query parameter's value.
+std::string encode_selector(const std::string& selector) {
+  std::string encoded;
+  for (char c : selector) encoded += c == '/' ? "%2F" : c == '=' ? "%3D" : std::string(1, c);
+  return encoded;
 }
 
 std::string status_message(const nlohmann::json& body) {
@@ -126,9 +137,75 @@ Reply Api::get(const std::string& name, Deadline deadline) {
 }
 
 Reply Api::list(const std::string& selector, Deadline deadline) {
-  std::string encoded;  // k=v with '/' and '=' percent-encoded
-  for (char c : selector) encoded += c == '/' ? "%2F" : c == '=' ? "%3D" : std::string(1, c);
-  return call(http::Method::get, path_ + "?labelSelector=" + encoded, {}, deadline);
+  return call(http::Method::get, path_ + "?labelSelector=" + encode_selector(selector), {},
+              deadline);
+}
+
+std::string Api::label_selector(const std::string& k_eq_v) {
+  return "labelSelector=" + encode_selector(k_eq_v);
+}
+
+std::string Api::name_selector(const std::string& name) {
+  return "fieldSelector=" + encode_selector("metadata.name=" + name);
+}
+
+WatchEnd Api::watch(const std::string& selector, const std::string& resource_version,
+                    Deadline deadline, const std::stop_token& stop) {
+  const auto left = std::chrono::duration_cast<std::chrono::seconds>(deadline.remaining());
+  const long timeout = std::clamp<long>(static_cast<long>(left.count()) + 1, 1, kMaxWatchSeconds);
+  const std::string target = path_ + "?watch=true&" + selector +
+                             "&resourceVersion=" + resource_version +
+                             "&timeoutSeconds=" + std::to_string(timeout);
+  for (int attempt = 0;; ++attempt) {
+    refresh_token();
+    WatchEnd end = WatchEnd::ended;
+    std::string pending;      // an incomplete line
+    nlohmann::json rejected;  // a body that is no event: the Status of an error reply
+    const http::Response resp = client_->stream(
+        {http::Method::get, target, {}, {}}, deadline,
+        [&](std::string_view piece) {
+          pending.append(piece);
+          for (auto eol = pending.find('\n'); eol != std::string::npos; eol = pending.find('\n')) {
+            const auto line = nlohmann::json::parse(pending.substr(0, eol), nullptr, false);
+            pending.erase(0, eol + 1);
+            if (!line.is_object() || !line.contains("type") || !line["type"].is_string()) {
+              rejected = line;
+              continue;
+            }
+            const std::string& type = line["type"].get_ref<const std::string&>();
+            if (type == "BOOKMARK") continue;
+            end = type == "ERROR" ? WatchEnd::expired : WatchEnd::changed;
+            return false;
+          }
+          return pending.size() < kMaxWatchLine;  // a line this long is no Lease event
+        },
+        stop);
+    if (resp.success()) {
+      if (end == WatchEnd::ended && pending.size() >= kMaxWatchLine)
+        throw BackendError(
+            ErrorCode::internal, "k8s",
+            "watch of leases: an event line over " + std::to_string(kMaxWatchLine) + " bytes");
+      return end;
+    }
+    Reply r;
+    r.status = resp.status;
+    r.body = pending.empty() ? rejected : nlohmann::json::parse(pending, nullptr, false);
+    if (r.body.is_discarded()) r.body = nullptr;
+    if (r.body.is_object() && r.body.contains("reason") && r.body["reason"].is_string())
+      r.reason = r.body["reason"].get<std::string>();
+    if (r.status == 410) return WatchEnd::expired;  // resourceVersion too old: list again
+    if (r.status == 401 && !config_.token_file.empty() && attempt == 0) {
+      std::lock_guard lock(token_mu_);  // the token may have rotated: read it again, resend
+      token_loaded_ = false;
+      continue;
+    }
+    if (r.status == 403)  // get and list may be granted without watch
+      throw BackendError(
+          ErrorCode::failed_precondition, "k8s",
+          client_->redact("GET " + path_ + "?watch=true: HTTP 403 " + r.reason + ": " +
+                          status_message(r.body) + " (the Role needs the verb watch on leases)"));
+    fail(http::Method::get, r, path_ + "?watch=true", *client_);
+  }
 }
 
 Reply Api::create(const nlohmann::json& object, Deadline deadline) {

@@ -1,10 +1,11 @@
 #pragma once
-// The Kubernetes API calls of this store (Lease get/list/create/replace/delete) over the shared
-// HTTP transport, with bearer-token authentication and Status error classification.
+// The Kubernetes API calls of this store (Lease get/list/watch/create/replace/delete) over the
+// shared HTTP transport, with bearer-token authentication and Status error classification.
 
 #include <memory>
 #include <mutex>
 #include <nlohmann/json.hpp>
+#include <stop_token>
 #include <string>
 
 #include "config.hpp"
@@ -24,6 +25,13 @@ struct Reply {
   [[nodiscard]] bool conflict() const { return status == 409; }
 };
 
+/// How a watch stream ended.
+enum class WatchEnd {
+  changed,  ///< an ADDED, MODIFIED or DELETED event came
+  expired,  ///< 410 Gone (the resourceVersion is no longer kept) or another ERROR event
+  ended,    ///< no event: the server ended the stream (timeoutSeconds), the deadline, a stop
+};
+
 /// The Lease API of one namespace. Thread-safe.
 class Api {
  public:
@@ -34,12 +42,24 @@ class Api {
   Reply get(const std::string& name, Deadline deadline);
   /// GET the Leases whose labels match `selector` (k=v).
   Reply list(const std::string& selector, Deadline deadline);
+  /// A list-watch of the Leases that `selector` picks (label_selector(), name_selector()) from
+  /// `resource_version` (a LIST's) on, streamed
+  /// on a connection of its own with timeoutSeconds of the time left, until the first change
+  /// event, an ERROR event / 410, the end of the stream, `deadline` or `stop`. BOOKMARK events
+  /// are skipped. Other error replies throw BackendError as the other calls do.
+  WatchEnd watch(const std::string& selector, const std::string& resource_version,
+                 Deadline deadline, const std::stop_token& stop);
   /// POST a new Lease (201, or 409 AlreadyExists).
   Reply create(const nlohmann::json& object, Deadline deadline);
   /// PUT a Lease conditional on its metadata.resourceVersion (200, or 409 Conflict, or 404).
   Reply replace(const std::string& name, const nlohmann::json& object, Deadline deadline);
   /// DELETE a Lease (200, or 404).
   Reply remove(const std::string& name, Deadline deadline);
+
+  /// The watch selector of the Leases labelled `k_eq_v` ("k=v"), for watch().
+  [[nodiscard]] static std::string label_selector(const std::string& k_eq_v);
+  /// The watch selector of the Lease named `name`, for watch().
+  [[nodiscard]] static std::string name_selector(const std::string& name);
 
   /// The configuration this client was made with.
   [[nodiscard]] const Config& config() const { return config_; }

@@ -190,10 +190,14 @@ void K8sStore::withdraw(const std::string& name, const nlohmann::json& written, 
 }
 
 LockState K8sStore::inspect(std::string_view lock, Deadline deadline) {
-  LockState state;
+  return read_lock(lock, deadline).state;
+}
+
+K8sStore::LockRead K8sStore::read_lock(std::string_view lock, Deadline deadline) {
+  LockRead out;
+  LockState& state = out.state;
   state.lock = std::string(lock);
   const std::string name = object_name(lock);
-  const Reply r = api_.get(name, deadline);
   auto add = [&](const LeaseView& v, TimePoint received, int slot) {
     if (v.holder.empty()) return;
     const Judgement j = judge(v, received);
@@ -201,26 +205,36 @@ LockState K8sStore::inspect(std::string_view lock, Deadline deadline) {
     auto [node, owner] = split_identity(v.holder);
     state.holders.push_back({node, owner, v.fence, slot, j.left});
   };
+  TimePoint received{};
+  const auto objects = lock_objects(lock, received, deadline, &out.version);
+  const Reply r = api_.get(name, deadline);
   if (r.ok()) {
     const LeaseView v = LeaseView::of(r.body);
     check_owner_lock(v, lock);
     if (!v.slot) add(v, r.received, 0);
   }
-  TimePoint received{};
-  for (const auto& [v, object] : lock_objects(lock, received, deadline))
+  for (const auto& [v, object] : objects) {
+    if (v.name == name) out.labelled_base = true;
     if (v.slot && v.name != name) add(v, received, *v.slot);
+  }
   std::sort(state.holders.begin(), state.holders.end(),
             [](const Holder& a, const Holder& b) { return a.slot < b.slot; });
-  return state;
+  return out;
 }
 
 std::vector<std::pair<LeaseView, nlohmann::json>> K8sStore::lock_objects(std::string_view lock,
                                                                          TimePoint& received,
-                                                                         Deadline deadline) {
+                                                                         Deadline deadline,
+                                                                         std::string* version) {
   const Reply r = api_.list(std::string(kLockLabel) + "=" + short_hash(lock), deadline);
   if (!r.ok() || !r.body.is_object())
     throw BackendError(ErrorCode::internal, "k8s", "LIST of leases gave no LeaseList");
   received = r.received;
+  if (version != nullptr) {
+    const auto meta = r.body.value("metadata", nlohmann::json::object());
+    const auto rv = meta.is_object() ? meta.value("resourceVersion", nlohmann::json()) : nullptr;
+    *version = rv.is_string() ? rv.get<std::string>() : std::string();
+  }
   std::vector<std::pair<LeaseView, nlohmann::json>> out;
   const auto items = r.body.value("items", nlohmann::json::array());  // null: empty
   if (!items.is_array() && !items.is_null())

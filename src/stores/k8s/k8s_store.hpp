@@ -13,13 +13,14 @@
 #include "api.hpp"
 #include "leader/detail/store_support.hpp"
 #include "leader/lock_listing.hpp"
+#include "leader/lock_watching.hpp"
 #include "leader/store.hpp"
 #include "record.hpp"
 
 namespace leader::k8s {
 
 /// The Kubernetes Lease store. Thread-safe.
-class K8sStore : public LeaseStore, public LockLister {
+class K8sStore : public LeaseStore, public LockLister, public LockWatcher {
  public:
   /// A store over the API server and namespace of `config`; no I/O until the first call.
   explicit K8sStore(Config config);
@@ -31,6 +32,16 @@ class K8sStore : public LeaseStore, public LockLister {
   /// matched here, then inspect() of each.
   [[nodiscard]] std::vector<LockState> list_locks(std::string_view prefix,
                                                   Deadline deadline) override;
+
+  /// Reads the lock (as inspect()) and, while its holders equal `last_seen`, list-watches its
+  /// Lease objects from the resourceVersion of that read's LIST on a connection of its own: by
+  /// the lock's label (slots and the base object) once the base object carries it, otherwise
+  /// the base object by fieldSelector=metadata.name (absent, or written by a client-go
+  /// holder). Every ADDED/MODIFIED/DELETED event re-reads; an ERROR event or 410 re-reads and
+  /// watches from the new LIST. Returns at a change, at `deadline` or on `stop` (then the last
+  /// read, possibly unchanged). README.md, "Watching".
+  [[nodiscard]] LockState watch(std::string_view lock, const LockState& last_seen,
+                                Deadline deadline, const std::stop_token& stop) override;
 
   /// The API client (tests and the benchmark issue raw calls through it).
   [[nodiscard]] Api& api() { return api_; }
@@ -55,10 +66,22 @@ class K8sStore : public LeaseStore, public LockLister {
   /// Frees `written` (the object our own write returned) after a refused acquisition.
   void withdraw(const std::string& name, const nlohmann::json& written, const Grant& grant,
                 Deadline deadline);
-  /// The objects of `lock` found by its label (slot objects and, when labelled, the base).
+  /// What read_lock() found: the lock as inspect() shows it, the resourceVersion of its LIST
+  /// (where a watch starts) and whether that LIST held the base object (it carries the label).
+  struct LockRead {
+    LockState state;
+    std::string version;
+    bool labelled_base = false;
+  };
+  /// inspect(): the LIST by the lock's label first, then the GET of the base object, so that a
+  /// watch from the LIST's resourceVersion misses no change made after either read.
+  LockRead read_lock(std::string_view lock, Deadline deadline);
+  /// The objects of `lock` found by its label (slot objects and, when labelled, the base);
+  /// `version`, when given, gets the LIST's resourceVersion.
   std::vector<std::pair<LeaseView, nlohmann::json>> lock_objects(std::string_view lock,
                                                                  TimePoint& received,
-                                                                 Deadline deadline);
+                                                                 Deadline deadline,
+                                                                 std::string* version = nullptr);
   /// Bumps the lock's fencing counter on its base object (a group grant's token); refuses when
   /// the base object has a live single holder.
   std::uint64_t next_group_fence(const LeaseRequest& request, Deadline deadline);

@@ -7,6 +7,12 @@ Python 3 standard library only.
 
   k8s_double.py --port 16443 (0: any free port) [--host 127.0.0.1] [--token T ...] [--token-file F]
                 [--forbidden-token T ...] [--tls-cert C --tls-key K] [--pid-file P]
+                [--watch-history N]
+
+Watch (`GET .../leases?watch=true`): newline-delimited JSON events {"type", "object"} from the
+given resourceVersion on, with labelSelector / fieldSelector and timeoutSeconds; the last N
+changes are kept (--watch-history, default 1000) and a watch from an older resourceVersion gets
+one ERROR event with a 410 Expired Status (FIDELITY.md, "Watch").
 
 Auth: with no --token/--token-file every request is accepted; otherwise a request needs
 `Authorization: Bearer <t>` with t in --token or in a line of --token-file (re-read on every
@@ -22,10 +28,13 @@ hang (the outage the contract suite uses). Prints "READY <port>" once it listens
 """
 
 import argparse
+import collections
 import datetime
 import json
 import os
 import re
+import select
+import socket
 import ssl
 import sys
 import threading
@@ -105,14 +114,27 @@ def now_rfc3339():
 class Store:
     """Leases by (namespace, name); one lock; resourceVersion is one increasing counter."""
 
-    def __init__(self):
+    def __init__(self, history=1000):
         self.mu = threading.Lock()
+        self.changed = threading.Condition(self.mu)  # notified on every change (watchers)
         self.objects = {}
         self.revision = 1000
+        # Watch history: (revision, namespace, old object or None, new object or None), oldest
+        # first; `compacted` is the newest revision whose change is no longer kept.
+        self.history = collections.deque()
+        self.history_size = max(1, history)
+        self.compacted = self.revision
 
     def next_rv(self):
         self.revision += 1
         return str(self.revision)
+
+    def record(self, ns, old, new):
+        """Keeps one change for watchers (under mu) and wakes them."""
+        self.history.append((self.revision, ns, old, new))
+        while len(self.history) > self.history_size:
+            self.compacted = self.history.popleft()[0]
+        self.changed.notify_all()
 
     def get(self, ns, name):
         with self.mu:
@@ -121,13 +143,13 @@ class Store:
                 raise not_found(name)
             return obj
 
-    def list(self, ns, selector):
+    def list(self, ns, selector, fields=()):
         with self.mu:
             items = [o for (n, _), o in sorted(self.objects.items()) if n == ns]
             # Items carry no kind/apiVersion, as the real server sends them
             # (kubernetes/kubernetes issues 3030 and 63676).
             items = [{k: v for k, v in o.items() if k not in ("kind", "apiVersion")}
-                     for o in items if matches(o, selector)]
+                     for o in items if matches(o, selector) and fields_match(o, fields)]
             return {"apiVersion": API_VERSION, "kind": "LeaseList",
                     "metadata": {"resourceVersion": str(self.revision)}, "items": items}
 
@@ -139,6 +161,7 @@ class Store:
                                'leases.coordination.k8s.io "%s" already exists' % name, name)
             obj = self.stamp_new(ns, body)
             self.objects[(ns, name)] = obj
+            self.record(ns, None, obj)
             return obj
 
     def stamp_new(self, ns, body):
@@ -160,6 +183,7 @@ class Store:
                                    "object meta: " % meta["uid"])
                 obj = self.stamp_new(ns, body)
                 self.objects[(ns, name)] = obj
+                self.record(ns, None, obj)
                 return obj, True
             rv = meta.get("resourceVersion")
             if not rv:  # ref 3.2
@@ -182,6 +206,7 @@ class Store:
                 return cur, False
             new_meta["resourceVersion"] = self.next_rv()
             self.objects[(ns, name)] = new
+            self.record(ns, cur, new)
             return new, False
 
     def delete(self, ns, name, options):
@@ -200,7 +225,54 @@ class Store:
                                % (pre["resourceVersion"], cur["metadata"]["resourceVersion"]))
             del self.objects[(ns, name)]
             self.revision += 1
+            self.record(ns, cur, None)
             return cur
+
+
+    def watch_start(self, ns, since, accept):
+        """Where a watch starts (under mu): (synthetic ADDED events, revision to follow from),
+        or None when `since` is older than the kept history (410). `since` None: the current
+        objects as ADDED events first ("Get State and Start at Most Recent")."""
+        if since is None:
+            added = [("ADDED", o) for (n, _), o in sorted(self.objects.items())
+                     if n == ns and accept(o)]
+            return added, self.revision
+        if since < self.compacted:
+            return None
+        return [], since
+
+    def watch_events(self, ns, since, accept):
+        """The events of changes after `since` in `ns` that `accept` selects (under mu), or None
+        when some of them are no longer kept."""
+        if since < self.compacted:
+            return None
+        out = []
+        for revision, n, old, new in self.history:
+            if revision <= since or n != ns:
+                continue
+            event = watch_event(revision, old, new, accept)
+            if event:
+                out.append(event)
+        return out
+
+
+def watch_event(revision, old, new, accept):
+    """One change as a watch event for a selector (`accept`): an object that starts matching is
+    ADDED, one that stops matching (or is deleted) DELETED with its last state at the change's
+    resourceVersion, one that keeps matching MODIFIED; None when neither state matches."""
+    was, now = old is not None and accept(old), new is not None and accept(new)
+    if now:
+        return ("MODIFIED" if was else "ADDED"), new
+    if was:
+        gone = json.loads(json.dumps(old))
+        gone["metadata"]["resourceVersion"] = str(revision)
+        return "DELETED", gone
+    return None
+
+
+def expired_status(since, oldest):
+    """The Status of a watch from a resourceVersion older than the kept history."""
+    return status_body(410, "Expired", "too old resource version: %d (%d)" % (since, oldest))
 
 
 def canonical(obj):
@@ -211,6 +283,30 @@ def canonical(obj):
 def matches(obj, selector):
     labels = obj["metadata"].get("labels") or {}
     return all(labels.get(k) == v for k, v in selector)
+
+
+def is_watch(query):
+    """?watch= as the apiserver parses booleans (Go strconv.ParseBool's true forms)."""
+    return query.get("watch", ["false"])[0] in ("1", "t", "T", "true", "TRUE", "True")
+
+
+def fields_match(obj, fields):
+    meta = obj["metadata"]
+    return all(meta.get(k) == v for k, v in fields)
+
+
+def parse_fields(text):
+    """Field selectors of Leases: metadata.name and metadata.namespace, k=v or k==v."""
+    out = []
+    for term in filter(None, (text or "").split(",")):
+        m = re.match(r"^([^=!]+)==?([^=]*)$", term)
+        if not m:
+            raise bad_request('invalid field selector "%s": this double supports only k=v' % term)
+        key = m.group(1).strip()
+        if key not in ("metadata.name", "metadata.namespace"):
+            raise bad_request('field label not supported: %s' % key)
+        out.append((key.split(".", 1)[1], m.group(2).strip()))
+    return out
 
 
 def parse_selector(text):
@@ -387,7 +483,10 @@ class Handler(BaseHTTPRequestHandler):
                 headers = [("Retry-After", "1")] if failure == 429 else []
                 return self.reply(failure, status_body(failure, REASONS.get(failure, "Unknown"),
                                                        "injected by the double"), headers)
-            code, body = self.route(method, url)
+            routed = self.route(method, url)
+            if routed is None:  # a watch: its reply was streamed
+                return None
+            code, body = routed
             if method != "GET" and self.server.faults.take_loss():
                 self.close_connection = True
                 self.connection.shutdown(2)  # applied, but the reply is lost
@@ -396,6 +495,74 @@ class Handler(BaseHTTPRequestHandler):
         except ApiError as e:
             return self.reply(e.code, status_body(e.code, e.reason, e.message, e.name, e.kind,
                                                   e.causes))
+
+    def watch(self, ns, labels, fields, query):
+        """A list-watch: 200, then one chunk per event ({"type", "object"} and a newline) until
+        timeoutSeconds passed or the client went away; returns None (the reply is written)."""
+        rv = query.get("resourceVersion", [""])[0]
+        if rv not in ("", "0") and not rv.isdigit():
+            raise bad_request('invalid resource version "%s"' % rv)
+        timeout = query.get("timeoutSeconds", ["1800"])[0]
+        if not timeout.isdigit():
+            raise bad_request("timeoutSeconds: not a number: %s" % timeout)
+        end = time.monotonic() + int(timeout)
+        since = None if rv in ("", "0") else int(rv)
+        store = self.server.store
+
+        def accept(obj):
+            return matches(obj, labels) and fields_match(obj, fields)
+
+        self.send_response(200)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Transfer-Encoding", "chunked")
+        self.end_headers()
+        self.close_connection = True
+        with store.mu:
+            start = store.watch_start(ns, since, accept)
+            oldest = store.compacted
+        try:
+            if start is None:
+                self.send_event("ERROR", expired_status(since, oldest))
+                return self.end_chunks()
+            events, since = start
+            for kind, obj in events:
+                self.send_event(kind, obj)
+            while time.monotonic() < end:
+                with store.mu:
+                    while store.revision == since and time.monotonic() < end:
+                        store.changed.wait(min(1.0, max(0.0, end - time.monotonic())))
+                        if self.peer_closed():
+                            return None
+                    events = store.watch_events(ns, since, accept)
+                    since, oldest = store.revision, store.compacted
+                if events is None:  # this watcher fell behind the kept history
+                    self.send_event("ERROR", expired_status(since, oldest))
+                    break
+                for kind, obj in events:
+                    self.send_event(kind, obj)
+            return self.end_chunks()
+        except (BrokenPipeError, ConnectionResetError, ssl.SSLError, OSError):
+            return None  # the client went away
+
+    def send_event(self, kind, obj):
+        obj = {"kind": "Status" if kind == "ERROR" else "Lease",
+               "apiVersion": "v1" if kind == "ERROR" else API_VERSION} | obj
+        data = json.dumps({"type": kind, "object": obj}, separators=(",", ":")).encode() + b"\n"
+        self.wfile.write(b"%x\r\n%s\r\n" % (len(data), data))
+
+    def end_chunks(self):
+        self.wfile.write(b"0\r\n\r\n")
+
+    def peer_closed(self):
+        """True when the client closed its end (plain sockets; a TLS peer is found on write)."""
+        sock = self.connection
+        if isinstance(sock, ssl.SSLSocket):
+            return False
+        try:
+            readable, _, _ = select.select([sock], [], [], 0)
+            return bool(readable) and sock.recv(1, socket.MSG_PEEK) == b""
+        except OSError:
+            return True
 
     def authorize(self, path):
         tokens = set(self.server.tokens)
@@ -436,9 +603,11 @@ class Handler(BaseHTTPRequestHandler):
         store = self.server.store
         if name is None:
             if method == "GET":
-                if query.get("watch", ["false"])[0] in ("true", "1"):
-                    raise bad_request("watch is not implemented by this double")
-                return 200, store.list(ns, parse_selector(query.get("labelSelector", [""])[0]))
+                labels = parse_selector(query.get("labelSelector", [""])[0])
+                fields = parse_fields(query.get("fieldSelector", [""])[0])
+                if is_watch(query):
+                    return self.watch(ns, labels, fields, query)
+                return 200, store.list(ns, labels, fields)
             if method == "POST":
                 body = self.read_body()
                 name = ((body or {}).get("metadata") or {}).get("name", "") \
@@ -451,6 +620,9 @@ class Handler(BaseHTTPRequestHandler):
             raise ApiError(405, "MethodNotAllowed", "the server does not allow this method on "
                            "the requested resource")
         if method == "GET":
+            if is_watch(query):
+                raise bad_request("watch of one Lease by its path is not implemented by this "
+                                  "double: list-watch with fieldSelector=metadata.name=%s" % name)
             return 200, store.get(ns, name)
         if method == "PUT":
             body = self.read_body()
@@ -484,10 +656,12 @@ def main():
     p.add_argument("--tls-cert")
     p.add_argument("--tls-key")
     p.add_argument("--pid-file")
+    p.add_argument("--watch-history", type=int, default=1000,
+                   help="changes kept for watches; older resourceVersions get 410")
     a = p.parse_args()
     server = ThreadingHTTPServer((a.host, a.port), Handler)
     server.daemon_threads = True
-    server.store, server.faults = Store(), Faults()
+    server.store, server.faults = Store(a.watch_history), Faults()
     server.tokens, server.token_file = a.token, a.token_file
     server.forbidden_tokens = a.forbidden_token
     if a.tls_cert:

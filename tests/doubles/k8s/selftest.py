@@ -96,6 +96,54 @@ def checks(port):
     yield "delete returns a Success Status", status.status == "Success"
 
 
+def watch_checks():
+    """A watch read by the client's own watch.Watch, which splits the stream into lines and
+    deserializes each event's object into V1Lease (or raises ApiException for an ERROR)."""
+    from kubernetes import watch
+    p, port = start(["--watch-history", "4"])
+    try:
+        c = api(port)
+        ns = "watch"
+        c.create_namespaced_lease(ns, client.V1Lease(
+            metadata=client.V1ObjectMeta(name="w-a", labels={"lock": "a"}),
+            spec=client.V1LeaseSpec(holder_identity="pod-1", lease_duration_seconds=15)))
+        listed = c.list_namespaced_lease(ns, label_selector="lock=a")
+        rv = listed.metadata.resource_version
+        current = listed.items[0]
+        current.spec.holder_identity = "pod-2"
+        c.replace_namespaced_lease("w-a", ns, current)
+        c.create_namespaced_lease(ns, client.V1Lease(metadata=client.V1ObjectMeta(name="w-b"),
+                                                     spec=client.V1LeaseSpec()))
+        c.delete_namespaced_lease("w-a", ns)
+        w = watch.Watch()
+        seen = [(e["type"], e["object"].metadata.name, e["object"].spec.holder_identity)
+                for e in w.stream(c.list_namespaced_lease, ns, label_selector="lock=a",
+                                  resource_version=rv, timeout_seconds=1)]
+        yield "a label-selected watch from a list's resourceVersion gives MODIFIED, DELETED", \
+            seen == [("MODIFIED", "w-a", "pod-2"), ("DELETED", "w-a", "pod-2")]
+        seen = [(e["type"], e["object"].metadata.name)
+                for e in watch.Watch().stream(c.list_namespaced_lease, ns,
+                                              field_selector="metadata.name=w-b",
+                                              timeout_seconds=1)]
+        yield "a fieldSelector watch without resourceVersion starts with ADDED", \
+            seen == [("ADDED", "w-b")]
+        types = [e["type"] for e in watch.Watch().stream(
+            c.list_namespaced_lease, ns, resource_version=rv, timeout_seconds=1)]
+        yield "an unselected watch sees every change after the resourceVersion", \
+            types == ["MODIFIED", "ADDED", "DELETED"]
+        for i in range(5):  # more changes than the double keeps (--watch-history 4)
+            c.create_namespaced_lease(ns, client.V1Lease(
+                metadata=client.V1ObjectMeta(name="w-c%d" % i), spec=client.V1LeaseSpec()))
+        try:
+            list(watch.Watch().stream(c.list_namespaced_lease, ns, resource_version=rv,
+                                      timeout_seconds=1))
+            yield "a watch from a compacted resourceVersion raises 410", False
+        except ApiException as e:
+            yield "a watch from a compacted resourceVersion raises 410", e.status == 410
+    finally:
+        p.kill()
+
+
 def auth_checks():
     p, port = start(["--token", "good", "--forbidden-token", "rbac"])
     try:
@@ -131,7 +179,7 @@ def main():
     p, port = start([])
     passed = failed = 0
     try:
-        for name, ok in list(checks(port)) + list(auth_checks()):
+        for name, ok in list(checks(port)) + list(watch_checks()) + list(auth_checks()):
             print(("ok     " if ok else "FAILED ") + name)
             passed, failed = passed + bool(ok), failed + (not ok)
     finally:
