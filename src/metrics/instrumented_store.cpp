@@ -12,7 +12,9 @@ namespace {
 
 using detail::Operation;
 
-class InstrumentedStore final : public LeaseStore, public LockLister, public detail::StoreWrapper {
+class InstrumentedStore final : public LeaseStore,
+                                public LockLister,
+                                public ::leader::detail::StoreWrapper {
  public:
   InstrumentedStore(std::shared_ptr<LeaseStore> inner, std::shared_ptr<detail::MetricsState> state)
       : inner_(std::move(inner)),
