@@ -51,23 +51,53 @@ void Observer::attempt() {
     Acquired got =
         store_->try_acquire({lock_, owner_, options_.node_id, options_.ttl, options_.slots},
                             Deadline::after(options_.call_timeout));
-    std::lock_guard lock(mu_);
     if (got.lease) {
-      lease_ = std::move(got.lease);
-      takeover_ = sent;
-      ghost_from_ = unknown_run_;
+      // In a group a ghost may hold another slot, granted before this attempt: the earliest wins.
+      // (The fresh grant is then left to expire on the server.)
+      if (ghosts_.empty() || !adopt_ghost()) {
+        std::lock_guard lock(mu_);
+        lease_ = std::move(got.lease);
+        takeover_ = sent;
+      }
     } else {
       ++contended_;
-      unknown_run_.reset();
+      if (!ghosts_.empty()) adopt_ghost();
     }
-  } catch (const BackendError& e) {
+  } catch (const BackendError&) {  // unknown outcome: the server may hold a grant to owner_
     ++errors_;
-    std::lock_guard lock(mu_);
-    if (e.code() == ErrorCode::deadline_exceeded && !unknown_run_) unknown_run_ = sent;
+    ghosts_.emplace(owner_, sent);
+    owner_ = new_owner_token();
   } catch (const std::exception&) {  // counted; the judge keeps judging
     ++errors_;
   }
   cv_.notify_all();
+}
+
+bool Observer::adopt_ghost() {
+  LockState state;
+  try {
+    state = store_->inspect(lock_, Deadline::after(options_.call_timeout));
+  } catch (const std::exception&) {  // the next contended answer asks again
+    ++errors_;
+    return false;
+  }
+  const Holder* earliest = nullptr;
+  TimePoint earliest_sent{};
+  for (const Holder& h : state.holders) {
+    auto ghost = ghosts_.find(h.owner);
+    if (ghost == ghosts_.end()) continue;
+    if (earliest == nullptr || ghost->second < earliest_sent) {
+      earliest = &h;
+      earliest_sent = ghost->second;
+    }
+  }
+  if (earliest == nullptr) return false;
+  std::lock_guard lock(mu_);
+  lease_ = Lease{lock_,          earliest->owner, earliest->node_id, earliest->fencing_token,
+                 earliest->slot, options_.slots,  options_.ttl,      earliest_sent};
+  takeover_ = earliest_sent;
+  ghost_won_ = true;
+  return true;
 }
 
 std::optional<TimePoint> Observer::takeover() const {
@@ -77,8 +107,13 @@ std::optional<TimePoint> Observer::takeover() const {
 
 std::optional<TimePoint> Observer::earliest_takeover(TimePoint frozen_until) const {
   std::lock_guard lock(mu_);
-  if (!takeover_ || !ghost_from_) return takeover_;
-  return std::min(*takeover_, std::max(*ghost_from_, frozen_until));
+  if (!takeover_ || !ghost_won_) return takeover_;
+  return std::max(*takeover_, frozen_until);
+}
+
+bool Observer::ghost_won() const {
+  std::lock_guard lock(mu_);
+  return ghost_won_;
 }
 
 bool Observer::wait_for_takeover(Duration timeout) {
