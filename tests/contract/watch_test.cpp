@@ -6,43 +6,21 @@
 // p50 of the watch and of the inspect() poll is printed (no timed assertion: figures only).
 
 #include <algorithm>
-#include <condition_variable>
 #include <cstdio>
-#include <mutex>
-#include <optional>
 #include <thread>
 
 #include "faulty_store.hpp"
 #include "helpers.hpp"
 #include "leader/campaign.hpp"
 #include "leader/lock_watching.hpp"
+#include "seen_changes.hpp"
 
 namespace leader::contract {
 namespace {
 
 constexpr int kChanges = 10;
 
-// What an observer reported: the fencing token of each snapshot (0 = free) and when it came.
-struct Seen {
-  std::mutex mu;
-  std::condition_variable cv;
-  std::vector<std::uint64_t> tokens;
-  std::vector<SteadyClock::time_point> at;
-
-  bool record(const LockState& s) {
-    std::lock_guard lock(mu);
-    tokens.push_back(s.held() ? s.holders[0].fencing_token : 0);
-    at.push_back(SteadyClock::now());
-    cv.notify_all();
-    return true;
-  }
-  // Waits until `n` snapshots were reported; when the n-th came.
-  std::optional<SteadyClock::time_point> wait_for(std::size_t n, Duration limit) {
-    std::unique_lock lock(mu);
-    if (!cv.wait_for(lock, limit, [&] { return tokens.size() >= n; })) return std::nullopt;
-    return at[n - 1];
-  }
-};
+using Seen = test::SeenChanges;
 
 Ms p50(std::vector<Ms> v) {
   std::sort(v.begin(), v.end());
@@ -89,8 +67,7 @@ std::vector<Ms> churn(const Backend& b, LeaseStore& store, const std::string& na
   }
   observer.request_stop();
   observer.join();
-  std::lock_guard l(seen.mu);
-  EXPECT_EQ(seen.tokens, expected) << "every change, in order, none twice";
+  EXPECT_EQ(seen.tokens(), expected) << "every change, in order, none twice";
   return latencies;
 }
 
@@ -145,8 +122,7 @@ TEST_P(ContractTest, WatchReportsAHolderThatVanishesWithoutReleasing) {
     ASSERT_TRUE(seen.wait_for(2, limit));
   }  // never renewed, never released
   ASSERT_TRUE(seen.wait_for(3, backend().lease_unit * 15)) << "the holder's end was never reported";
-  std::lock_guard l(seen.mu);
-  EXPECT_EQ(seen.tokens, (std::vector<std::uint64_t>{0, token, 0}));
+  EXPECT_EQ(seen.tokens(), (std::vector<std::uint64_t>{0, token, 0}));
 }
 
 TEST_P(ContractTest, AQuietWatchEndsAtItsDeadlineOrAStopAndAStaleSnapshotIsAnsweredAtOnce) {
