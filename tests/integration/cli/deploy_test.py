@@ -99,9 +99,9 @@ for path in sorted(glob.glob(os.path.join(deploy, "**", "*.yaml"), recursive=Tru
 role_rules = [r for role in documents.get("Role", []) for r in role.get("rules", [])]
 lease_verbs = {v for r in role_rules if "leases" in r.get("resources", [])
                and "coordination.k8s.io" in r.get("apiGroups", []) for v in r.get("verbs", [])}
-if not {"get", "create", "update"} <= lease_verbs:
-    fail("the Role does not grant get/create/update on coordination.k8s.io leases: %s"
-         % sorted(lease_verbs))
+if not {"get", "list", "watch", "create", "update"} <= lease_verbs:
+    fail("the Role does not grant get/list/watch/create/update on coordination.k8s.io leases"
+         " (watch: observers, src/stores/k8s/README.md): %s" % sorted(lease_verbs))
 accounts = {a["metadata"]["name"] for a in documents.get("ServiceAccount", [])}
 bound = {b["roleRef"]["name"] for b in documents.get("RoleBinding", [])}
 if not bound:
