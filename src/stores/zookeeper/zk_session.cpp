@@ -7,38 +7,9 @@
 #include <thread>
 
 #include "leader/errors.hpp"
+#include "zk_handle.hpp"
 
 namespace leader::detail::zk {
-
-struct Pending::State {
-  std::mutex mu;
-  std::condition_variable cv;
-  bool done = false;
-  Reply reply;
-  std::shared_ptr<void> buffers;  ///< what the C client writes into until the completion runs
-};
-
-struct Session::Handle {
-  zhandle_t* zh = nullptr;
-  std::uint64_t generation = 0;  ///< of the Session, when this handle was made
-  std::mutex mu;
-  std::condition_variable cv;
-  int state = 0;
-  int negotiated_ms = 0;  ///< zoo_recv_timeout() read when the session (re)connected; 0 before
-  bool expired = false;
-  bool auth_failed = false;
-
-  Handle() = default;
-  Handle(const Handle&) = delete;
-  Handle& operator=(const Handle&) = delete;
-  ~Handle() {
-    if (zh != nullptr) zookeeper_close(zh);
-  }
-  bool dead() {
-    std::lock_guard lock(mu);
-    return expired || auth_failed;
-  }
-};
 
 namespace {
 
@@ -72,12 +43,7 @@ void complete(const void* data, Fill fill) {
   auto* holder = static_cast<std::shared_ptr<Pending::State>*>(const_cast<void*>(data));
   std::shared_ptr<Pending::State> st = std::move(*holder);
   delete holder;
-  {
-    std::lock_guard lock(st->mu);
-    fill(st->reply);
-    st->done = true;
-  }
-  st->cv.notify_all();
+  st->finish(fill);
 }
 
 void copy_stat(const struct Stat* s, Reply& r) {

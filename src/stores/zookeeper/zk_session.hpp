@@ -12,6 +12,7 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <stop_token>
 #include <string>
 #include <utility>
 #include <vector>
@@ -70,6 +71,8 @@ class Pending {
   std::shared_ptr<State> state_;
 };
 
+class Watch;
+
 /// One session; thread-safe. Connection-level failures throw BackendError; node-level outcomes
 /// (ZNONODE, ZNODEEXISTS, ZBADVERSION, ZNOTEMPTY) are returned in `Reply::rc`.
 class Session {
@@ -122,6 +125,10 @@ class Session {
   Pending get_async(const std::string& path, Deadline deadline);
   /// Creates `path` and its missing ancestors as persistent nodes; existing ones are fine.
   void ensure_path(const std::string& path, Deadline deadline);
+  /// Lists `dir`'s children and leaves a child watch on it (zk_watch.cpp): the listing is read
+  /// after the watch is set, so every later change of the children fires it. When `dir` does not
+  /// exist (rc ZNONODE, no children) the watch is an exists watch, fired by its creation.
+  std::pair<Reply, Watch> watch_children(const std::string& dir, Deadline deadline);
 
   /// Increments whenever a new session replaces an expired or closed one.
   [[nodiscard]] std::uint64_t generation() const;
@@ -155,6 +162,8 @@ class Session {
   static std::optional<Duration> negotiated_of(Handle& h);
   Reply finish(int submit_rc, const std::shared_ptr<Pending::State>& st, Deadline deadline,
                const std::string& what);
+  std::pair<Reply, Watch> arm(const std::shared_ptr<Handle>& h, const std::string& path,
+                              bool exists, Deadline deadline);
 
   SessionConfig config_;
   mutable std::mutex mu_;
@@ -162,6 +171,30 @@ class Session {
   std::shared_ptr<Handle> handle_;
   std::uint64_t generation_ = 0;
   Duration last_negotiated_{0};  ///< of the handles replaced so far
+};
+
+/// A watch that Session::watch_children left on the server. ZooKeeper watches are one-shot: it
+/// fires once, at the first change after the read that set it (or at any session event), and a
+/// caller that wants the next change reads and arms again. Waiting is thread-safe; the watch's
+/// context stays with its session handle until the C client can no longer call it, so dropping a
+/// Watch that has not fired is safe.
+class Watch {
+ public:
+  struct State;
+  /// Why wait() returned.
+  enum class Woken { fired, deadline, stopped };
+  Watch(std::shared_ptr<Session::Handle> handle, std::shared_ptr<State> state, std::string shown)
+      : handle_(std::move(handle)), state_(std::move(state)), shown_(std::move(shown)) {}
+  /// Blocks until the watch fired and its session can answer a read again (connected, or known
+  /// to be expired: the next call opens a new one), until `deadline` or until `stop` is
+  /// requested. Throws BackendError(unavailable) when the watch fired on a disconnection that
+  /// did not end before the deadline: a read would have failed the same way.
+  Woken wait(Deadline deadline, const std::stop_token& stop);
+
+ private:
+  std::shared_ptr<Session::Handle> handle_;
+  std::shared_ptr<State> state_;
+  std::string shown_;
 };
 
 }  // namespace leader::detail::zk

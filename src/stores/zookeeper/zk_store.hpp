@@ -11,6 +11,7 @@
 
 #include "leader/detail/store_support.hpp"
 #include "leader/lock_listing.hpp"
+#include "leader/lock_watching.hpp"
 #include "leader/store.hpp"
 #include "zk_config.hpp"
 #include "zk_core.hpp"
@@ -31,7 +32,7 @@ std::vector<Contender> sorted_contenders(const std::vector<std::string>& childre
 std::optional<int> slot_index(std::string_view name);
 
 /// LeaseStore over one ZooKeeper session. Thread-safe.
-class ZooKeeperStore final : public LeaseStore, public LockLister {
+class ZooKeeperStore final : public LeaseStore, public LockLister, public LockWatcher {
  public:
   explicit ZooKeeperStore(StoreConfig config);
   ~ZooKeeperStore() override;
@@ -44,6 +45,13 @@ class ZooKeeperStore final : public LeaseStore, public LockLister {
   /// then inspect() of each (lock directories stay after release: listed only while held).
   [[nodiscard]] std::vector<LockState> list_locks(std::string_view prefix,
                                                   Deadline deadline) override;
+  /// Reads the lock (as inspect()) with a child watch left on its directory (an exists watch
+  /// while it has none) and, while its holders equal `last_seen`, waits for the watch, then reads
+  /// and arms again (zk_watch.cpp). Returns at a change, at `deadline` or on `stop` (then the
+  /// last read, possibly unchanged); a session event wakes it, and it reads again once the
+  /// session answers (a new session after an expiry) or throws as inspect() would.
+  [[nodiscard]] LockState watch(std::string_view lock, const LockState& last_seen,
+                                Deadline deadline, const std::stop_token& stop) override;
   /// Tests only: the session of inspect and of leases of a fixed session timeout.
   [[nodiscard]] Session& base_session_for_test() { return session(); }
 

@@ -10,6 +10,7 @@
 
 #include <iostream>
 
+#include "leader/detail/store_wrapper.hpp"
 #include "leader/leader.hpp"
 #include "observer.hpp"
 #include "zk_raw.hpp"
@@ -40,7 +41,7 @@ TEST(ZooKeeperGhost, AnUnknownCreateOnARenewedSessionDoesNotBlockTheNextHolder) 
   ASSERT_TRUE(held);
 
   auto store = open(uri("session_timeout=1s"));
-  auto& zk = dynamic_cast<detail::zk::ZooKeeperStore&>(*store);
+  auto& zk = dynamic_cast<detail::zk::ZooKeeperStore&>(detail::innermost(*store));
   ASSERT_TRUE(store->inspect(name, soon()).held());  // the session is up
   zk.base_session_for_test().expire_for_test(Deadline::after(Ms{10000}));
   detail::zk::fault_hooks().lose_create_replies = 1;
@@ -81,7 +82,7 @@ TEST(ZooKeeperGhost, AnUnknownCreateOnARenewedSessionDoesNotBlockTheNextHolder) 
 TEST(ZooKeeperGhost, ALeaseTakenOnARenewedSessionRenews) {
   const auto name = unique("renewed");
   auto store = open(uri("session_timeout=1s"));
-  auto& zk = dynamic_cast<detail::zk::ZooKeeperStore&>(*store);
+  auto& zk = dynamic_cast<detail::zk::ZooKeeperStore&>(detail::innermost(*store));
   ASSERT_FALSE(store->inspect(name, soon()).held());  // the session is up
   zk.base_session_for_test().expire_for_test(Deadline::after(Ms{10000}));
   auto got = store->try_acquire(request(name), soon());
