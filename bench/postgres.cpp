@@ -1,9 +1,15 @@
 // Uncontended run_if_leader (no-op action) and the store's acquire+release / renew on the
 // PostgreSQL store, next to the same prepared statements run over one raw libpq connection in
 // the same run (the baseline). Reports ops/s (items_per_second) and p50/p99 per operation.
+// The cost of the watchers' NOTIFY: run_if_leader on a store whose statements notify nothing
+// (BM_RunIfLeaderWithoutNotify, the store as it was before it watched) and while another lock of
+// the same tables is watched (BM_RunIfLeaderWhileWatched: a listener to signal at each commit).
 //
 //   scripts/test-servers.sh start postgres && scripts/sql-setup.sh postgres
 //   build/bench/bench_postgres --benchmark_min_time=2
+//   build/bench/bench_postgres --benchmark_filter=RunIfLeader --benchmark_repetitions=5
+//     --benchmark_enable_random_interleaving=true --benchmark_report_aggregates_only=true
+//   (one command line)
 // Server: LEADER_BENCH_POSTGRES_URI (default postgresql://postgres@127.0.0.1:15432/leader_test).
 
 #include <benchmark/benchmark.h>
@@ -12,11 +18,14 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdlib>
+#include <memory>
 #include <stdexcept>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "../src/stores/postgres/pg_statements.hpp"
+#include "../src/stores/postgres/postgres_store.hpp"
 #include "leader/leader.hpp"
 #include "support.hpp"
 
@@ -98,6 +107,39 @@ void BM_RawRenew(benchmark::State& state) {
   raw.exec(leader::detail::pg::kRelease, {lock.c_str(), "0", owner.c_str()});
 }
 BENCHMARK(BM_RawRenew)->Unit(benchmark::kMicrosecond)->UseRealTime();
+
+// run_if_leader as BM_RunIfLeaderUncontended does, on `store`.
+void run_if_leader_on(benchmark::State& state, std::shared_ptr<leader::LeaseStore> store) {
+  leader::LeaderElector elector(std::move(store),
+                                {.wait_time = 0ms, .lease_time = 30s, .node_id = "bench"});
+  const std::string lock = leader::bench::bench_lock("run");
+  leader::bench::timed_loop(state, "uncontended run_if_leader",
+                            [&] { return static_cast<bool>(elector.run_if_leader(lock, [] {})); });
+}
+
+// The same store with statements that notify nothing (an empty channel): the baseline.
+void BM_RunIfLeaderWithoutNotify(benchmark::State& state) {
+  namespace pg = leader::detail::pg;
+  pg::StoreOptions options = pg::parse_options(leader::Uri::parse(store_uri()));
+  options.tables.channel.clear();
+  run_if_leader_on(
+      state, leader::detail::checked(std::make_shared<pg::PostgresStore>(std::move(options))));
+}
+BENCHMARK(BM_RunIfLeaderWithoutNotify)->UseRealTime();
+
+// The notifying store while another process-local observer watches another lock of the tables:
+// each commit now signals one listening session, whose watch reads the payload and waits on.
+void BM_RunIfLeaderWhileWatched(benchmark::State& state) {
+  auto store = leader::open(store_uri());
+  std::jthread observer([&](const std::stop_token& stop) {
+    leader::observe_lock(
+        *store, leader::bench::bench_lock("watched"), [](const leader::LockState&) { return true; },
+        stop);
+  });
+  std::this_thread::sleep_for(200ms);  // listening
+  run_if_leader_on(state, store);
+}
+BENCHMARK(BM_RunIfLeaderWhileWatched)->UseRealTime();
 
 }  // namespace
 

@@ -141,7 +141,7 @@ std::vector<Result> Connection::collect(std::size_t count, Deadline deadline) {
   return results;
 }
 
-std::vector<Result> Connection::run(const std::vector<Call>& calls, Deadline deadline) {
+void Connection::queue(const std::vector<Call>& calls) {
   std::vector<const char*> values;
   for (const auto& call : calls) {
     values.clear();
@@ -154,8 +154,49 @@ std::vector<Result> Connection::run(const std::vector<Call>& calls, Deadline dea
     if (!ok) fail(ErrorCode::unavailable, "cannot queue statement");
   }
   if (!PQpipelineSync(conn_)) fail(ErrorCode::unavailable, "cannot queue sync");
+}
+
+std::vector<Result> Connection::run(const std::vector<Call>& calls, Deadline deadline) {
+  queue(calls);
   flush(deadline);
   return collect(calls.size(), deadline);
+}
+
+std::vector<std::vector<Result>> Connection::run_each(
+    const std::vector<std::vector<Call>>& transactions, Deadline deadline) {
+  for (const auto& calls : transactions) queue(calls);
+  flush(deadline);
+  std::vector<std::vector<Result>> out;
+  for (std::size_t i = 0; i < transactions.size(); ++i) {
+    try {
+      out.push_back(collect(transactions[i].size(), deadline));
+    } catch (const BackendError&) {
+      // Each list has a Sync of its own, so the server runs the later ones after a failed one:
+      // read their answers too, so that the connection stays in step for its next use.
+      if (!broken_) {
+        for (std::size_t j = i + 1; j < transactions.size(); ++j) {
+          try {
+            (void)collect(transactions[j].size(), deadline);
+          } catch (const BackendError&) {
+            if (broken_) break;
+          }
+        }
+      }
+      throw;
+    }
+  }
+  return out;
+}
+
+std::vector<std::string> Connection::take_notifications(const std::string& channel) {
+  if (!PQconsumeInput(conn_)) fail(ErrorCode::unavailable, "connection lost");
+  std::vector<std::string> payloads;
+  while (PGnotify* n = PQnotifies(conn_)) {
+    if (channel == n->relname) payloads.emplace_back(n->extra);
+    PQfreemem(n);
+  }
+  if (PQstatus(conn_) != CONNECTION_OK) fail(ErrorCode::unavailable, "connection lost");
+  return payloads;
 }
 
 void Connection::prepare(const std::vector<std::pair<std::string, std::string>>& statements,

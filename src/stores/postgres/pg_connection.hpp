@@ -46,6 +46,20 @@ class Connection {
   /// connection (see `broken()`), an SQL error leaves it usable.
   std::vector<Result> run(const std::vector<Call>& calls, Deadline deadline);
 
+  /// As run(), for several transactions in one round trip: each list of calls is followed by a
+  /// Sync of its own, so the server commits each before it starts the next. Returns the results
+  /// of each list; an SQL error throws (the later lists are then skipped by the server).
+  std::vector<std::vector<Result>> run_each(const std::vector<std::vector<Call>>& transactions,
+                                            Deadline deadline);
+
+  /// Reads what the server has sent without blocking and returns the payloads of the
+  /// notifications (LISTEN) on `channel` that arrived since the last call, libpq's queue
+  /// drained. Throws BackendError(unavailable) and breaks the connection when it was lost.
+  std::vector<std::string> take_notifications(const std::string& channel);
+
+  /// The connection's socket, for poll() (-1 when there is none).
+  [[nodiscard]] int socket() const { return PQsocket(conn_); }
+
   /// Sends a simple-protocol SQL script (no parameters, may hold several statements).
   void run_script(const std::string& sql, Deadline deadline);
 
@@ -64,6 +78,7 @@ class Connection {
   void wait_socket(short events, Deadline deadline, const char* what);
   void flush(Deadline deadline);
   PGresult* next_result(Deadline deadline);
+  void queue(const std::vector<Call>& calls);
   std::vector<Result> collect(std::size_t count, Deadline deadline);
   [[noreturn]] void fail(ErrorCode code, const std::string& what);
 

@@ -40,7 +40,12 @@ bool has_slots_column(Connection& conn, const Tables& t, Deadline deadline) {
 
 Tables tables_for(const std::string& prefix) {
   detail::validate_table_prefix(prefix, "the postgres store URI");
-  return {prefix, prefix + "schema", prefix + "leases", prefix + "fences", prefix + "candidates"};
+  return {prefix,
+          prefix + "schema",
+          prefix + "leases",
+          prefix + "fences",
+          prefix + "candidates",
+          prefix + "changed"};
 }
 
 std::string schema_ddl(const Tables& t) {

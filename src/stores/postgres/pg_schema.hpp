@@ -19,6 +19,9 @@ struct Tables {
   std::string leases;
   std::string fences;
   std::string candidates;
+  /// The NOTIFY channel of the lock changes (`<prefix>changed`; payload: the lock name), see
+  /// README.md "Watching". Empty: the statements notify nothing (a benchmark's baseline only).
+  std::string channel;
 };
 
 /// Validates `prefix` against ^[A-Za-z_][A-Za-z0-9_]{0,30}$ (throws InvalidArgument naming it).

@@ -7,6 +7,16 @@ std::string ms(const char* param) {
   return std::string(param) + "::bigint * interval '1 millisecond'";
 }
 
+// A RETURNING column that notifies the watchers of lock $1 (README.md "Watching"), once per row
+// the statement changed; delivered at commit. Empty when the tables have no channel.
+std::string notify(const Tables& t) {
+  if (t.channel.empty()) return {};
+  return "pg_notify('" + t.channel + "', $1::text)";
+}
+std::string returning_notify(const Tables& t) {
+  return t.channel.empty() ? std::string() : " RETURNING " + notify(t);
+}
+
 // ON CONFLICT clause that takes a lease row over only once it has expired (server time).
 std::string take_over_if_expired() {
   return " ON CONFLICT (lock_name, slot) DO UPDATE SET owner = EXCLUDED.owner,"
@@ -40,7 +50,8 @@ std::string grant(const Tables& t) {
          " AS l (lock_name, slot, owner, node_id, fencing_token, acquired_at, expires_at)"
          " SELECT $1::text, s, $2::text, $3::text, last_token, now(), now() + " +
          ms("$4") + " FROM pick, fence" + take_over_if_expired() +
-         " RETURNING slot, fencing_token)"
+         " RETURNING slot, fencing_token" + (t.channel.empty() ? std::string() : ", " + notify(t)) +
+         ")"
          " SELECT 'mismatch', slots, NULL::bigint FROM held"
          " UNION ALL SELECT 'held', slot, fencing_token FROM own"
          " UNION ALL SELECT 'granted', slot, fencing_token FROM ins";
@@ -60,12 +71,16 @@ std::vector<std::pair<std::string, std::string>> statements(const Tables& t) {
       {kRenew, "UPDATE " + t.leases + " SET expires_at = now() + " + ms("$4") +
                    " WHERE lock_name = $1::text AND slot = $2::int AND owner = $3::text"
                    " AND expires_at > now()"},
+      // A renewal keeps the holders (no notification); a release or a keep (a shorter expiry the
+      // watchers re-read to wake at) notifies, as a granted acquisition does.
       {kRelease, "DELETE FROM " + t.leases +
                      " WHERE lock_name = $1::text AND slot = $2::int AND owner = $3::text"
-                     " AND expires_at > now()"},
+                     " AND expires_at > now()" +
+                     returning_notify(t)},
       {kKeep, "UPDATE " + t.leases + " SET expires_at = now() + " + ms("$4") +
                   " WHERE lock_name = $1::text AND slot = $2::int AND owner = $3::text"
-                  " AND expires_at > now()"},
+                  " AND expires_at > now()" +
+                  returning_notify(t)},
       {kInspect,
        "SELECT slot, node_id, owner, fencing_token,"
        " ceil(extract(epoch FROM expires_at - now()) * 1000)::bigint FROM " +

@@ -5,10 +5,13 @@
 /// it with leader::open(uri).
 
 #include <memory>
+#include <mutex>
+#include <vector>
 
 #include "leader/detail/connection_pool.hpp"
 #include "leader/detail/store_support.hpp"
 #include "leader/lock_listing.hpp"
+#include "leader/lock_watching.hpp"
 #include "leader/store.hpp"
 #include "leader/uri.hpp"
 #include "pg_connection.hpp"
@@ -30,7 +33,7 @@ struct StoreOptions {
 StoreOptions parse_options(const Uri& uri);
 
 /// A LeaseStore on PostgreSQL. Thread-safe: calls borrow connections from a small pool.
-class PostgresStore final : public LeaseStore, public LockLister {
+class PostgresStore final : public LeaseStore, public LockLister, public LockWatcher {
  public:
   /// Validates the options; connects lazily on the first call.
   explicit PostgresStore(StoreOptions options);
@@ -40,12 +43,28 @@ class PostgresStore final : public LeaseStore, public LockLister {
   [[nodiscard]] std::vector<LockState> list_locks(std::string_view prefix,
                                                   Deadline deadline) override;
 
+  /// On a listening connection of its own (kept for the next watch, UNLISTENed, when it ends):
+  /// LISTEN on the tables' channel, then (committed first) the lock's read as inspect(); while
+  /// its holders equal `last_seen`, waits for a notification naming the lock (a granted
+  /// acquisition, a release or a keep committed), for the earliest holder's expiry (which
+  /// notifies nothing), for `deadline` or for `stop`, and reads again after each notification or
+  /// expiry. A lost listening connection is replaced (LISTEN and read again). Reads get at least
+  /// 1 s even when `deadline` is nearer. Implemented in pg_watch.cpp.
+  [[nodiscard]] LockState watch(std::string_view lock, const LockState& last_seen,
+                                Deadline deadline, const std::stop_token& stop) override;
+
  private:
+  friend class Watch;
   std::vector<Result> run(std::vector<Call> calls, Deadline deadline);
   void set_up(Connection& conn, Deadline deadline);
+  std::unique_ptr<Connection> open_listener(Deadline deadline);
+  std::unique_ptr<Connection> idle_listener();
+  void keep_listener(std::unique_ptr<Connection> conn);
 
   StoreOptions options_;
   ConnectionPool<Connection> pool_;
+  std::mutex listeners_mu_;
+  std::vector<std::unique_ptr<Connection>> listeners_;  // idle, UNLISTENed, at most pool_size
 };
 
 }  // namespace leader::detail::pg
