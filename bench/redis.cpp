@@ -22,6 +22,7 @@
 #include <chrono>
 #include <cstdlib>
 #include <fstream>
+#include <map>
 #include <stdexcept>
 #include <string>
 #include <thread>
@@ -72,14 +73,35 @@ struct Raw {
     return info_field("commandstats", "cmdstat_evalsha:calls=") +
            std::max(0LL, info_field("commandstats", "cmdstat_eval:calls="));
   }
+  // Microseconds the server spent running scripts (EVALSHA and EVAL, INFO commandstats).
+  long long script_usec() {
+    redisReply* r = argv({"INFO", "commandstats"});
+    const std::string text(r->str, r->len);
+    freeReplyObject(r);
+    long long total = 0;
+    for (const char* command : {"cmdstat_evalsha:", "cmdstat_eval:"}) {
+      const auto at = text.find(command);
+      const auto usec = at == std::string::npos ? at : text.find(",usec=", at);
+      if (usec != std::string::npos) total += std::atoll(text.c_str() + usec + 6);
+    }
+    return total;
+  }
 };
 
-// Script calls (round trips) per operation.
-void round_trips(benchmark::State& state, Raw& probe, long long before) {
-  long long after = probe.commands();
-  if (state.iterations() > 0)
-    state.counters["cmds_per_op"] =
-        static_cast<double>(after - before) / static_cast<double>(state.iterations());
+// What the server counted before an operation loop.
+struct ServerCounts {
+  long long calls = 0;
+  long long usec = 0;
+};
+ServerCounts server_counts(Raw& probe) { return {probe.commands(), probe.script_usec()}; }
+
+// Script calls (round trips) and server script time per operation.
+void round_trips(benchmark::State& state, Raw& probe, ServerCounts before) {
+  const ServerCounts after = server_counts(probe);
+  if (state.iterations() == 0) return;
+  const auto n = static_cast<double>(state.iterations());
+  state.counters["cmds_per_op"] = static_cast<double>(after.calls - before.calls) / n;
+  state.counters["server_us_per_op"] = static_cast<double>(after.usec - before.usec) / n;
 }
 
 void BM_ElectorRunIfLeader(benchmark::State& state) {
@@ -87,7 +109,7 @@ void BM_ElectorRunIfLeader(benchmark::State& state) {
   const std::string lock = "bench-elector-" + std::to_string(getpid());
   (void)elector.run_if_leader(lock, [] {});  // warm: connection, scripts
   Raw probe;
-  long long before = probe.commands();
+  const ServerCounts before = server_counts(probe);
   leader::bench::timed_loop(state, "uncontended run_if_leader",
                             [&] { return static_cast<bool>(elector.run_if_leader(lock, [] {})); });
   round_trips(state, probe, before);
@@ -99,7 +121,7 @@ void BM_StoreAcquireRelease(benchmark::State& state) {
                            "bench-node", 30s, 0};
   auto deadline = [] { return leader::Deadline::after(5s); };
   Raw probe;
-  long long before = probe.commands();
+  const ServerCounts before = server_counts(probe);
   leader::bench::timed_loop(state, "uncontended acquire", [&] {
     auto got = store->try_acquire(req, deadline());
     if (!got) return false;
@@ -109,16 +131,37 @@ void BM_StoreAcquireRelease(benchmark::State& state) {
   round_trips(state, probe, before);
 }
 
-// The same EVALSHA acquire and release the store sends, over one hiredis connection.
+// The store's scripts with the PUBLISH that tells watchers (watch.cpp) taken out: the baseline
+// of what that PUBLISH costs.
+const leader::detail::redis::Script& without_publish(const leader::detail::redis::Script& s) {
+  static std::map<std::string, leader::detail::redis::Script> made;
+  const std::string call = "redis.pcall('PUBLISH', channel, event .. ' ' .. key)";
+  auto at = made.find(s.sha1);
+  if (at != made.end()) return at->second;
+  std::string source = s.source;
+  const auto pos = source.find(call);
+  if (pos == std::string::npos) throw std::runtime_error("the scripts' PUBLISH call changed");
+  source.replace(pos, call.size(), "return");
+  return made.emplace(s.sha1, leader::detail::redis::Script(source)).first->second;
+}
+
+// The same EVALSHA acquire and release the store sends, over one hiredis connection; with
+// `state.range(0) == 0` the scripts without their PUBLISH.
 void BM_BaselineHiredisSameCommands(benchmark::State& state) {
   namespace rs = leader::detail::redis;
+  const bool publish = state.range(0) != 0;
+  const rs::Script& acquire_script =
+      publish ? rs::acquire_script() : without_publish(rs::acquire_script());
+  const rs::Script& release_script =
+      publish ? rs::release_script() : without_publish(rs::release_script());
   Raw raw;
   const std::string key = "leader:bench-raw-" + std::to_string(getpid());
-  for (const auto* s : {&rs::acquire_script(), &rs::release_script()})
+  for (const auto* s : {&acquire_script, &release_script})
     freeReplyObject(raw.argv({"SCRIPT", "LOAD", s->source}));
   const std::string owner = leader::new_owner_token();
+  const std::string channel = "{" + key + "}:changed";
   const std::vector<std::string> acquire = {"EVALSHA",
-                                            rs::acquire_script().sha1,
+                                            acquire_script.sha1,
                                             "3",
                                             key,
                                             "{" + key + "}:fence",
@@ -126,12 +169,13 @@ void BM_BaselineHiredisSameCommands(benchmark::State& state) {
                                             owner,
                                             "bench-node",
                                             "30000",
-                                            "1"};
-  const std::vector<std::string> release = {"EVALSHA", rs::release_script().sha1, "1", key, owner,
-                                            "0"};
+                                            "1",
+                                            channel};
+  const std::vector<std::string> release = {"EVALSHA", release_script.sha1, "1", key, owner, "0",
+                                            channel};
   Raw probe;
-  long long before = probe.commands();
-  leader::bench::timed_loop(state, "baseline acquire", [&] {
+  const ServerCounts before = server_counts(probe);
+  leader::bench::timed_loop(state, publish ? "baseline acquire" : "baseline without publish", [&] {
     redisReply* a = raw.argv(acquire);
     const bool granted = a->type == REDIS_REPLY_ARRAY;
     freeReplyObject(a);
@@ -235,7 +279,8 @@ void BM_HeldLeasesAutoExtend(benchmark::State& state) {
 
 BENCHMARK(BM_ElectorRunIfLeader)->MinTime(3)->UseRealTime();
 BENCHMARK(BM_StoreAcquireRelease)->MinTime(3)->UseRealTime();
-BENCHMARK(BM_BaselineHiredisSameCommands)->MinTime(3)->UseRealTime();
+// Arg 1: the scripts as the store sends them; 0: without their PUBLISH (what it costs).
+BENCHMARK(BM_BaselineHiredisSameCommands)->Arg(1)->Arg(0)->MinTime(3)->UseRealTime();
 BENCHMARK(BM_Contended64Threads)->Arg(64)->Iterations(1)->UseRealTime()->Unit(benchmark::kSecond);
 BENCHMARK(BM_HeldLeasesAutoExtend)
     ->Arg(10000)

@@ -13,6 +13,7 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 
@@ -207,7 +208,10 @@ void Connection::authenticate(Deadline deadline) {
   }
 }
 
-std::vector<Reply> Connection::exchange(const std::vector<Command>& commands, Deadline deadline) {
+namespace {
+
+// `commands` in the protocol's wire format, one after the other.
+std::string wire_format(const std::vector<Command>& commands) {
   std::string out;
   for (const auto& cmd : commands) {
     std::vector<const char*> argv;
@@ -225,6 +229,13 @@ std::vector<Reply> Connection::exchange(const std::vector<Command>& commands, De
     out.append(formatted, static_cast<std::size_t>(n));
     redisFreeCommand(formatted);
   }
+  return out;
+}
+
+}  // namespace
+
+std::vector<Reply> Connection::exchange(const std::vector<Command>& commands, Deadline deadline) {
+  const std::string out = wire_format(commands);
   write_all(out.data(), out.size(), deadline);
   std::vector<Reply> replies;
   replies.reserve(commands.size());
@@ -247,6 +258,65 @@ std::vector<Reply> Connection::exchange(const std::vector<Command>& commands, De
 Reply Connection::call(const Command& command, Deadline deadline) {
   auto replies = exchange({command}, deadline);
   return std::move(replies.front());
+}
+
+void Connection::send(const Command& command, Deadline deadline) {
+  const std::string out = wire_format({command});
+  write_all(out.data(), out.size(), deadline);
+}
+
+Reply Connection::next_reply(Deadline deadline, int wake_fd) {
+  for (;;) {
+    void* r = nullptr;
+    if (redisReaderGetReply(reader_, &r) != REDIS_OK)
+      throw error(ErrorCode::internal, "redis protocol error from " + config_.endpoint() + ": " +
+                                           redisReaderGetError(reader_));
+    if (r != nullptr) return Reply(static_cast<redisReply*>(r));
+    const auto left = std::chrono::ceil<std::chrono::milliseconds>(
+        deadline.at() - std::chrono::steady_clock::now());
+    pollfd p[2] = {{fd_, POLLIN, 0}, {wake_fd, POLLIN, 0}};
+    const int n = ::poll(p, wake_fd >= 0 ? 2 : 1,
+                         static_cast<int>(std::clamp<long long>(left.count(), 0, 1 << 30)));
+    if (n < 0 && errno != EINTR) fail_io("poll on redis connection", errno);
+    if (wake_fd >= 0 && (p[1].revents & POLLIN) != 0) return nullptr;
+    if (n > 0 && p[0].revents != 0) {
+      feed_available();
+    } else if (left.count() <= 0) {
+      return nullptr;
+    }
+  }
+}
+
+// Moves what the socket holds now into the reply reader, without waiting (through OpenSSL on
+// TLS, which may consume records such as session tickets and yield no data).
+void Connection::feed_available() {
+  char buf[kIoBuffer];
+  const ssize_t n = ::recv(fd_, buf, sizeof buf, MSG_DONTWAIT);
+  if (n == 0)
+    throw error(ErrorCode::unavailable,
+                "redis at " + config_.endpoint() + " closed the connection");
+  if (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR)
+    fail_io("cannot read from redis at " + config_.endpoint(), errno);
+  if (ssl_ == nullptr) {
+    if (n > 0) redisReaderFeed(reader_, buf, static_cast<std::size_t>(n));
+    return;
+  }
+  if (n > 0) BIO_write(SSL_get_rbio(ssl_), buf, static_cast<int>(n));
+  for (;;) {
+    const int got = SSL_read(ssl_, buf, sizeof buf);
+    if (got > 0) {
+      redisReaderFeed(reader_, buf, static_cast<std::size_t>(got));
+      continue;
+    }
+    const int e = SSL_get_error(ssl_, got);
+    flush_tls(Deadline::after(config_.command_timeout));  // what OpenSSL has to answer
+    if (e == SSL_ERROR_WANT_READ || e == SSL_ERROR_WANT_WRITE) return;
+    if (e == SSL_ERROR_ZERO_RETURN)
+      throw error(ErrorCode::unavailable,
+                  "redis at " + config_.endpoint() + " closed the TLS session");
+    throw error(ErrorCode::unavailable,
+                "TLS read from " + config_.endpoint() + " failed: " + openssl_error());
+  }
 }
 
 bool Connection::closed_while_idle() {

@@ -58,6 +58,12 @@ class Connection {
   std::vector<Reply> exchange(const std::vector<Command>& commands, Deadline deadline);
   /// Sends one command and reads its reply.
   Reply call(const Command& command, Deadline deadline);
+  /// Sends one command without reading a reply (a subscriber's SUBSCRIBE).
+  void send(const Command& command, Deadline deadline);
+  /// The next reply or pushed message (a subscriber's), or null once `deadline` passes or
+  /// `wake_fd` (-1: none) becomes readable. Throws BackendError(unavailable) when the server
+  /// closes the connection.
+  [[nodiscard]] Reply next_reply(Deadline deadline, int wake_fd);
   /// True when the server closed the connection or sent unexpected data while it was idle.
   [[nodiscard]] bool closed_while_idle();
   /// True when this connection served a caller before (it may have gone stale since).
@@ -75,6 +81,7 @@ class Connection {
   void send_raw(const char* data, std::size_t size, Deadline deadline);
   std::size_t recv_raw(char* buf, std::size_t size, Deadline deadline);
   void flush_tls(Deadline deadline);
+  void feed_available();
   void wait_fd(short events, Deadline deadline);
   [[noreturn]] void fail_io(const std::string& what, int err) const;
 

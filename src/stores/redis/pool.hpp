@@ -32,6 +32,8 @@ class ConnectionPool {
   [[nodiscard]] int open_connections() const;
   /// The settings this pool connects with.
   [[nodiscard]] const Config& config() const { return config_; }
+  /// The TLS settings connections are opened with (null without TLS).
+  [[nodiscard]] const TlsContext* tls() const { return tls_.get(); }
 
  private:
   std::unique_ptr<Connection> checkout(Deadline deadline);

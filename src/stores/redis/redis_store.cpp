@@ -55,6 +55,10 @@ std::string RedisStore::slots_key(std::string_view lock) const {
   return "{" + pool_.config().prefix + std::string(lock) + "}:slots";
 }
 
+std::string RedisStore::changes_channel(std::string_view lock) const {
+  return "{" + pool_.config().prefix + std::string(lock) + "}:changed";
+}
+
 std::string RedisStore::candidates_key(std::string_view group) const {
   return "{" + pool_.config().prefix + std::string(group) + "}:candidates";
 }
@@ -104,7 +108,8 @@ Acquired RedisStore::try_acquire(const LeaseRequest& r, Deadline deadline) {
     keys.push_back(slots_key(r.lock));
     TimePoint sent_at{};
     Reply reply =
-        eval(acquire_script(), keys, {r.owner, r.node_id, ms(r.ttl), std::to_string(r.slots)},
+        eval(acquire_script(), keys,
+             {r.owner, r.node_id, ms(r.ttl), std::to_string(r.slots), changes_channel(r.lock)},
              deadline, &sent_at);
     auto granted = decode_acquire(reply.get());
     if (!granted) return {};
@@ -121,15 +126,15 @@ Acquired RedisStore::try_acquire(const LeaseRequest& r, Deadline deadline) {
 }
 
 Renewal RedisStore::renew(const Lease& lease, Duration ttl, Deadline deadline) {
-  Reply reply =
-      eval(renew_script(), {slot_key(lease.lock, lease.slot)}, {lease.owner, ms(ttl)}, deadline);
+  Reply reply = eval(renew_script(), {slot_key(lease.lock, lease.slot)},
+                     {lease.owner, ms(ttl), changes_channel(lease.lock)}, deadline);
   if (!decode_owned(reply.get(), "renew")) return {};
   return {LeaseStatus::ok, ttl};
 }
 
 LeaseStatus RedisStore::release(const Lease& lease, Duration keep_for, Deadline deadline) {
   Reply reply = eval(release_script(), {slot_key(lease.lock, lease.slot)},
-                     {lease.owner, ms(keep_for)}, deadline);
+                     {lease.owner, ms(keep_for), changes_channel(lease.lock)}, deadline);
   return decode_owned(reply.get(), "release") ? LeaseStatus::ok : LeaseStatus::lost;
 }
 

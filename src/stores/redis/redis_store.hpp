@@ -7,6 +7,7 @@
 #include "connection.hpp"
 #include "leader/detail/store_support.hpp"
 #include "leader/lock_listing.hpp"
+#include "leader/lock_watching.hpp"
 #include "leader/store.hpp"
 #include "pool.hpp"
 #include "scripts.hpp"
@@ -14,8 +15,8 @@
 namespace leader::detail::redis {
 
 /// Lease store on one Redis server (standalone; the key layout is also valid on a cluster).
-/// Thread-safe: calls share a small connection pool.
-class RedisStore final : public LeaseStore, public LockLister {
+/// Thread-safe: calls share a small connection pool; a watch has a connection of its own.
+class RedisStore final : public LeaseStore, public LockLister, public LockWatcher {
  public:
   /// A store for `config`; connects lazily on the first call.
   explicit RedisStore(Config config);
@@ -28,6 +29,13 @@ class RedisStore final : public LeaseStore, public LockLister {
   [[nodiscard]] std::vector<LockState> list_locks(std::string_view prefix,
                                                   Deadline deadline) override;
 
+  /// Waits for a message on the lock's channel (changes_channel()), which the acquire, release
+  /// and shortening renew scripts publish on, on a subscriber connection of its own, and
+  /// re-reads the lock after each (re)subscription, each message and at the earliest holder's
+  /// expiry (an expiry publishes nothing). watch.cpp; README.md, section Watching.
+  [[nodiscard]] LockState watch(std::string_view lock, const LockState& last_seen,
+                                Deadline deadline, const std::stop_token& stop) override;
+
   /// The connection pool (for statistics).
   [[nodiscard]] const ConnectionPool& pool() const { return pool_; }
 
@@ -37,6 +45,9 @@ class RedisStore final : public LeaseStore, public LockLister {
   [[nodiscard]] std::string fence_key(std::string_view lock) const;
   /// The key holding the size of `lock`: "0" single leader, "N" a group of N slots.
   [[nodiscard]] std::string slots_key(std::string_view lock) const;
+  /// The pub/sub channel the scripts publish `lock`'s holder changes on: `{<key>}:changed`
+  /// (hash-tagged like the lock's other keys, so it names the lock's cluster slot).
+  [[nodiscard]] std::string changes_channel(std::string_view lock) const;
   /// The candidate registry key of `group`.
   [[nodiscard]] std::string candidates_key(std::string_view group) const;
 

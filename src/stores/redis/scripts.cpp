@@ -18,6 +18,11 @@ namespace {
 // script's effects, so replicas and the AOF get the resulting SET, not the TIME call. Lua
 // numbers are doubles: exact below 2^53 (microseconds since 1970 stay below it until 2255), so
 // the script refuses to go past it rather than round.
+//
+// notify() tells the lock's watchers (RedisStore::watch, watch.cpp) that a holder changed, by a
+// PUBLISH on the lock's channel in the same script. Pub/sub is fire-and-forget and costs nothing
+// without subscribers; pcall, because a Redis 7 ACL user without channel permissions
+// (acl-pubsub-default resetchannels) may not publish, and that must not fail the acquire.
 constexpr const char* kPrelude = R"lua(
 local function owns(v, owner)
   return v and string.sub(v, 1, #owner + 1) == owner .. ' '
@@ -37,12 +42,15 @@ local function now_ms()
   local t = redis.call('TIME')
   return tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 end
+local function notify(channel, event, key)
+  redis.pcall('PUBLISH', channel, event .. ' ' .. key)
+end
 )lua";
 
 // KEYS = slot keys 0..k-1 (k >= the grantable n), fence, size; ARGV[4] = the request's size
-// (0 single, N group). Replies {slot, token}; {-1, size} when the lock's size names more slots
-// than were declared (the client asks again declaring them); {-2, size} when the lock is held
-// under another size; nil on contention.
+// (0 single, N group), ARGV[5] = the lock's channel. Replies {slot, token}; {-1, size} when the
+// lock's size names more slots than were declared (the client asks again declaring them); {-2,
+// size} when the lock is held under another size; nil on contention.
 constexpr const char* kAcquire = R"lua(
 local want = tonumber(ARGV[4])
 local n = math.max(1, want)
@@ -69,12 +77,17 @@ if free == nil then return false end
 local fence = next_fence(KEYS[k + 1])
 redis.call('SET', KEYS[free], ARGV[1] .. ' ' .. fence .. ' ' .. ARGV[2], 'NX', 'PX', ARGV[3])
 if size ~= ARGV[4] then redis.call('SET', KEYS[k + 2], ARGV[4]) end
+notify(ARGV[5], 'acquired', KEYS[free])
 return {free - 1, fence}
 )lua";
 
+// A renew changes no holder; it tells watchers only when it shortens the lease (their next
+// re-read at the holder's expiry would come too late).
 constexpr const char* kRenew = R"lua(
 if owns(redis.call('GET', KEYS[1]), ARGV[1]) then
+  local left = redis.call('PTTL', KEYS[1])
   redis.call('PEXPIRE', KEYS[1], ARGV[2])
+  if left > tonumber(ARGV[2]) then notify(ARGV[3], 'shortened', KEYS[1]) end
   return 1
 end
 return 0
@@ -84,8 +97,10 @@ constexpr const char* kRelease = R"lua(
 if owns(redis.call('GET', KEYS[1]), ARGV[1]) then
   if tonumber(ARGV[2]) > 0 then
     redis.call('PEXPIRE', KEYS[1], ARGV[2])
+    notify(ARGV[3], 'shortened', KEYS[1])
   else
     redis.call('DEL', KEYS[1])
+    notify(ARGV[3], 'released', KEYS[1])
   end
   return 1
 end

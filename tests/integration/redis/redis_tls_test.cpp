@@ -4,6 +4,10 @@
 
 #include <sys/stat.h>
 
+#include <future>
+#include <thread>
+
+#include "leader/lock_watching.hpp"
 #include "redis_test_util.hpp"
 
 namespace leader::test {
@@ -97,6 +101,34 @@ TEST_F(RedisTls, PlainClientAgainstTlsPortFailsCleanly) {
   auto store = leader::open("redis://127.0.0.1:" + tls_port() + "?connect_timeout=500ms");
   auto [code, what] = failure_of([&] { (void)store->inspect("x", Deadline::after(1s)); });
   EXPECT_TRUE(code == ErrorCode::unavailable || code == ErrorCode::deadline_exceeded) << what;
+}
+
+// The watch's own subscriber connection goes through TLS too (poll on the socket, OpenSSL
+// reading session tickets and messages without blocking).
+TEST_F(RedisTls, AWatchOverTlsReportsAnAcquireAndARelease) {
+  auto store = leader::open(tls_uri("leader-test:" + kPassword + "@", ca_));
+  LockWatcher* watcher = lock_watcher(*store);
+  ASSERT_NE(watcher, nullptr);
+  auto lock = unique_lock("tls-watch");
+  const LockState free = store->inspect(lock, soon());
+  auto acquired = std::async(std::launch::async, [&] {
+    return watcher->watch(lock, free, Deadline::after(20s), std::stop_token{});
+  });
+  std::this_thread::sleep_for(300ms);  // subscribed by then (a change before is read anyway)
+  auto got = store->try_acquire(request(lock), soon());
+  ASSERT_TRUE(got);
+  ASSERT_EQ(acquired.wait_for(5s), std::future_status::ready);
+  const LockState held = acquired.get();
+  ASSERT_TRUE(held.held());
+  auto released = std::async(std::launch::async, [&] {
+    return watcher->watch(lock, held, Deadline::after(20s), std::stop_token{});
+  });
+  std::this_thread::sleep_for(300ms);
+  const auto start = std::chrono::steady_clock::now();
+  EXPECT_EQ(store->release(*got.lease, 0ms, soon()), LeaseStatus::ok);
+  ASSERT_EQ(released.wait_for(5s), std::future_status::ready);
+  EXPECT_FALSE(released.get().held());
+  EXPECT_LT(std::chrono::steady_clock::now() - start, 2s) << "heard by a message, not at expiry";
 }
 
 // ACL on the plain shared server: a user created here, limited to the store's keys.
