@@ -150,6 +150,9 @@ TEST_P(ContractTest, AQuietWatchEndsAtItsDeadlineOrAStopAndAStaleSnapshotIsAnswe
   EXPECT_TRUE(same_holders(before, stopped));
   EXPECT_LT(SteadyClock::now() - start, std::chrono::seconds(30))
       << "a stop request did not end the watch";
+  // Already requested: returns at once, unchanged.
+  EXPECT_TRUE(same_holders(
+      before, w->watch(name, before, Deadline::after(std::chrono::seconds(60)), stop.get_token())));
 
   // A change made before the watch (the caller's snapshot is stale) is returned at once.
   EXPECT_EQ(st->release(*got.lease, Ms{0}, soon()), LeaseStatus::ok);

@@ -9,7 +9,11 @@ http::ClientOptions options_of(const Config& c) {
   http::ClientOptions o;
   o.store = "consul";
   o.base_urls = {c.base_url};
-  o.tls = {c.tls_ca, c.tls_cert, c.tls_key, c.tls_verify, c.tls_server_name};
+  o.tls.ca_file = c.tls_ca;
+  o.tls.cert_file = c.tls_cert;
+  o.tls.key_file = c.tls_key;
+  o.tls.verify = c.tls_verify;
+  o.tls.server_name = c.tls_server_name;
   o.pool_size = static_cast<std::size_t>(c.pool_size);
   o.connect_timeout = c.connect_timeout;
   if (!c.token.empty()) {
