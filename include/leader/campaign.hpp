@@ -51,7 +51,8 @@ struct CampaignCallbacks {
   /// threw); called once after every on_started_leading, after the lease was released.
   std::function<void()> on_stopped_leading{};
   /// The holders of the lock changed as an observer of the store saw it (observe_lock: watched
-  /// where the store can, else polled; see CampaignOptions::observe_interval). Runs on the observer's thread; must not block long.
+  /// where the store can, else polled; see CampaignOptions::observe_interval). Runs on the
+  /// observer's thread; must not block long.
   std::function<void(const LockState& now)> on_new_leader{};
   /// A retryable store failure (unavailable, deadline_exceeded, internal) while campaigning; the
   /// campaign retries after retry_period. Other codes end run() with the BackendError.

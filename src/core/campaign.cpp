@@ -284,7 +284,7 @@ void Campaign::observe_loop(const std::stop_token& stop) {
   while (!stop.stop_requested()) {
     try {
       observe_lock(*store_, stored_lock_, on_change, stop, observe);
-      return;  // stopped
+      return;                          // stopped
     } catch (const BackendError& e) {  // a failed read or watch: report, pause, follow again
       if (callbacks_.on_error) {
         try {

@@ -225,8 +225,6 @@ std::shared_ptr<LeaseStore> checked(std::shared_ptr<LeaseStore> store) {
   return std::make_shared<CheckedStore>(std::move(store));
 }
 
-LeaseStore& unchecked(LeaseStore& store) {
-  return innermost(store);
-}
+LeaseStore& unchecked(LeaseStore& store) { return innermost(store); }
 
 }  // namespace leader::detail
