@@ -17,7 +17,7 @@ declare -A STORE_PACKAGES=(
   [redis]="libhiredis-dev libssl-dev" [postgres]="libpq-dev" [mysql]="libmariadb-dev"
   [etcd]="libcurl4-openssl-dev libssl-dev" [zookeeper]="libzookeeper-mt-dev"
   [dynamodb]="libcurl4-openssl-dev libssl-dev" [consul]="libcurl4-openssl-dev"
-  [k8s]="libcurl4-openssl-dev" [mongodb]="libmongoc-dev libbson-dev"
+  [k8s]="libcurl4-openssl-dev libyaml-cpp-dev" [mongodb]="libmongoc-dev libbson-dev"
 )
 if [ "${1:-}" = "--store" ]; then
   store=${2:-}
@@ -36,7 +36,7 @@ PACKAGES=(
   libgtest-dev libgmock-dev libbenchmark-dev
   libsqlite3-dev sqlite3 libhiredis-dev libssl-dev openssl libpq-dev libmariadb-dev
   libzookeeper-mt-dev libcurl4-openssl-dev nlohmann-json3-dev libasio-dev libcli11-dev
-  libhowardhinnant-date-dev tzdata prometheus-cpp-dev libcpp-httplib-dev
+  libhowardhinnant-date-dev tzdata prometheus-cpp-dev libcpp-httplib-dev libyaml-cpp-dev
   redis-server redis-tools postgresql-15 mariadb-server mariadb-client etcd-server etcd-client
   zookeeper python3-kazoo python3-redis faketime libfaketime iproute2 nftables procps psmisc
   libmongoc-dev libbson-dev python3-mongomock python3-bson python3-pymongo

@@ -234,12 +234,22 @@ void set_method(CURL* h, const Request& request) {
   curl_easy_setopt(h, CURLOPT_POSTFIELDSIZE_LARGE, static_cast<curl_off_t>(request.body.size()));
 }
 
+// A PEM text as a libcurl blob (copied by libcurl when the option is set).
+void set_blob(CURL* h, CURLoption option, const std::string& pem) {
+  curl_blob blob{const_cast<char*>(pem.data()), pem.size(), CURL_BLOB_COPY};
+  curl_easy_setopt(h, option, &blob);
+}
+
 void set_tls(CURL* h, const TlsOptions& tls) {
-  if (!tls.ca_file.empty()) curl_easy_setopt(h, CURLOPT_CAINFO, tls.ca_file.c_str());
-  if (!tls.cert_file.empty()) {
-    curl_easy_setopt(h, CURLOPT_SSLCERT, tls.cert_file.c_str());
-    curl_easy_setopt(h, CURLOPT_SSLKEY, tls.key_file.c_str());
+  if (!tls.ca_pem.empty()) {
+    set_blob(h, CURLOPT_CAINFO_BLOB, tls.ca_pem);
+  } else if (!tls.ca_file.empty()) {
+    curl_easy_setopt(h, CURLOPT_CAINFO, tls.ca_file.c_str());
   }
+  if (!tls.cert_pem.empty()) set_blob(h, CURLOPT_SSLCERT_BLOB, tls.cert_pem);
+  if (!tls.cert_file.empty()) curl_easy_setopt(h, CURLOPT_SSLCERT, tls.cert_file.c_str());
+  if (!tls.key_pem.empty()) set_blob(h, CURLOPT_SSLKEY_BLOB, tls.key_pem);
+  if (!tls.key_file.empty()) curl_easy_setopt(h, CURLOPT_SSLKEY, tls.key_file.c_str());
   curl_easy_setopt(h, CURLOPT_SSL_VERIFYPEER, tls.verify ? 1L : 0L);
   curl_easy_setopt(h, CURLOPT_SSL_VERIFYHOST, tls.verify ? 2L : 0L);
 }
@@ -276,6 +286,7 @@ std::string Client::redact(std::string text) const {
   }
   for (const Header& h : options_.default_headers)
     if (h.secret) secrets.push_back(h.value);
+  secrets.push_back(options_.tls.key_pem);
   for (const std::string& secret : secrets) scrub(text, secret);
   return text;
 }

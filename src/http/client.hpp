@@ -62,6 +62,9 @@ struct TlsOptions {
   bool verify = true;       ///< verify the server's chain and name; false only for tests
   std::string server_name;  ///< name used for SNI, the certificate check and the Host header in
                             ///< place of the base URL's host (which is still where it connects)
+  std::string ca_pem;       ///< CA bundle as PEM text (CURLOPT_CAINFO_BLOB); replaces ca_file
+  std::string cert_pem;     ///< client certificate as PEM text (CURLOPT_SSLCERT_BLOB)
+  std::string key_pem;      ///< its key as PEM text (CURLOPT_SSLKEY_BLOB; secret, never shown)
 };
 
 /// How a Client reaches its server.

@@ -63,11 +63,17 @@ std::vector<Endpoint> parse_endpoints(const ClientOptions& options) {
     any_tls = any_tls || out.back().tls;
   }
   const TlsOptions& tls = options.tls;
-  const bool tls_given = !tls.ca_file.empty() || !tls.cert_file.empty() || !tls.key_file.empty() ||
+  const bool has_cert = !tls.cert_file.empty() || !tls.cert_pem.empty();
+  const bool has_key = !tls.key_file.empty() || !tls.key_pem.empty();
+  const bool tls_given = !tls.ca_file.empty() || !tls.ca_pem.empty() || has_cert || has_key ||
                          !tls.server_name.empty() || !tls.verify;
   if (tls_given && !any_tls)
     throw InvalidArgument(options.store + ": TLS options need an https:// base URL");
-  if (tls.cert_file.empty() != tls.key_file.empty())
+  if (!tls.cert_file.empty() && !tls.cert_pem.empty())
+    throw InvalidArgument(options.store + ": give the client certificate as a file or as PEM text");
+  if (!tls.key_file.empty() && !tls.key_pem.empty())
+    throw InvalidArgument(options.store + ": give the client key as a file or as PEM text");
+  if (has_cert != has_key)
     throw InvalidArgument(
         options.store + ": give both a client certificate and its key for mutual TLS, or neither");
   if (tls.server_name.find_first_of(":/@ ") != std::string::npos)

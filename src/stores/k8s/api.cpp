@@ -34,6 +34,9 @@ http::ClientOptions client_options(const Config& c) {
   o.tls.ca_file = c.ca_file;
   o.tls.cert_file = c.cert_file;
   o.tls.key_file = c.key_file;
+  o.tls.ca_pem = c.ca_pem;
+  o.tls.cert_pem = c.cert_pem;
+  o.tls.key_pem = c.key_pem;
   o.tls.verify = c.tls_verify;
   o.tls.server_name = c.tls_server_name;
   o.pool_size = static_cast<std::size_t>(c.pool_size);
@@ -68,8 +71,10 @@ std::string status_message(const nlohmann::json& body) {
                     std::to_string(r.status) + " " + r.reason + ": " + status_message(r.body));
   switch (r.status) {
     case 401:
-      throw BackendError(ErrorCode::failed_precondition, "k8s",
-                         text + " (the bearer token was refused; check token / token_file)");
+      throw BackendError(
+          ErrorCode::failed_precondition, "k8s",
+          text +
+              " (the bearer token was refused; check token / token_file or the kubeconfig user)");
     case 403:
       throw BackendError(ErrorCode::failed_precondition, "k8s",
                          text + " (grant the Role of deploy/k8s/rbac.yaml)");

@@ -3,7 +3,9 @@
 #include <cstdlib>
 #include <fstream>
 #include <sstream>
+#include <vector>
 
+#include "kubeconfig.hpp"
 #include "leader/errors.hpp"
 
 namespace leader::k8s {
@@ -43,18 +45,76 @@ void check_namespace(const std::string& ns, const std::string& shown) {
 }
 
 void apply_tls_params(const Uri& uri, Config& c, bool tls) {
-  c.ca_file = uri.param("tls_ca").value_or(c.ca_file);
-  c.cert_file = uri.param("tls_cert").value_or("");
-  c.key_file = uri.param("tls_key").value_or("");
-  c.tls_verify = uri.bool_param("tls_verify", true);
-  c.tls_server_name = uri.param("tls_server_name").value_or("");
-  const bool any = !c.ca_file.empty() || !c.cert_file.empty() || !c.key_file.empty() ||
-                   !c.tls_server_name.empty() || uri.param("tls_verify");
+  if (auto ca = uri.param("tls_ca")) {
+    c.ca_file = *ca;
+    c.ca_pem.clear();
+  }
+  const auto cert = uri.param("tls_cert");
+  const auto key = uri.param("tls_key");
+  if (cert || key) {  // replaces a kubeconfig user's client certificate
+    c.cert_file = cert.value_or("");
+    c.key_file = key.value_or("");
+    c.cert_pem.clear();
+    c.key_pem.clear();
+  }
+  c.tls_verify = uri.bool_param("tls_verify", c.tls_verify);
+  if (auto name = uri.param("tls_server_name")) c.tls_server_name = *name;
+  const bool any =
+      uri.param("tls_ca") || cert || key || uri.param("tls_server_name") || uri.param("tls_verify");
   if (!tls && any)
-    throw InvalidArgument("store URI '" + c.shown + "': tls_* parameters need TLS; drop tls=false");
-  if (c.cert_file.empty() != c.key_file.empty())
+    throw InvalidArgument("store URI '" + c.shown +
+                          "': tls_* parameters need TLS; drop tls=false (or use an https:// "
+                          "server in the kubeconfig)");
+  if (c.cert_file.empty() != c.key_file.empty() && (cert || key))
     throw InvalidArgument("store URI '" + c.shown +
                           "': give both tls_cert and tls_key for a client certificate, or neither");
+}
+
+void apply_token_params(const Uri& uri, Config& c) {
+  const auto token = uri.param("token");
+  const auto file = uri.param("token_file");
+  if (token && !token->empty() && file)
+    throw InvalidArgument("store URI '" + c.shown + "' gives both token and token_file; give one");
+  if (token) {  // replaces the in-cluster or kubeconfig token
+    c.token = *token;
+    if (!token->empty()) c.token_file.clear();
+  }
+  if (file) {
+    c.token_file = *file;
+    c.token.clear();
+  }
+}
+
+bool in_cluster_environment() {
+  return !env("KUBERNETES_SERVICE_HOST").empty() && !env("KUBERNETES_SERVICE_PORT").empty();
+}
+
+/// The configuration of `k8s://` without a host (README.md, "Authentication"): ?kubeconfig=,
+/// else in-cluster (unless ?context= asks for a kubeconfig), else KUBECONFIG / ~/.kube/config.
+Config hostless_config(const Uri& uri, const std::string& shown) {
+  const auto file = uri.param("kubeconfig");
+  const auto context = uri.param("context");
+  if (file && file->empty())
+    throw InvalidArgument("URI parameter 'kubeconfig' of '" + shown + "' names no file");
+  if (context && context->empty())
+    throw InvalidArgument("URI parameter 'context' of '" + shown + "' names no context");
+  if (file) return load_kubeconfig({*file}, context.value_or(""));
+  if (!context && in_cluster_environment()) return in_cluster_config();
+  const std::vector<std::string> files = default_kubeconfig_files();
+  if (!files.empty()) return load_kubeconfig(files, context.value_or(""));
+  const std::string kubeconfig = env("KUBECONFIG");
+  const std::string looked = kubeconfig.empty()
+                                 ? "~/.kube/config does not exist"
+                                 : "no file of KUBECONFIG '" + kubeconfig + "' exists";
+  if (context)
+    throw BackendError(ErrorCode::failed_precondition, "k8s",
+                       "store URI '" + shown + "' asks for a kubeconfig context, but " + looked +
+                           " (give ?kubeconfig=FILE)");
+  throw BackendError(ErrorCode::failed_precondition, "k8s",
+                     "no configuration for '" + shown +
+                         "': not in a pod (KUBERNETES_SERVICE_HOST and KUBERNETES_SERVICE_PORT "
+                         "are not defined) and no kubeconfig (" +
+                         looked + "); give k8s://host:port or ?kubeconfig=FILE");
 }
 
 }  // namespace
@@ -93,7 +153,8 @@ Config Config::from_uri(const Uri& uri) {
   const std::string shown = uri.redacted();
   if (uri.scheme != "k8s") throw InvalidArgument("store URI '" + shown + "' is not a k8s:// URI");
   uri.expect_params({"namespace", "token", "token_file", "tls", "tls_ca", "tls_cert", "tls_key",
-                     "tls_verify", "tls_server_name", "pool_size", "connect_timeout", "timeout"});
+                     "tls_verify", "tls_server_name", "pool_size", "connect_timeout", "timeout",
+                     "kubeconfig", "context"});
   if (uri.user || uri.password)
     throw InvalidArgument("store URI '" + shown +
                           "' carries a user or password; give a bearer token with ?token_file=");
@@ -102,24 +163,31 @@ Config Config::from_uri(const Uri& uri) {
                           "'; k8s URIs take no path (set the namespace with ?namespace=)");
   if (uri.hosts.size() > 1)
     throw InvalidArgument("store URI '" + shown + "' names several hosts; give one API server");
-  Config c = uri.hosts.empty() ? in_cluster_config() : Config{};
-  c.shown = shown;
-  const bool tls = c.in_cluster || uri.bool_param("tls", true);
+  if (!uri.hosts.empty() && (uri.param("kubeconfig") || uri.param("context")))
+    throw InvalidArgument("store URI '" + shown +
+                          "' names a server and a kubeconfig or context; give one (the "
+                          "kubeconfig's cluster names the server)");
+  Config c = uri.hosts.empty() ? hostless_config(uri, shown) : Config{};
+  const bool from_kubeconfig = !c.kubeconfig.empty();
+  c.shown = from_kubeconfig
+                ? shown + " (kubeconfig '" + c.kubeconfig + "', context '" + c.context + "')"
+                : shown;
+  if (from_kubeconfig && uri.param("tls"))
+    throw InvalidArgument("store URI '" + c.shown +
+                          "': drop tls=; the kubeconfig's server URL says http:// or https://");
+  const bool tls = c.in_cluster || (from_kubeconfig ? c.base_url.rfind("https://", 0) == 0
+                                                    : uri.bool_param("tls", true));
   if (c.in_cluster && uri.param("tls") && !uri.bool_param("tls", true))
     throw InvalidArgument("store URI '" + shown + "': the in-cluster API server needs TLS");
-  if (!c.in_cluster) {
+  if (uri.hosts.size() == 1) {
     const auto& h = uri.hosts.front();
     c.base_url = std::string(tls ? "https://" : "http://") +
                  host_port(h.host, h.port.value_or(tls ? kDefaultTlsPort : kDefaultPlainPort));
   }
   apply_tls_params(uri, c, tls);
   c.ns = uri.param("namespace").value_or(c.ns);
-  check_namespace(c.ns, shown);
-  if (auto t = uri.param("token")) c.token = *t;
-  if (auto f = uri.param("token_file")) c.token_file = *f;
-  if (!c.token.empty() && uri.param("token_file"))
-    throw InvalidArgument("store URI '" + shown + "' gives both token and token_file; give one");
-  if (!c.token.empty()) c.token_file.clear();
+  check_namespace(c.ns, c.shown);
+  apply_token_params(uri, c);
   const std::string pool = uri.param("pool_size").value_or("8");
   try {
     c.pool_size = std::stoi(pool);

@@ -21,16 +21,23 @@ struct Config {
   std::string ca_file;          ///< CA bundle (PEM); empty = the system store
   std::string cert_file;        ///< client certificate (PEM), optional
   std::string key_file;         ///< the client certificate's key (PEM)
+  std::string ca_pem;           ///< CA bundle as PEM text (kubeconfig -data); replaces ca_file
+  std::string cert_pem;         ///< client certificate as PEM text (kubeconfig -data)
+  std::string key_pem;          ///< its key as PEM text (kubeconfig -data; secret)
   bool tls_verify = true;       ///< verify the server's chain and name
   std::string tls_server_name;  ///< SNI / certificate name instead of the host
   int pool_size = 8;            ///< idle kept-alive connections
   Duration connect_timeout = std::chrono::seconds(1);  ///< bound of one connect
   Duration request_timeout = Duration{0};  ///< bound of one request; 0 = the deadline only
   bool in_cluster = false;                 ///< taken from the pod's environment
+  std::string kubeconfig;                  ///< the kubeconfig file(s) read, ':'-joined; or empty
+  std::string context;                     ///< the kubeconfig context used
   std::string shown;                       ///< the URI with secrets redacted, for messages
 
   /// Parses `k8s://host[:port][?namespace=...&token_file=...&tls_ca=...]`, or `k8s://` (no host):
-  /// the in-cluster configuration. Throws InvalidArgument naming the bad value and the rule.
+  /// `?kubeconfig=`, else the in-cluster configuration, else KUBECONFIG / ~/.kube/config (README,
+  /// "Authentication"). Throws InvalidArgument naming the bad value and the rule, and
+  /// BackendError{failed_precondition} when no host is given and none of those is found.
   static Config from_uri(const Uri& uri);
 };
 

@@ -6,8 +6,8 @@ numbers below, "ref 3.2" etc.); FIDELITY.md lists what it implements and what it
 Python 3 standard library only.
 
   k8s_double.py --port 16443 (0: any free port) [--host 127.0.0.1] [--token T ...] [--token-file F]
-                [--forbidden-token T ...] [--tls-cert C --tls-key K] [--pid-file P]
-                [--watch-history N]
+                [--forbidden-token T ...] [--tls-cert C --tls-key K [--client-ca CA]]
+                [--pid-file P] [--watch-history N]
 
 Watch (`GET .../leases?watch=true`): newline-delimited JSON events {"type", "object"} from the
 given resourceVersion on, with labelSelector / fieldSelector and timeoutSeconds; the last N
@@ -17,7 +17,9 @@ one ERROR event with a 410 Expired Status (FIDELITY.md, "Watch").
 Auth: with no --token/--token-file every request is accepted; otherwise a request needs
 `Authorization: Bearer <t>` with t in --token or in a line of --token-file (re-read on every
 request, so tests can rotate it): 401 Unauthorized otherwise; a --forbidden-token is
-authenticated but gets 403 Forbidden for every lease request.
+authenticated but gets 403 Forbidden for every lease request. With --client-ca (TLS only) a
+client may present a certificate signed by that CA instead (x509 client-certificate
+authentication; the TLS handshake fails for a certificate the CA did not sign).
 
 Fault hooks (tests only; never part of the Kubernetes API): POST /_double/faults with a JSON
 object {"fail_next": [503, 500, ...]} answers the next requests with those codes (a Status
@@ -575,6 +577,8 @@ class Handler(BaseHTTPRequestHandler):
         forbidden = set(self.server.forbidden_tokens)
         if not tokens and not forbidden:
             return
+        if isinstance(self.connection, ssl.SSLSocket) and self.connection.getpeercert():
+            return  # a client certificate the --client-ca verified in the handshake
         auth = self.headers.get("Authorization", "")
         token = auth[len("Bearer "):] if auth.startswith("Bearer ") else None
         if token in forbidden:
@@ -655,6 +659,7 @@ def main():
     p.add_argument("--forbidden-token", action="append", default=[])
     p.add_argument("--tls-cert")
     p.add_argument("--tls-key")
+    p.add_argument("--client-ca", help="CA of accepted client certificates (with --tls-cert)")
     p.add_argument("--pid-file")
     p.add_argument("--watch-history", type=int, default=1000,
                    help="changes kept for watches; older resourceVersions get 410")
@@ -667,6 +672,9 @@ def main():
     if a.tls_cert:
         ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
         ctx.load_cert_chain(a.tls_cert, a.tls_key)
+        if a.client_ca:
+            ctx.load_verify_locations(a.client_ca)
+            ctx.verify_mode = ssl.CERT_OPTIONAL
         server.socket = ctx.wrap_socket(server.socket, server_side=True)
     if a.pid_file:
         with open(a.pid_file, "w") as f:

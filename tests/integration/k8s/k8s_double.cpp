@@ -1,10 +1,100 @@
 #include "k8s_double.hpp"
 
 #include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cstdlib>
+#include <fstream>
+#include <iterator>
 
 #include "http/client.hpp"
 
 namespace leader::k8s::test {
+
+namespace {
+
+void sh(const std::string& command) {
+  if (std::system(command.c_str()) != 0) throw std::runtime_error("failed: " + command);
+}
+
+}  // namespace
+
+TestCa::TestCa() {
+  static std::atomic<int> count{0};
+  dir = std::filesystem::temp_directory_path() /
+        ("leader-k8s-ca-" + std::to_string(::getpid()) + "-" + std::to_string(count++));
+  std::filesystem::create_directories(dir);
+  const std::string d = dir.string(), ssl = LEADER_OPENSSL;
+  const std::string ec = " -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes";
+  sh(ssl + " req -x509" + ec + " -days 2 -subj /CN=leader-k8s-test-ca -keyout " + d +
+     "/ca.key -out " + d + "/ca.crt 2>/dev/null");
+  sh(ssl + " req" + ec + " -subj /CN=localhost -keyout " + d + "/server.key -out " + d +
+     "/server.csr 2>/dev/null");
+  std::ofstream(dir / "san.ext") << "subjectAltName=IP:127.0.0.1,DNS:localhost\n";
+  sh(ssl + " x509 -req -in " + d + "/server.csr -CA " + d + "/ca.crt -CAkey " + d +
+     "/ca.key -CAcreateserial -days 2 -extfile " + d + "/san.ext -out " + d +
+     "/server.crt 2>/dev/null");
+  sh(ssl + " req" + ec + " -subj /CN=leader-client/O=leader-test -keyout " + d +
+     "/client.key -out " + d + "/client.csr 2>/dev/null");
+  std::ofstream(dir / "client.ext") << "extendedKeyUsage=clientAuth\n";
+  sh(ssl + " x509 -req -in " + d + "/client.csr -CA " + d + "/ca.crt -CAkey " + d +
+     "/ca.key -CAcreateserial -days 2 -extfile " + d + "/client.ext -out " + d +
+     "/client.crt 2>/dev/null");
+  sh(ssl + " req -x509" + ec + " -days 2 -subj /CN=unrelated -keyout " + d + "/other.key -out " +
+     d + "/other.crt 2>/dev/null");
+}
+
+TestCa::~TestCa() {
+  std::error_code ec;
+  std::filesystem::remove_all(dir, ec);
+}
+
+ScopedEnv::~ScopedEnv() {
+  for (auto it = saved_.rbegin(); it != saved_.rend(); ++it) {
+    if (it->second) {
+      ::setenv(it->first.c_str(), it->second->c_str(), 1);
+    } else {
+      ::unsetenv(it->first.c_str());
+    }
+  }
+}
+
+void ScopedEnv::save(const std::string& name) {
+  const char* old = std::getenv(name.c_str());
+  saved_.emplace_back(name, old ? std::optional<std::string>(old) : std::nullopt);
+}
+
+void ScopedEnv::set(const std::string& name, const std::string& value) {
+  save(name);
+  ::setenv(name.c_str(), value.c_str(), 1);
+}
+
+void ScopedEnv::unset(const std::string& name) {
+  save(name);
+  ::unsetenv(name.c_str());
+}
+
+std::string base64(const std::string& bytes) {
+  static constexpr char kDigits[] =
+      "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+  std::string out;
+  for (std::size_t i = 0; i < bytes.size(); i += 3) {
+    const std::size_t n = std::min<std::size_t>(3, bytes.size() - i);
+    unsigned bits = 0;
+    for (std::size_t j = 0; j < 3; ++j)
+      bits = (bits << 8) | (j < n ? static_cast<unsigned char>(bytes[i + j]) : 0u);
+    for (std::size_t j = 0; j < 4; ++j) out += j <= n ? kDigits[(bits >> (18 - 6 * j)) & 63] : '=';
+  }
+  return out;
+}
+
+std::string read_text(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) throw std::runtime_error("cannot read " + path);
+  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+}
 
 Double::Double(const std::vector<std::string>& args) {
   std::vector<std::string> argv{

@@ -1,11 +1,10 @@
 // TLS and the in-cluster configuration end to end: the double serves https with a throwaway CA
-// made here (openssl CLI), the store verifies it with tls_ca, and `k8s://` (no host) reaches it
+// (TestCa, openssl CLI), the store verifies it with tls_ca, and `k8s://` (no host) reaches it
 // from KUBERNETES_SERVICE_HOST/PORT with the token, CA and namespace of a service-account
 // directory.
 
 #include <gtest/gtest.h>
 #include <stdlib.h>
-#include <unistd.h>
 
 #include <filesystem>
 #include <fstream>
@@ -18,31 +17,6 @@ namespace {
 
 using Ms = std::chrono::milliseconds;
 namespace fs = std::filesystem;
-
-void sh(const std::string& command) {
-  if (std::system(command.c_str()) != 0) throw std::runtime_error("failed: " + command);
-}
-
-/// A CA and a server certificate for 127.0.0.1 / localhost, in a private directory.
-struct TestCa {
-  fs::path dir = fs::temp_directory_path() / ("leader-k8s-ca-" + std::to_string(::getpid()));
-  TestCa() {
-    fs::create_directories(dir);
-    const std::string d = dir.string(), ssl = LEADER_OPENSSL;
-    sh(ssl + " req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -days 2 -subj " +
-       "/CN=leader-k8s-test-ca -keyout " + d + "/ca.key -out " + d + "/ca.crt 2>/dev/null");
-    sh(ssl + " req -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -subj /CN=localhost" +
-       " -keyout " + d + "/server.key -out " + d + "/server.csr 2>/dev/null");
-    std::ofstream(dir / "san.ext") << "subjectAltName=IP:127.0.0.1,DNS:localhost\n";
-    sh(ssl + " x509 -req -in " + d + "/server.csr -CA " + d + "/ca.crt -CAkey " + d +
-       "/ca.key -CAcreateserial -days 2 -extfile " + d + "/san.ext -out " + d +
-       "/server.crt 2>/dev/null");
-    sh(ssl + " req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -days 2 -subj " +
-       "/CN=unrelated -keyout " + d + "/other.key -out " + d + "/other.crt 2>/dev/null");
-  }
-  ~TestCa() { fs::remove_all(dir); }
-  [[nodiscard]] std::string file(const char* name) const { return (dir / name).string(); }
-};
 
 class K8sTls : public ::testing::Test {
  protected:
