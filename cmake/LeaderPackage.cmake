@@ -31,25 +31,17 @@ set(CPACK_COMPONENT_DEV_DESCRIPTION
     "Distributed leader election for C++20: headers, libraries, CMake and pkg-config files\n"
     "find_package(leader COMPONENTS redis) / pkg-config leader-redis.")
 
-# The -dev packages a consumer of each built component needs (its headers and link libraries).
-set(_leader_dev_packages_core "")
-set(_leader_dev_packages_sqlite libsqlite3-dev)
-set(_leader_dev_packages_redis libhiredis-dev libssl-dev)
-set(_leader_dev_packages_postgres libpq-dev)
-set(_leader_dev_packages_mysql libmariadb-dev)
-set(_leader_dev_packages_etcd libssl-dev libcurl4-openssl-dev)
-set(_leader_dev_packages_zookeeper libzookeeper-mt-dev)
-set(_leader_dev_packages_dynamodb libssl-dev libcurl4-openssl-dev)
-set(_leader_dev_packages_consul libcurl4-openssl-dev)
-set(_leader_dev_packages_k8s libcurl4-openssl-dev libyaml-cpp-dev)
-set(_leader_dev_packages_mongodb libmongoc-dev)
-set(_leader_dev_packages_scheduler libhowardhinnant-date-dev)
-set(_leader_dev_packages_asio libasio-dev)
-set(_leader_dev_packages_metrics prometheus-cpp-dev)
+# The -dev packages a consumer of each built component needs: each component declares them once,
+# in its own CMakeLists (leader_add_store / leader_add_library DEBIAN_DEV, cmake/LeaderStore.cmake);
+# asio is header-only and declared here.
 set(_leader_dev_depends "")
 foreach(c IN LISTS LEADER_COMPONENTS)
-  list(APPEND _leader_dev_depends ${_leader_dev_packages_${c}})
+  get_property(_deb GLOBAL PROPERTY LEADER_${c}_DEBIAN_DEV)
+  list(APPEND _leader_dev_depends ${_deb})
 endforeach()
+if(asio IN_LIST LEADER_COMPONENTS)
+  list(APPEND _leader_dev_depends libasio-dev)
+endif()
 list(REMOVE_DUPLICATES _leader_dev_depends)
 list(SORT _leader_dev_depends)
 list(JOIN _leader_dev_depends ", " CPACK_DEBIAN_DEV_PACKAGE_DEPENDS)

@@ -12,6 +12,8 @@
 #     [PRIVATE_LIBS <target>...]        PRIVATE link libraries (the DEPENDS' imported targets)
 #     [PKGCONFIG <module>...]           pkg-config modules of the DEPENDS (Requires of leader-<name>.pc)
 #     [PKGCONFIG_LIBS <flag>...]        link flags of DEPENDS without a .pc file (-lzookeeper_mt))
+#     [DEBIAN_DEV <package>...]         the Debian -dev packages a consumer needs for the DEPENDS
+#                                       (Depends of the libleader-dev package: LeaderPackage.cmake)
 #
 # What it does, so that nothing about a store is written twice:
 # - build: runs find_package(<entry> QUIET) for every DEPENDS / BUILD_DEPENDS entry; when one is
@@ -24,7 +26,8 @@
 #   (lib/cmake/leader/leader-<name>-targets.cmake); leader-config.cmake is generated from the
 #   DEPENDS of every built component, so find_package(leader COMPONENTS <name>) runs
 #   find_dependency() only for <name>'s (and its INTERNAL libraries') entries; and
-#   lib/pkgconfig/leader-<name>.pc is generated from PKGCONFIG / PKGCONFIG_LIBS.
+#   lib/pkgconfig/leader-<name>.pc is generated from PKGCONFIG / PKGCONFIG_LIBS; the .deb of the
+#   headers (cmake/LeaderPackage.cmake) depends on the DEBIAN_DEV packages of every built one.
 # Rule for DEPENDS: link only imported targets (never a path from find_library): exported targets
 # must carry no absolute library path. Write a Find module in cmake/modules/ (FindLeader<Dep>.cmake,
 # target leader_dep::<dep>) for a library with neither a CMake config nor a CMake find module.
@@ -36,7 +39,8 @@
 #     BUILD_DEPENDS "nlohmann_json 3"
 #     INTERNAL http
 #     PRIVATE_LIBS CURL::libcurl OpenSSL::Crypto $<BUILD_INTERFACE:nlohmann_json::nlohmann_json>
-#     PKGCONFIG libcurl libcrypto)
+#     PKGCONFIG libcurl libcrypto
+#     DEBIAN_DEV libssl-dev libcurl4-openssl-dev)
 #   if(NOT TARGET leader_etcd)
 #     return()
 #   endif()
@@ -67,7 +71,8 @@ endfunction()
 # The body shared by leader_add_store and leader_add_internal.
 function(_leader_add_component kind name)
   cmake_parse_arguments(ARG "" ""
-    "SOURCES;DEPENDS;BUILD_DEPENDS;INTERNAL;LIBS;PRIVATE_LIBS;PKGCONFIG;PKGCONFIG_LIBS" ${ARGN})
+    "SOURCES;DEPENDS;BUILD_DEPENDS;INTERNAL;LIBS;PRIVATE_LIBS;PKGCONFIG;PKGCONFIG_LIBS;DEBIAN_DEV"
+    ${ARGN})
   string(TOUPPER "${name}" up)
   _leader_find_deps(missing ${ARG_DEPENDS} ${ARG_BUILD_DEPENDS})
   foreach(lib IN LISTS ARG_INTERNAL)
@@ -110,6 +115,7 @@ function(_leader_add_component kind name)
   set_property(GLOBAL PROPERTY LEADER_${name}_INTERNAL "${ARG_INTERNAL}")
   set_property(GLOBAL PROPERTY LEADER_${name}_PKGCONFIG "${ARG_PKGCONFIG}")
   set_property(GLOBAL PROPERTY LEADER_${name}_PKGCONFIG_LIBS "${ARG_PKGCONFIG_LIBS}")
+  set_property(GLOBAL PROPERTY LEADER_${name}_DEBIAN_DEV "${ARG_DEBIAN_DEV}")
   set(LEADER_STORE_ENABLED TRUE PARENT_SCOPE)
 endfunction()
 
