@@ -46,7 +46,7 @@ class MetricsState;
 class Metrics {
  public:
   /// Creates the series families in a new registry. Throws InvalidArgument for bad buckets.
-  explicit Metrics(Options options = {});
+  explicit Metrics(const Options& options = {});
 
   /// The registry holding every series (to expose with an Exposer or merge into your own).
   [[nodiscard]] std::shared_ptr<prometheus::Registry> registry() const;

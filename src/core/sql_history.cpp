@@ -1,12 +1,11 @@
 #include "leader/detail/sql_history.hpp"
 
 #include <chrono>
-#include <utility>
 
 namespace leader::detail {
 
 SqlHistorySink::SqlHistorySink(HistoryOptions options, const std::string& table_prefix)
-    : options_(std::move(options)), table_(table_prefix + "history") {
+    : options_(options), table_(table_prefix + "history") {
   options_.validate();
 }
 

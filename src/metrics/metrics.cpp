@@ -256,7 +256,8 @@ void MetricsState::refresh_drops() {
 
 }  // namespace detail
 
-Metrics::Metrics(Options options) : state_(std::make_shared<detail::MetricsState>(options)) {}
+Metrics::Metrics(const Options& options)
+    : state_(std::make_shared<detail::MetricsState>(options)) {}
 
 std::shared_ptr<prometheus::Registry> Metrics::registry() const { return state_->registry(); }
 
