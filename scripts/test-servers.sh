@@ -59,7 +59,8 @@ stop_all() {
     fi
     rm -f "$f"
   done
-  [ "${LE_KEEP_DATA:-0}" = 1 ] || rm -rf "$ROOT/redis" "$ROOT/pg" "$ROOT/mariadb" "$ROOT/etcd" "$ROOT/zk"
+  [ "${LE_KEEP_DATA:-0}" = 1 ] || rm -rf "$ROOT/redis" "$ROOT/pg" "$ROOT/mariadb" "$ROOT/etcd" "$ROOT/zk" \
+    "$ROOT/etcd-cluster" "$ROOT/zk-ensemble"
 }
 
 cmd=${1:-start}; shift || true
