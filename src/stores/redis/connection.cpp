@@ -23,7 +23,7 @@
 namespace leader::detail::redis {
 namespace {
 
-constexpr std::size_t kIoBuffer = 16 * 1024;
+constexpr std::size_t kIoBuffer = std::size_t{16} * 1024;
 
 BackendError error(ErrorCode code, const std::string& message) {
   return BackendError(code, "redis", message);
