@@ -37,7 +37,7 @@ PACKAGES=(
   libsqlite3-dev sqlite3 libhiredis-dev libssl-dev openssl libpq-dev libmariadb-dev
   libzookeeper-mt-dev libcurl4-openssl-dev nlohmann-json3-dev libasio-dev libcli11-dev
   libhowardhinnant-date-dev tzdata prometheus-cpp-dev libcpp-httplib-dev libyaml-cpp-dev
-  redis-server redis-tools postgresql-15 mariadb-server mariadb-client etcd-server etcd-client
+  redis-server redis-tools redis-sentinel postgresql-15 mariadb-server mariadb-client etcd-server etcd-client
   zookeeper python3-kazoo python3-redis faketime libfaketime iproute2 nftables procps psmisc
   libmongoc-dev libbson-dev python3-mongomock python3-bson python3-pymongo
   python3-kubernetes prometheus chromium

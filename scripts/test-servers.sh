@@ -47,6 +47,11 @@ tcp_open() ( exec 3<>"/dev/tcp/127.0.0.1/$1" )
 
 
 stop_all() {
+  # Redis Sentinel topologies: SIGKILLed at once by their script (SIGTERM costs ~2 s per process)
+  for f in "$ROOT"/pids/redis-sentinel-*-r0.pid; do
+    [ -f "$f" ] || continue
+    b=${f##*/redis-sentinel-}; LE_REDIS_SENTINEL_BASE=${b%-r0.pid} "$(dirname "$0")/redis-sentinel.sh" stop
+  done
   for f in "$ROOT"/pids/*.pid; do
     [ -f "$f" ] || continue
     name=$(basename "$f" .pid); pid=$(cat "$f")
