@@ -56,7 +56,7 @@ stop_all() {
     [ -f "$f" ] || continue
     name=$(basename "$f" .pid); pid=$(cat "$f")
     if [ -n "$pid" ] && kill -0 "$pid" 2>/dev/null; then
-      sig=TERM; [ "$name" = postgres ] && sig=INT     # INT = postgres "fast" shutdown
+      sig=TERM; case $name in postgres|pg-ha-*) sig=INT ;; esac   # INT = postgres "fast" shutdown
       kill -"$sig" "$pid"
       for _ in $(seq 100); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
       kill -0 "$pid" 2>/dev/null && { echo "$name ($pid) did not stop, sending KILL"; kill -KILL "$pid"; }
