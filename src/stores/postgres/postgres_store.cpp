@@ -93,7 +93,7 @@ void PostgresStore::set_up(Connection& conn, Deadline deadline) {
   conn.prepare(statements(options_.tables), deadline);
 }
 
-std::vector<Result> PostgresStore::run(std::vector<Call> calls, Deadline deadline) {
+std::vector<Result> PostgresStore::run(const std::vector<Call>& calls, Deadline deadline) {
   auto conn = pool_.acquire(deadline);
   return conn->run(calls, deadline);
 }

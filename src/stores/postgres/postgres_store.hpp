@@ -55,7 +55,7 @@ class PostgresStore final : public LeaseStore, public LockLister, public LockWat
 
  private:
   friend class Watch;
-  std::vector<Result> run(std::vector<Call> calls, Deadline deadline);
+  std::vector<Result> run(const std::vector<Call>& calls, Deadline deadline);
   void set_up(Connection& conn, Deadline deadline);
   std::unique_ptr<Connection> open_listener(Deadline deadline);
   std::unique_ptr<Connection> idle_listener();
