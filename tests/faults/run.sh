@@ -7,29 +7,36 @@
 #                       [--partition proxy|nft] [--redis-persist none|rdb|aof]
 #                       [--worker path/to/fault_worker] [--out DIR]
 #   tests/faults/run.sh --soak [--stores "sqlite redis ..."] [--terms 1000] [--out DIR]
+#   tests/faults/run.sh --topology etcd-cluster|zookeeper-ensemble [--seconds 35] [--kinds K,...]
+#                       (issue 15: failovers of a private 3-member cluster, topology.py)
 # Exit 0 when the checker's verdict passes (or the scenario is report-only); 77 when the machine
 # cannot run the scenario (nft partitions need root and nftables). The figures are printed and
 # written to OUT/result.json (soak: OUT/soak.json, see soak.py).
 set -euo pipefail
 HERE=$(cd "$(dirname "$0")" && pwd)
 REPO=$(cd "$HERE/../.." && pwd)
-args=() store="" worker="" out="" soak=0
+args=() store="" worker="" out="" soak=0 topology=""
 while [ $# -gt 0 ]; do
   case $1 in
   --soak) soak=1; shift ;;
   --store) store=$2; args+=("$1" "$2"); shift 2 ;;
+  --topology) topology=$2; args+=("$1" "$2"); shift 2 ;;
   --worker) worker=$2; shift 2 ;;
   --out) out=$2; shift 2 ;;
   *) args+=("$1"); shift ;;
   esac
 done
-[ -n "$store" ] || [ $soak = 1 ] || { echo "usage: $0 --store STORE [--seconds N] ..." >&2; exit 64; }
+[ -n "$store" ] || [ -n "$topology" ] || [ $soak = 1 ] || { echo "usage: $0 --store STORE [--seconds N] ..." >&2; exit 64; }
 if [ -z "$worker" ]; then
   for b in "$REPO"/build*/tests/faults/fault_worker; do [ -x "$b" ] && worker=$b && break; done
 fi
 [ -x "$worker" ] || { echo "fault_worker not found: build the target fault_worker" >&2; exit 64; }
 if [ $soak = 1 ]; then
   exec /usr/bin/python3 "$HERE/soak.py" --worker "$worker" --out "${out:-/tmp/leader-faults/soak}" \
+    "${args[@]}"
+fi
+if [ -n "$topology" ]; then
+  exec /usr/bin/python3 "$HERE/topology.py" --worker "$worker" --out "${out:-/tmp/leader-faults/$topology}" \
     "${args[@]}"
 fi
 out=${out:-/tmp/leader-faults/$store}
