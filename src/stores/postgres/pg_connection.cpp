@@ -37,7 +37,11 @@ ErrorCode classify_sqlstate(const char* sqlstate) {
   if (s == "57014") return ErrorCode::deadline_exceeded;  // statement_timeout / cancel
   if (s == "55P03") return ErrorCode::deadline_exceeded;  // lock_timeout
   if (cls == "08" || cls == "57" || cls == "53" || cls == "40") return ErrorCode::unavailable;
-  if (s == "25006") return ErrorCode::failed_precondition;  // read-only transaction (a standby)
+  // Read-only transaction: the session's server turned read-only after the connection was made
+  // (default_transaction_read_only set for a switchover). The write was refused, not applied; the
+  // connection is dropped so that the next call lets libpq pick the read-write host again. A
+  // standby reached at connection time is refused by set_up() (failed_precondition).
+  if (s == "25006") return ErrorCode::unavailable;
   if (cls == "28" || cls == "3D" || cls == "3F" || s == "42P01" || s == "42501" || s == "42703")
     return ErrorCode::failed_precondition;
   if (cls == "22") return ErrorCode::invalid_argument;
@@ -117,6 +121,18 @@ PGresult* Connection::next_result(Deadline deadline) {
   return PQgetResult(conn_);
 }
 
+namespace {
+std::string error_message(const PGresult* r) {
+  std::string message = trimmed(PQresultErrorMessage(r));
+  const char* state = PQresultErrorField(r, PG_DIAG_SQLSTATE);
+  if (state != nullptr && std::string_view(state) == "25006")
+    message +=
+        " (the server is read-only: nothing was written; with a primary and standbys, "
+        "name every host and target_session_attrs=read-write)";
+  return message;
+}
+}  // namespace
+
 std::vector<Result> Connection::collect(std::size_t count, Deadline deadline) {
   std::vector<Result> results;
   std::optional<BackendError> first_error;
@@ -126,7 +142,7 @@ std::vector<Result> Connection::collect(std::size_t count, Deadline deadline) {
     ExecStatusType st = PQresultStatus(r.get());
     if (st == PGRES_FATAL_ERROR && !first_error) {
       first_error.emplace(classify_sqlstate(PQresultErrorField(r.get(), PG_DIAG_SQLSTATE)), kScheme,
-                          trimmed(PQresultErrorMessage(r.get())));
+                          error_message(r.get()));
     }
     while (PGresult* extra = next_result(deadline)) PQclear(extra);  // NULL ends this query
     results.push_back(std::move(r));
@@ -226,6 +242,11 @@ void Connection::run_script(const std::string& sql, Deadline deadline) {
     broken_ = true;  // a failed script may leave an aborted transaction block open
     throw *first_error;
   }
+}
+
+bool Connection::hot_standby() const {
+  const char* v = PQparameterStatus(conn_, "in_hot_standby");  // reported by servers >= 14
+  return v != nullptr && std::string_view(v) == "on";
 }
 
 bool Connection::idle_and_alive() {

@@ -70,6 +70,10 @@ class Connection {
   /// True once the connection cannot be reused (I/O error, timeout, server gone).
   [[nodiscard]] bool broken() const { return broken_; }
 
+  /// True when the server said (ParameterStatus in_hot_standby, PostgreSQL 14+) that it is a
+  /// standby in recovery: it refuses every write.
+  [[nodiscard]] bool hot_standby() const;
+
   /// Cheap liveness check of an idle connection: notices a server that closed it.
   [[nodiscard]] bool idle_and_alive();
 

@@ -17,6 +17,19 @@ std::string returning_notify(const Tables& t) {
   return t.channel.empty() ? std::string() : " RETURNING " + notify(t);
 }
 
+// The next fencing token after `last`: the counter + 1, but at least the server's current WAL
+// timeline in the bits above kTimelineShift (README.md "Fencing source"). A promoted standby
+// writes on a new, higher timeline, so its tokens exceed every token of the old primary, also
+// those it granted but never replicated (asynchronous commit). The timeline is read from the
+// name of the current WAL file (its first 8 hex digits): pg_walfile_name uses the timeline WAL is
+// inserted on, which is the new one before the first write after a promotion is allowed
+// (pg_control_checkpoint() shows it only after the next checkpoint).
+std::string next_token(const char* last) {
+  return "greatest(" + std::string(last) +
+         " + 1, ('x' || left(pg_walfile_name(pg_current_wal_lsn()), 8))::bit(32)::bigint << " +
+         std::to_string(kTimelineShift) + ")";
+}
+
 // ON CONFLICT clause that takes a lease row over only once it has expired (server time).
 std::string take_over_if_expired() {
   return " ON CONFLICT (lock_name, slot) DO UPDATE SET owner = EXCLUDED.owner,"
@@ -44,7 +57,8 @@ std::string grant(const Tables& t) {
          " AND NOT EXISTS (SELECT 1 FROM " +
          t.leases + " e WHERE e.lock_name = $1::text AND e.slot = s" + live +
          ") ORDER BY s LIMIT 1), fence AS (UPDATE " + t.fences +
-         " SET last_token = last_token + 1, slots = $5::int WHERE lock_name = $1::text"
+         " SET last_token = " + next_token("last_token") +
+         ", slots = $5::int WHERE lock_name = $1::text"
          " AND EXISTS (SELECT 1 FROM pick) RETURNING last_token), ins AS (INSERT INTO " +
          t.leases +
          " AS l (lock_name, slot, owner, node_id, fencing_token, acquired_at, expires_at)"

@@ -25,6 +25,10 @@ inline constexpr const char* kPutCandidate = "le_put";     ///< see statements()
 inline constexpr const char* kListCandidates = "le_list";  ///< $1 group
 inline constexpr const char* kRemoveCandidate = "le_rm";   ///< $1 group $2 node
 
+/// Fencing tokens carry the server's WAL timeline above this bit (README.md "Fencing source"):
+/// token = max(last + 1, timeline << 40), so up to 2^40 acquisitions of a lock per timeline.
+inline constexpr int kTimelineShift = 40;
+
 /// (name, SQL) of every statement for the given tables.
 std::vector<std::pair<std::string, std::string>> statements(const Tables& t);
 

@@ -84,6 +84,10 @@ PostgresStore::PostgresStore(StoreOptions options)
 
 void PostgresStore::set_up(Connection& conn, Deadline deadline) {
   deadline = deadline.min(Deadline::after(options_.connect_timeout));
+  if (conn.hot_standby())
+    throw BackendError(ErrorCode::failed_precondition, kScheme,
+                       "the server is a standby (in recovery, read-only): the store needs the "
+                       "primary; name every host with target_session_attrs=read-write");
   ensure_schema(conn, options_.tables, options_.create_schema, deadline);
   conn.run({{"SELECT set_config('statement_timeout', $1, false),"
              " set_config('client_connection_check_interval', '1000', false)",
