@@ -79,7 +79,7 @@ void check_shape(const LockView& view, const std::string& lock, int slots) {
   }
 }
 
-ConsulStore::ConsulStore(Config config) : api_(config) {}
+ConsulStore::ConsulStore(const Config& config) : api_(config) {}
 
 std::string ConsulStore::lock_path(std::string_view lock) const {
   std::string path = api_.config().prefix + "/" + std::string(lock);

@@ -47,7 +47,7 @@ struct LockView {
 class ConsulStore : public LeaseStore, public LockLister, public LockWatcher {
  public:
   /// A store over the agent described by `config`; no I/O until the first call.
-  explicit ConsulStore(Config config);
+  explicit ConsulStore(const Config& config);
 
   [[nodiscard]] std::string_view scheme() const override { return "consul"; }
   LEADER_LEASE_STORE_OPERATIONS;  // the LeaseStore operations, store_support.hpp
