@@ -266,15 +266,17 @@ class PgRun(faults.Run):
 
 def failover_figures(leases, events):
     """{faults, kept, lost, no_holder, takeover_ms[], p50, p99}: per F event, was the lease held
-    at the kill kept through the failover (its holder's term went on past the rebuild), or lost,
-    and then how long from the kill to the next term's start."""
+    when the fault began (the standby's lag) kept through the failover (its holder's term went on
+    past the rebuild) or lost, and how long from the kill of the primary to the next term's
+    start (also when nobody held the lease at the fault: in sync mode the holder often stops
+    during the lag, its renewals waiting for the cut-off standby)."""
     f = {"faults": 0, "kept": 0, "lost": 0, "no_holder": 0, "takeover_ms": []}
     for e in events:
         if e[0] != "F":
             continue
         t_lag, t_kill, t_rebuilt = int(e[2]), int(e[3]), int(e[5])
         f["faults"] += 1
-        held = [x for x in leases if x["start"] <= t_kill < x["eff_end"]]
+        held = [x for x in leases if x["start"] <= t_lag < x["eff_end"]]
         if not held:
             f["no_holder"] += 1
         elif held[0]["eff_end"] > t_rebuilt:
