@@ -8,6 +8,8 @@ For each store, runs faults.py in chunks until the chunks together hold --terms 
   netns + extend   the same with partitions made by nft drop rules in network namespaces (network
                    stores; needs root and nftables, else the proxy)
   group + extend   a group elector with max_leaders 2 (5 workers)
+postgres-standby-async and postgres-standby-sync are failovers of a private PostgreSQL primary +
+streaming standby (topology_postgres.py: as many as fit in each chunk, one every 6-16 s).
 Redis runs on a private redis-server with RDB snapshots (crash = SAVE, writes, kill -9, restart),
 DynamoDB on a private dynalite with --path (crash = kill -9, restart); both get crash-restarts in
 every chunk. PostgreSQL, MariaDB, etcd and ZooKeeper are the shared test servers, unless the
@@ -33,7 +35,8 @@ import sys
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-STORES = ["sqlite", "redis", "postgres", "mysql", "etcd", "zookeeper", "dynamodb"]
+STORES = ["sqlite", "redis", "postgres", "mysql", "etcd", "zookeeper", "dynamodb",
+          "postgres-standby-async", "postgres-standby-sync"]  # the last two: issue 15 failovers
 SHARED = {"postgres", "mysql", "etcd", "zookeeper"}
 SUMS = ["terms", "writes", "fence_violations", "token_reuse", "token_order", "stop_misses",
         "overlaps_unexplained", "resource_order_unexplained", "overlaps_paused",
@@ -52,7 +55,11 @@ def run_chunk(a, store, k, out):
     cmd = [sys.executable, os.path.join(HERE, "faults.py"), "--store", store, "--worker", a.worker,
            "--out", out, "--seconds", str(a.chunk_seconds), "--lease-ms", str(a.lease_ms),
            "--max-steps", str(a.max_steps), "--seed", str(a.seed + k)]
-    cmd += variants(store)[k % len(variants(store))]
+    if store.startswith("postgres-standby-"):  # failovers of a private pair, topology_postgres.py
+        cmd[1:4] = [os.path.join(HERE, "topology_postgres.py"), "--commit",
+                    store[len("postgres-standby-"):], "--failovers", "1000"]
+    else:
+        cmd += variants(store)[k % len(variants(store))]
     if store == "redis":
         cmd += ["--redis-persist", "rdb"]
     lock = None
