@@ -4,10 +4,13 @@
 #   scripts/redis-sentinel.sh start     (re)start all five and wait until the Sentinels agree
 #   scripts/redis-sentinel.sh stop      stop them by PID, remove the data
 #   scripts/redis-sentinel.sh primary   print the port of the current primary (asks a Sentinel)
-#   scripts/redis-sentinel.sh ports     print "primary replica sentinel1 sentinel2 sentinel3"
+#   scripts/redis-sentinel.sh ports     print "primary replica sentinel1 sentinel2 sentinel3" (as started)
+#   scripts/redis-sentinel.sh server-start r0|r1 PORT   (re)start data server r0 (port base) or r1
+#                                       (base+1), empty, as a replica of 127.0.0.1:PORT (fault suite)
 # Ports (LE_REDIS_SENTINEL_BASE, default 22600, as the fault suite's private copies change):
 # primary base, replica base+1, Sentinels base+10..base+12. No persistence (--save ''), as the
-# shared test server. Sentinels: down-after-milliseconds 1000, failover-timeout 3000. The store's
+# shared test server; --repl-diskless-sync-delay 0: a demoted primary resyncs at once (the
+# default waits 5 s, and a failover right after one then aborts). Sentinels: down-after-milliseconds 1000, failover-timeout 3000. The store's
 # URI: redis-sentinel://127.0.0.1:22610,127.0.0.1:22611,127.0.0.1:22612/leader-test
 # scripts/test-servers.sh stop stops them too (their PID files are in $LE_TEST_ROOT/pids).
 set -euo pipefail
@@ -38,6 +41,7 @@ start_server() {  # start_server NAME PORT [replicaof args]
   local n=$1 port=$2; shift 2
   mkdir -p "$DIR/$n"
   redis-server --bind 127.0.0.1 --port "$port" --save '' --appendonly no --dir "$DIR/$n" \
+    --repl-diskless-sync-delay 0 \
     --daemonize yes --pidfile "$ROOT/pids/$TAG-$n.pid" --logfile "$ROOT/logs/$TAG-$n.log" "$@"
 }
 
@@ -95,6 +99,9 @@ case ${1:-start} in
 start) stop; start ;;
 stop) stop ;;
 primary) redis-cli -p $((BASE + 10)) sentinel get-master-addr-by-name "$NAME" | tail -1 ;;
+server-start)
+  n=$2; port=$BASE; [ "$n" = r1 ] && port=$((BASE + 1))
+  start_server "$n" "$port" --replicaof 127.0.0.1 "$3" ;;
 ports) echo "$BASE $((BASE + 1)) $((BASE + 10)) $((BASE + 11)) $((BASE + 12))" ;;
 *) echo "usage: $0 start|stop|primary|ports" >&2; exit 64 ;;
 esac

@@ -41,6 +41,34 @@ void parse_location(const Uri& uri, Config& c) {
     c.db = int_param(uri, "db", 0, 0, 1 << 20);
     return;
   }
+  if (uri.scheme == "redis-sentinel" || uri.param("sentinel")) {
+    if (c.transport != Transport::tcp)
+      throw InvalidArgument("store URI '" + uri.redacted() +
+                            "': Sentinel mode supports plain TCP only (no rediss://, no unix://)");
+    // The hosts are Sentinels; the path (redis-sentinel://) or ?sentinel= names the master.
+    if (uri.hosts.empty())
+      throw InvalidArgument(
+          "store URI '" + uri.redacted() +
+          "': expected one or more Sentinels (redis-sentinel://h1:p1,h2:p2/name)");
+    for (const auto& h : uri.hosts) c.sentinels.push_back({h.host, h.port.value_or(26379)});
+    if (uri.scheme == "redis-sentinel") {
+      if (uri.param("sentinel"))
+        throw InvalidArgument("store URI '" + uri.redacted() +
+                              "': name the master in the path of redis-sentinel://, not in "
+                              "?sentinel=");
+      c.master_name = uri.path.size() > 1 ? uri.path.substr(1) : "";
+    } else {
+      c.master_name = *uri.param("sentinel");
+      c.db = db_from_path(uri, uri.path);
+    }
+    if (c.master_name.empty() || c.master_name.find_first_of("/ \r\n") != std::string::npos)
+      throw InvalidArgument("store URI '" + uri.redacted() + "': the Sentinel master name '" +
+                            c.master_name + "' is empty or has '/' or white space");
+    if (uri.param("db")) c.db = int_param(uri, "db", 0, 0, 1 << 20);
+    c.host = c.sentinels.front().host;  // replaced by the primary's address per connection
+    c.port = c.sentinels.front().port;
+    return;
+  }
   if (uri.hosts.size() != 1)
     throw InvalidArgument("store URI '" + uri.redacted() +
                           "': expected exactly one host (redis://host[:port][/db])");
@@ -70,10 +98,11 @@ void parse_tls(const Uri& uri, Config& c) {
 
 Config Config::from_uri(const Uri& uri) {
   uri.expect_params({"prefix", "connect_timeout", "command_timeout", "pool_size", "db", "tls_ca",
-                     "tls_cert", "tls_key", "tls_verify", "tls_server_name"});
+                     "tls_cert", "tls_key", "tls_verify", "tls_server_name", "sentinel",
+                     "sentinel_check", "wait_replicas", "wait_timeout"});
   Config c;
   c.redacted_uri = uri.redacted();
-  if (uri.scheme == "redis")
+  if (uri.scheme == "redis" || uri.scheme == "redis-sentinel")
     c.transport = Transport::tcp;
   else if (uri.scheme == "rediss")
     c.transport = Transport::tls;
@@ -97,11 +126,32 @@ Config Config::from_uri(const Uri& uri) {
   if (c.connect_timeout <= Duration{0} || c.command_timeout <= Duration{0})
     throw InvalidArgument("store URI '" + uri.redacted() + "': timeouts must be positive");
   c.pool_size = int_param(uri, "pool_size", c.pool_size, 1, 1024);
+  c.sentinel_check = uri.duration_param("sentinel_check", c.sentinel_check);
+  if (c.sentinel_check < Duration{0})
+    throw InvalidArgument("URI parameter 'sentinel_check' of '" + uri.redacted() +
+                          "' must not be negative");
+  if (uri.param("sentinel_check") && !c.sentinel())
+    throw InvalidArgument("store URI '" + uri.redacted() +
+                          "': sentinel_check needs Sentinel mode (redis-sentinel://)");
+  c.wait_replicas = int_param(uri, "wait_replicas", 0, 0, 1000);
+  c.wait_timeout = uri.duration_param("wait_timeout", c.wait_timeout);
+  if (c.wait_timeout < std::chrono::milliseconds(1))
+    throw InvalidArgument("URI parameter 'wait_timeout' of '" + uri.redacted() +
+                          "' must be at least 1ms (WAIT 0 would block without bound)");
+  if (uri.param("wait_timeout") && c.wait_replicas == 0)
+    throw InvalidArgument("store URI '" + uri.redacted() +
+                          "': wait_timeout needs wait_replicas >= 1");
   return c;
 }
 
 std::string Config::endpoint() const {
   if (transport == Transport::unix_socket) return socket_path;
+  if (sentinel()) {
+    std::string list;
+    for (const auto& s : sentinels)
+      list += (list.empty() ? "" : ",") + s.host + ":" + std::to_string(s.port);
+    return "the primary of '" + master_name + "' (Sentinels " + list + ")";
+  }
   std::string h = host.find(':') != std::string::npos ? "[" + host + "]" : host;
   return h + ":" + std::to_string(port);
 }

@@ -3,6 +3,7 @@
 
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "leader/time.hpp"
 #include "leader/uri.hpp"
@@ -11,6 +12,13 @@ namespace leader::detail::redis {
 
 /// How the store reaches the server.
 enum class Transport { tcp, tls, unix_socket };
+
+/// A host and port (a Sentinel, or the primary it names).
+struct Endpoint {
+  std::string host;
+  int port = 0;
+  friend bool operator==(const Endpoint&, const Endpoint&) = default;
+};
 
 /// Everything the store needs to connect, parsed and validated from the URI.
 struct Config {
@@ -31,6 +39,19 @@ struct Config {
   bool tls_verify = true;       ///< verify the server certificate and its name
   std::string tls_server_name;  ///< name to verify and send as SNI; `host` when empty
   std::string redacted_uri;     ///< the URI with the password replaced, for messages
+  /// Sentinel mode when not empty: the Sentinels asked for the primary of `master_name`
+  /// (`redis-sentinel://h1:p1,h2:p2/<name>` or `redis://h1:p1,h2:p2?sentinel=<name>`); `host`
+  /// and `port` are then those of the primary found, per connection.
+  std::vector<Endpoint> sentinels;
+  std::string master_name;  ///< Sentinel mode: the monitored master's name
+  /// Sentinel mode: how often the Sentinels are asked again whether the primary moved (0: only
+  /// after a failure).
+  Duration sentinel_check = std::chrono::milliseconds(250);
+  int wait_replicas = 0;  ///< `WAIT` for this many replicas after each acquire and renew
+  Duration wait_timeout = std::chrono::milliseconds(100);  ///< `WAIT`'s timeout
+
+  /// True in Sentinel mode.
+  [[nodiscard]] bool sentinel() const { return !sentinels.empty(); }
 
   /// Parses a `redis://`, `rediss://` or `unix://` URI; throws InvalidArgument.
   static Config from_uri(const Uri& uri);

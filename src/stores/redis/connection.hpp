@@ -7,6 +7,7 @@
 
 #include <hiredis/hiredis.h>
 
+#include <cstdint>
 #include <memory>
 #include <string>
 #include <vector>
@@ -70,6 +71,12 @@ class Connection {
   [[nodiscard]] bool reused() const { return reused_; }
   /// Marks the connection as having served a caller.
   void mark_reused() { reused_ = true; }
+  /// "host:port" (or the socket path) this connection talks to.
+  [[nodiscard]] std::string endpoint() const { return config_.endpoint(); }
+  /// The pool's primary generation this connection was opened for (Sentinel mode).
+  [[nodiscard]] std::uint64_t generation() const { return generation_; }
+  /// Sets generation().
+  void set_generation(std::uint64_t g) { generation_ = g; }
 
  private:
   explicit Connection(const Config& config);
@@ -85,11 +92,12 @@ class Connection {
   void wait_fd(short events, Deadline deadline);
   [[noreturn]] void fail_io(const std::string& what, int err) const;
 
-  const Config& config_;
+  const Config config_;  // a copy: in Sentinel mode each connection has its primary's address
   int fd_ = -1;
   SSL* ssl_ = nullptr;
   redisReader* reader_ = nullptr;
   bool reused_ = false;
+  std::uint64_t generation_ = 0;
 };
 
 /// The message of an error reply, or empty when `r` is not an error.

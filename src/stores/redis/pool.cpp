@@ -1,6 +1,7 @@
 #include "pool.hpp"
 
 #include "leader/errors.hpp"
+#include "sentinel.hpp"
 
 namespace leader::detail::redis {
 
@@ -35,19 +36,102 @@ std::unique_ptr<Connection> ConnectionPool::checkout(Deadline deadline) {
   ++open_;
   lock.unlock();
   try {
-    auto connect_by = deadline.min(Deadline::after(config_.connect_timeout));
-    return Connection::open(config_, tls_.get(), connect_by);
+    return open_connection(deadline);
   } catch (...) {
     discard();
     throw;
   }
 }
 
+std::unique_ptr<Connection> ConnectionPool::open_connection(Deadline deadline) {
+  auto connect_by = deadline.min(Deadline::after(config_.connect_timeout));
+  if (!config_.sentinel()) return Connection::open(config_, tls_.get(), connect_by);
+  std::optional<Endpoint> primary;
+  std::uint64_t generation = 0;
+  {
+    std::lock_guard lock(mu_);
+    primary = primary_;
+    generation = generation_;
+  }
+  if (!primary) {
+    primary = ask_sentinels(config_, connect_by);
+    std::lock_guard lock(mu_);
+    ++discoveries_;
+    checked_at_ = std::chrono::steady_clock::now();
+    if (generation == generation_) primary_ = primary;
+  }
+  Config target = config_;
+  target.host = primary->host;
+  target.port = primary->port;
+  target.sentinels.clear();  // the connection's messages name the primary's own address
+  try {
+    auto c = Connection::open(target, tls_.get(), connect_by);
+    verify_primary(*c, connect_by);
+    c->set_generation(generation);
+    return c;
+  } catch (const BackendError&) {
+    forget_primary();  // down, or not (yet) the primary: ask the Sentinels next time
+    throw;
+  }
+}
+
+// A manual failover (SENTINEL FAILOVER) leaves the old primary serving as a primary until the
+// Sentinels' next INFO to it (every 10 s) makes it a replica; no call fails meanwhile. So the
+// Sentinels are asked again every `sentinel_check`, by one caller at a time, bounded by
+// `connect_timeout` and the caller's deadline; when they name another server,
+// the primary is forgotten and this call opens a connection to the new one. When no Sentinel
+// answers, the known primary stays in use (it is ROLE-checked on every new connection).
+void ConnectionPool::recheck_primary(Deadline deadline) {
+  if (!config_.sentinel() || config_.sentinel_check <= Duration{0}) return;
+  std::optional<Endpoint> known;
+  {
+    std::lock_guard lock(mu_);
+    const auto now = std::chrono::steady_clock::now();
+    if (!primary_ || checking_ || now - checked_at_ < config_.sentinel_check) return;
+    checking_ = true;
+    checked_at_ = now;
+    known = primary_;
+  }
+  std::optional<Endpoint> named;
+  try {
+    named = ask_sentinels(config_, deadline.min(Deadline::after(config_.connect_timeout)));
+  } catch (const BackendError&) {  // keep the known primary; ask again next time
+  }
+  {
+    std::lock_guard lock(mu_);
+    checking_ = false;
+  }
+  if (named && *named != *known) forget_primary();
+}
+
+void ConnectionPool::forget_primary() {
+  if (!config_.sentinel()) return;
+  std::vector<std::unique_ptr<Connection>> closing;
+  {
+    std::lock_guard lock(mu_);
+    primary_.reset();
+    ++generation_;
+    closing.swap(idle_);
+    open_ -= static_cast<int>(closing.size());
+  }
+  cv_.notify_all();
+}
+
+std::uint64_t ConnectionPool::discoveries() const {
+  std::lock_guard lock(mu_);
+  return discoveries_;
+}
+
 void ConnectionPool::checkin(std::unique_ptr<Connection> c) {
   c->mark_reused();
   {
     std::lock_guard lock(mu_);
-    idle_.push_back(std::move(c));
+    if (c->generation() != generation_) {
+      --open_;  // opened for a primary that was forgotten since: never reused
+    } else {
+      idle_.push_back(std::move(c));
+      c = nullptr;
+    }
   }
   cv_.notify_one();
 }
@@ -66,14 +150,30 @@ void ConnectionPool::run(Deadline deadline, const std::function<void(Connection&
         ErrorCode::deadline_exceeded, "redis",
         "the deadline passed before the call to redis at " + config_.endpoint() + " started");
   deadline = deadline.min(Deadline::after(config_.command_timeout));
+  recheck_primary(deadline);
+  std::string failed_at;  // the server of a failed first attempt
   for (int attempt = 0;; ++attempt) {
     auto c = checkout(deadline);
+    if (attempt > 0 && c->endpoint() != failed_at) {
+      // Sentinel: the primary changed (failover). The first attempt may have reached the old
+      // primary; a write possibly sent is never replayed on another server.
+      const std::string now_at = c->endpoint();
+      checkin(std::move(c));
+      throw BackendError(ErrorCode::unavailable, "redis",
+                         "the connection to the primary " + failed_at +
+                             " failed and the Sentinels now name " + now_at +
+                             ": not retried there (a failover; the call's outcome on " + failed_at +
+                             " is unknown)");
+    }
     bool reused = c->reused();
     try {
       use(*c, deadline);
     } catch (const BackendError& e) {
+      failed_at = c->endpoint();
       c.reset();
       discard();
+      if (e.code() == ErrorCode::unavailable || e.code() == ErrorCode::deadline_exceeded)
+        forget_primary();  // Sentinel: maybe a failover; ask again on the next call
       if (e.code() == ErrorCode::unavailable && reused && attempt == 0 && !deadline.expired())
         continue;  // a stale connection from before a server restart: one fresh try
       throw;

@@ -8,6 +8,7 @@
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <vector>
 
 #include "connection.hpp"
@@ -34,9 +35,18 @@ class ConnectionPool {
   [[nodiscard]] const Config& config() const { return config_; }
   /// The TLS settings connections are opened with (null without TLS).
   [[nodiscard]] const TlsContext* tls() const { return tls_.get(); }
+  /// A new connection outside the pool (a watch's subscriber): to the configured server, or in
+  /// Sentinel mode to the current primary (asked of the Sentinels when unknown, ROLE checked).
+  [[nodiscard]] std::unique_ptr<Connection> open_connection(Deadline deadline);
+  /// Sentinel mode: forgets the primary and closes the idle connections to it, so the next
+  /// call asks the Sentinels again (after an I/O error, a timeout or READONLY). No-op otherwise.
+  void forget_primary();
+  /// Sentinel mode: how often the primary was looked up (statistics, tests).
+  [[nodiscard]] std::uint64_t discoveries() const;
 
  private:
   std::unique_ptr<Connection> checkout(Deadline deadline);
+  void recheck_primary(Deadline deadline);
   void checkin(std::unique_ptr<Connection> c);
   void discard();
 
@@ -46,6 +56,11 @@ class ConnectionPool {
   std::condition_variable cv_;
   std::vector<std::unique_ptr<Connection>> idle_;
   int open_ = 0;
+  std::optional<Endpoint> primary_;  // Sentinel mode: the primary last found, if still trusted
+  std::uint64_t generation_ = 0;     // bumped by forget_primary()
+  std::uint64_t discoveries_ = 0;
+  std::chrono::steady_clock::time_point checked_at_{};  // Sentinel mode: last ask or recheck
+  bool checking_ = false;                               // a recheck is under way
 };
 
 }  // namespace leader::detail::redis

@@ -11,6 +11,7 @@ namespace leader::detail::redis {
 namespace {
 
 std::string scheme_of(const Config& c) {
+  if (c.sentinel()) return "redis-sentinel";
   switch (c.transport) {
     case Transport::tls:
       return "rediss";
@@ -63,9 +64,46 @@ std::string RedisStore::candidates_key(std::string_view group) const {
   return "{" + pool_.config().prefix + std::string(group) + "}:candidates";
 }
 
+namespace {
+
+// True when a script's reply says it changed something (a grant, an owned renew): what a WAIT
+// must cover. nil (contention) and 0 (not ours) wrote nothing.
+bool wrote(const redisReply* r) {
+  if (r == nullptr || r->type == REDIS_REPLY_NIL || r->type == REDIS_REPLY_ERROR) return false;
+  return !(r->type == REDIS_REPLY_INTEGER && r->integer == 0);
+}
+
+// WAIT for `config.wait_replicas` replicas on `c`, within `d`: the number that acknowledged. The
+// write it follows was applied on the primary, so every failure here is an unknown outcome.
+int wait_for_replicas(Connection& c, const Config& config, Deadline d) {
+  using std::chrono::milliseconds;
+  const auto left =
+      std::chrono::duration_cast<milliseconds>(d.at() - std::chrono::steady_clock::now());
+  const auto timeout = std::max(
+      milliseconds(1), std::min(std::chrono::duration_cast<milliseconds>(config.wait_timeout),
+                                left - milliseconds(1)));
+  Reply r;
+  try {
+    r = c.call({"WAIT", std::to_string(config.wait_replicas), std::to_string(timeout.count())}, d);
+  } catch (const BackendError& e) {
+    throw BackendError(
+        ErrorCode::deadline_exceeded, "redis",
+        std::string("the write was applied on the primary, then WAIT failed: ") + e.what());
+  }
+  if (r == nullptr || r->type != REDIS_REPLY_INTEGER)
+    throw BackendError(
+        ErrorCode::deadline_exceeded, "redis",
+        "the write was applied on the primary, then WAIT answered " +
+            (error_text(r.get()).empty() ? std::string("no integer") : error_text(r.get())));
+  return static_cast<int>(r->integer);
+}
+
+}  // namespace
+
 Reply RedisStore::eval(const Script& script, const std::vector<std::string>& keys,
-                       const std::vector<std::string>& args, Deadline deadline,
-                       TimePoint* sent_at) {
+                       const std::vector<std::string>& args, Deadline deadline, TimePoint* sent_at,
+                       int* acked) {
+  if (acked != nullptr) *acked = -1;
   Command cmd;
   cmd.reserve(3 + keys.size() + args.size());
   cmd.insert(cmd.end(), {"EVALSHA", script.sha1, std::to_string(keys.size())});
@@ -82,17 +120,23 @@ Reply RedisStore::eval(const Script& script, const std::vector<std::string>& key
       if (sent_at != nullptr) *sent_at = std::chrono::steady_clock::now();
       reply = c.call(full, d);
     }
+    if (acked != nullptr && pool_.config().wait_replicas > 0 && wrote(reply.get()))
+      *acked = wait_for_replicas(c, pool_.config(), d);
   });
-  if (auto text = error_text(reply.get()); !text.empty())
+  if (auto text = error_text(reply.get()); !text.empty()) {
+    if (text.rfind("READONLY", 0) == 0) pool_.forget_primary();  // a demoted primary
     throw_reply_error(text, pool_.config(), "a script");
+  }
   return reply;
 }
 
 Reply RedisStore::command(const Command& cmd, Deadline deadline) {
   Reply reply;
   pool_.run(deadline, [&](Connection& c, Deadline d) { reply = c.call(cmd, d); });
-  if (auto text = error_text(reply.get()); !text.empty())
+  if (auto text = error_text(reply.get()); !text.empty()) {
+    if (text.rfind("READONLY", 0) == 0) pool_.forget_primary();  // a demoted primary
     throw_reply_error(text, pool_.config(), cmd.front());
+  }
   return reply;
 }
 
@@ -107,15 +151,20 @@ Acquired RedisStore::try_acquire(const LeaseRequest& r, Deadline deadline) {
     keys.push_back(fence_key(r.lock));
     keys.push_back(slots_key(r.lock));
     TimePoint sent_at{};
+    int acked = -1;
     Reply reply =
         eval(acquire_script(), keys,
              {r.owner, r.node_id, ms(r.ttl), std::to_string(r.slots), changes_channel(r.lock)},
-             deadline, &sent_at);
+             deadline, &sent_at, &acked);
     auto granted = decode_acquire(reply.get());
     if (!granted) return {};
-    if (granted->slot >= 0)
-      return {Lease{r.lock, r.owner, r.node_id, granted->fencing_token, granted->slot, r.slots,
-                    r.ttl, sent_at}};
+    if (granted->slot >= 0) {
+      Lease lease{r.lock,        r.owner, r.node_id, granted->fencing_token,
+                  granted->slot, r.slots, r.ttl,     sent_at};
+      if (acked >= 0 && acked < pool_.config().wait_replicas)
+        not_replicated(lease, acked, deadline);
+      return {lease};
+    }
     if (granted->slot == kHeldAsAnotherSize)
       throw BackendError(ErrorCode::failed_precondition, "redis",
                          size_mismatch(r.lock, granted->size, r.slots));
@@ -125,10 +174,41 @@ Acquired RedisStore::try_acquire(const LeaseRequest& r, Deadline deadline) {
                      "unexpected reply to acquire (the lock's size changed twice)");
 }
 
+void RedisStore::not_replicated(const Lease& lease, int acked, Deadline deadline) {
+  const Config& c = pool_.config();
+  std::string what =
+      "lock '" + lease.lock + "' was granted on the primary (fencing token " +
+      std::to_string(lease.fencing_token) + "), but only " + std::to_string(acked) + " of the " +
+      std::to_string(c.wait_replicas) +
+      " replicas required (?wait_replicas=) acknowledged it within WAIT's " +
+      std::to_string(
+          std::chrono::duration_cast<std::chrono::milliseconds>(c.wait_timeout).count()) +
+      " ms: a failover could lose it, so it is not reported as held; ";
+  try {
+    // Released at once (no keep_for), so that a lease nobody uses does not block the lock.
+    const Deadline by = deadline.expired() ? Deadline::after(c.command_timeout) : deadline;
+    release(lease, Duration{0}, by);
+    what += "released";
+  } catch (const BackendError& e) {
+    what += std::string("its release failed (") + e.what() + "): it expires after its ttl";
+  }
+  throw BackendError(ErrorCode::deadline_exceeded, "redis", what);
+}
+
 Renewal RedisStore::renew(const Lease& lease, Duration ttl, Deadline deadline) {
-  Reply reply = eval(renew_script(), {slot_key(lease.lock, lease.slot)},
-                     {lease.owner, ms(ttl), changes_channel(lease.lock)}, deadline);
+  int acked = -1;
+  Reply reply =
+      eval(renew_script(), {slot_key(lease.lock, lease.slot)},
+           {lease.owner, ms(ttl), changes_channel(lease.lock)}, deadline, nullptr, &acked);
   if (!decode_owned(reply.get(), "renew")) return {};
+  if (acked >= 0 && acked < pool_.config().wait_replicas)
+    throw BackendError(
+        ErrorCode::deadline_exceeded, "redis",
+        "lock '" + lease.lock + "' was renewed on the primary, but only " + std::to_string(acked) +
+            " of the " + std::to_string(pool_.config().wait_replicas) +
+            " replicas required (?wait_replicas=) acknowledged within WAIT's timeout: the "
+            "renewal is not known to survive a failover (the lease is possibly held until the "
+            "previous ttl or the new one)");
   return {LeaseStatus::ok, ttl};
 }
 

@@ -53,9 +53,15 @@ class RedisStore final : public LeaseStore, public LockLister, public LockWatche
 
  private:
   /// Runs `script` (EVALSHA, EVAL on NOSCRIPT) and returns its reply; error replies throw.
-  /// `sent_at`, when given, receives the local time just before the script was sent.
+  /// `sent_at`, when given, receives the local time just before the script was sent. `acked`,
+  /// when given and `?wait_replicas=` is set, receives what `WAIT` answered after a reply that
+  /// changed something (not nil, not 0), on the same connection; -1 when no WAIT was sent.
   Reply eval(const Script& script, const std::vector<std::string>& keys,
-             const std::vector<std::string>& args, Deadline deadline, TimePoint* sent_at = nullptr);
+             const std::vector<std::string>& args, Deadline deadline, TimePoint* sent_at = nullptr,
+             int* acked = nullptr);
+  /// A grant that too few replicas acknowledged (`?wait_replicas=`): released at once (best
+  /// effort; otherwise it expires after its ttl), then BackendError(deadline_exceeded).
+  [[noreturn]] void not_replicated(const Lease& lease, int acked, Deadline deadline);
   /// Runs one plain command; error replies throw.
   Reply command(const Command& command, Deadline deadline);
 

@@ -15,7 +15,7 @@ std::shared_ptr<leader::LeaseStore> make_redis(const leader::Uri& uri) {
 
 }  // namespace
 
-LEADER_REGISTER_STORE(redis, make_redis, "redis", "rediss", "unix")
+LEADER_REGISTER_STORE(redis, make_redis, "redis", "rediss", "unix", "redis-sentinel")
 
 namespace leader {
 

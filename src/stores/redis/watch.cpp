@@ -72,9 +72,9 @@ class StopSignal {
 
 // A new connection subscribed to `channel`, or null when the server refuses the channel (ACL
 // NOPERM). Throws BackendError as the pool's connections do.
-std::unique_ptr<Connection> subscribe(const ConnectionPool& pool, const std::string& channel) {
+std::unique_ptr<Connection> subscribe(ConnectionPool& pool, const std::string& channel) {
   const Config& config = pool.config();
-  auto c = Connection::open(config, pool.tls(), Deadline::after(config.connect_timeout));
+  auto c = pool.open_connection(Deadline::after(config.connect_timeout));
   const Deadline by = Deadline::after(config.command_timeout);
   c->send({"SUBSCRIBE", channel}, by);
   Reply reply = c->next_reply(by, -1);
