@@ -5,12 +5,14 @@ failover").
     tests/faults/topology_postgres.py --worker W --out DIR --commit async|sync [--seconds 25]
         [--failovers N] [--interval-s 7] [--lag-ms-max 2000] [--workers 4] [--lease-ms 1500]
         [--seed N]
-    (also tests/faults/run.sh --topology postgres-async|postgres-sync [...] where run.sh knows it)
+    ctest -R faults.postgres-standby (one failover each); the long form: tests/faults/run.sh --soak
+    --stores "postgres-standby-async postgres-standby-sync" (soak.py), or --soak here
 
-A private pair (scripts/pg-standby.sh with LE_PG_HA_DIR=OUT/pg, kernel-chosen ports, PIDs under
-OUT): node a primary, node b its standby, asynchronous (`--commit async`: nobody waits for the
-standby) or synchronous (`--commit sync`: synchronous_standby_names='*', synchronous_commit=on;
-`--commit remote_apply` the same with remote_apply). --workers fault_workers elect on one lock
+A private pair (scripts/pg-standby.sh with LE_PG_HA_DIR=/tmp/leader-faults-pg-XXXX, removed at
+the end, its logs copied to OUT/pg-logs; kernel-chosen ports; PIDs in that directory): node a
+primary, node b its standby, asynchronous (`--commit async`: nobody waits for the standby) or
+synchronous (`--commit sync`: synchronous_standby_names='*', synchronous_commit=on; `--commit
+remote_apply` the same with remote_apply). --workers fault_workers elect on one lock
 through postgresql://127.0.0.1:A,127.0.0.1:B/leader_test?target_session_attrs=read-write (libpq
 picks the primary). Every --interval-s seconds, up to --failovers times, a failover while a worker
 holds the lease:
@@ -40,6 +42,7 @@ import signal
 import socket
 import subprocess
 import sys
+import tempfile
 import time
 
 import check
@@ -98,9 +101,10 @@ class Pair:
     """A private scripts/pg-standby.sh pair under OUT/pg."""
 
     def __init__(self, out, commit):
-        self.dir = os.path.join(out, "pg")
-        os.makedirs(self.dir, exist_ok=True)
-        os.chmod(out, 0o755)
+        # Under /tmp, not OUT: the postgres user must reach it (a clone under /root would not
+        # do); the servers' logs are copied to OUT/pg-logs at the end.
+        self.out = out
+        self.dir = tempfile.mkdtemp(prefix="leader-faults-pg-", dir="/tmp")
         os.chmod(self.dir, 0o777)
         self.ports = free_ports(2)
         sync = "off" if commit == "async" else "on"
@@ -202,6 +206,12 @@ class PgRun(faults.Run):
             super().finish()
         finally:
             subprocess.run([PAIR, "stop"], env=self.pair.env, capture_output=True)
+            logs = os.path.join(self.a.out, "pg-logs")
+            os.makedirs(logs, exist_ok=True)
+            for f in os.listdir(self.pair.dir):
+                if f.endswith(".log"):
+                    shutil.copy(os.path.join(self.pair.dir, f), logs)
+            shutil.rmtree(self.pair.dir, ignore_errors=True)
 
     def cut_replication(self):
         """nft: drops the packets of the standby's replication connection both ways, so the WAL
