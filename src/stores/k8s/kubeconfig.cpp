@@ -95,11 +95,11 @@ bool flag(const Stanza& s, std::string_view field) {
 
 /// A path field, resolved against the folder of the stanza's file, checked readable; or "".
 std::string path_field(const Stanza& s, std::string_view field) {
-  const std::string text = scalar(s, field);
+  std::string text = scalar(s, field);
   if (text.empty()) return text;
   fs::path path(text);
   if (path.is_relative()) path = fs::absolute(s.file).parent_path() / path;
-  const std::string resolved = path.lexically_normal().string();
+  std::string resolved = path.lexically_normal().string();
   if (const std::string why = unreadable(resolved); !why.empty())
     refuse(s.file, s.what, std::string(field) + " '" + resolved + "' cannot be read (" + why + ")");
   return resolved;
@@ -140,7 +140,7 @@ std::optional<std::string> base64_decode(std::string_view text) {
 
 /// A base64 PEM field (-data), decoded; or "". The value is never quoted.
 std::string pem_field(const Stanza& s, std::string_view field) {
-  const std::string text = scalar(s, field);
+  std::string text = scalar(s, field);
   if (text.empty()) return text;
   const std::optional<std::string> pem = base64_decode(text);
   if (!pem) refuse(s.file, s.what, std::string(field) + " is not valid base64");
@@ -177,7 +177,8 @@ void merge_list(const YAML::Node& root, const std::string& list, const std::stri
     if (!entry.IsMap()) refuse(file, at, "is not a map with 'name' and '" + item + "'");
     const std::string name = scalar(entry, "name", file, at);
     if (name.empty()) refuse(file, at, "has no name");
-    const std::string what = item + " '" + name + "'";
+    std::string what = item;
+    what.append(" '").append(name).append("'");
     const YAML::Node body = entry[item];
     if (body && !body.IsNull() && !body.IsMap()) refuse(file, what, "'" + item + "' is not a map");
     into.try_emplace(name, Stanza{body, file, what});
