@@ -4,6 +4,7 @@
 #include <cctype>
 #include <charconv>
 
+#include "http/base64.hpp"
 #include "leader/errors.hpp"
 
 namespace leader::consul {
@@ -191,7 +192,7 @@ TxnResult Api::txn(const Json& ops, Deadline deadline) {
 Json kv_op(const std::string& verb, const std::string& key, const std::string& value,
            std::uint64_t flags, std::uint64_t index, const std::string& session) {
   Json kv = {{"Verb", verb}, {"Key", key}};
-  if (!value.empty()) kv["Value"] = base64_encode(value);
+  if (!value.empty()) kv["Value"] = http::base64_encode(value);
   if (flags != 0) kv["Flags"] = flags;
   if (index != 0) kv["Index"] = index;
   if (!session.empty()) kv["Session"] = session;
@@ -204,7 +205,7 @@ Entry decode_entry(const Json& j) {
   Entry e;
   e.key = j["Key"].get<std::string>();
   if (auto v = j.find("Value"); v != j.end() && v->is_string()) {
-    auto bytes = base64_decode(v->get<std::string>());
+    auto bytes = http::base64_decode(v->get<std::string>());
     if (!bytes) throw BackendError(ErrorCode::internal, "consul", "malformed KV entry: Value");
     e.value = std::move(*bytes);
   }
@@ -249,52 +250,6 @@ std::optional<Duration> parse_go_duration(std::string_view text) {
 std::string go_duration(Duration d) {
   if (d.count() % 1000 == 0) return std::to_string(d.count() / 1000) + "s";
   return std::to_string(d.count()) + "ms";
-}
-
-std::string base64_encode(std::string_view bytes) {
-  static constexpr char kAlphabet[] =
-      "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-  std::string out;
-  out.reserve((bytes.size() + 2) / 3 * 4);
-  for (std::size_t i = 0; i < bytes.size(); i += 3) {
-    const std::size_t n = std::min<std::size_t>(3, bytes.size() - i);
-    std::uint32_t v = 0;
-    for (std::size_t k = 0; k < 3; ++k)
-      v = (v << 8) | (k < n ? static_cast<unsigned char>(bytes[i + k]) : 0u);
-    for (std::size_t k = 0; k < 4; ++k)
-      out.push_back(k <= n ? kAlphabet[(v >> (18 - 6 * k)) & 0x3f] : '=');
-  }
-  return out;
-}
-
-std::optional<std::string> base64_decode(std::string_view text) {
-  auto sextet = [](char c) -> int {
-    if (c >= 'A' && c <= 'Z') return c - 'A';
-    if (c >= 'a' && c <= 'z') return c - 'a' + 26;
-    if (c >= '0' && c <= '9') return c - '0' + 52;
-    if (c == '+') return 62;
-    if (c == '/') return 63;
-    return -1;
-  };
-  if (text.size() % 4 != 0) return std::nullopt;
-  std::string out;
-  for (std::size_t i = 0; i < text.size(); i += 4) {
-    std::uint32_t v = 0;
-    int pad = 0;
-    for (std::size_t k = 0; k < 4; ++k) {
-      const char c = text[i + k];
-      if (c == '=' && i + 4 == text.size() && k >= 2) {
-        ++pad;
-        v <<= 6;
-        continue;
-      }
-      const int s = sextet(c);
-      if (s < 0 || pad > 0) return std::nullopt;
-      v = (v << 6) | static_cast<std::uint32_t>(s);
-    }
-    for (int k = 0; k < 3 - pad; ++k) out.push_back(static_cast<char>((v >> (16 - 8 * k)) & 0xff));
-  }
-  return out;
 }
 
 std::string url_path(std::string_view key) {

@@ -103,10 +103,6 @@ class Api {
 [[nodiscard]] std::optional<Duration> parse_go_duration(std::string_view text);
 /// A duration as Consul's TTL / LockDelay string: "15s" when whole seconds, else "1500ms".
 [[nodiscard]] std::string go_duration(Duration d);
-/// Standard base64 (with padding).
-[[nodiscard]] std::string base64_encode(std::string_view bytes);
-/// Decodes standard base64; nullopt when malformed.
-[[nodiscard]] std::optional<std::string> base64_decode(std::string_view text);
 /// Percent-encodes a key path for a URL (keeps [A-Za-z0-9_.-/]).
 [[nodiscard]] std::string url_path(std::string_view key);
 

@@ -1,37 +1,21 @@
 #include "codec.hpp"
 
-#include <openssl/evp.h>
-
 #include <charconv>
+#include <optional>
+#include <utility>
 
+#include "http/base64.hpp"
 #include "leader/errors.hpp"
 
 namespace leader::etcd {
 
-std::string base64_encode(std::string_view bytes) {
-  std::string out(4 * ((bytes.size() + 2) / 3) + 1, '\0');
-  int n = EVP_EncodeBlock(reinterpret_cast<unsigned char*>(out.data()),
-                          reinterpret_cast<const unsigned char*>(bytes.data()),
-                          static_cast<int>(bytes.size()));
-  out.resize(static_cast<std::size_t>(n));
-  return out;
-}
+std::string base64_encode(std::string_view bytes) { return http::base64_encode(bytes); }
 
 std::string base64_decode(std::string_view text) {
-  if (text.empty()) return {};
-  if (text.size() % 4 != 0)
+  std::optional<std::string> bytes = http::base64_decode(text);
+  if (!bytes)
     throw BackendError(ErrorCode::internal, "etcd", "malformed base64 in a gateway reply");
-  std::string out(3 * (text.size() / 4) + 1, '\0');
-  int n = EVP_DecodeBlock(reinterpret_cast<unsigned char*>(out.data()),
-                          reinterpret_cast<const unsigned char*>(text.data()),
-                          static_cast<int>(text.size()));
-  if (n < 0) throw BackendError(ErrorCode::internal, "etcd", "malformed base64 in a gateway reply");
-  // EVP_DecodeBlock counts the zero bytes that the '=' padding stands for.
-  std::size_t pad = 0;
-  if (text.back() == '=') ++pad;
-  if (text.size() > 1 && text[text.size() - 2] == '=') ++pad;
-  out.resize(static_cast<std::size_t>(n) - pad);
-  return out;
+  return std::move(*bytes);
 }
 
 std::int64_t int_field(const nlohmann::json& object, const char* name) {

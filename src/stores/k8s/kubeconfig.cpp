@@ -15,6 +15,7 @@
 #include <system_error>
 #include <utility>
 
+#include "http/base64.hpp"
 #include "leader/errors.hpp"
 
 namespace leader::k8s {
@@ -105,37 +106,12 @@ std::string path_field(const Stanza& s, std::string_view field) {
   return resolved;
 }
 
-int base64_value(char c) {
-  if (c >= 'A' && c <= 'Z') return c - 'A';
-  if (c >= 'a' && c <= 'z') return c - 'a' + 26;
-  if (c >= '0' && c <= '9') return c - '0' + 52;
-  if (c == '+') return 62;
-  if (c == '/') return 63;
-  return -1;
-}
-
 /// Standard base64 with padding (line breaks skipped, as Go's decoder does), or nullopt.
 std::optional<std::string> base64_decode(std::string_view text) {
   std::string digits;
   for (char c : text)
     if (c != '\n' && c != '\r') digits += c;
-  if (digits.size() % 4 != 0) return std::nullopt;
-  std::string out;
-  for (std::size_t i = 0; i < digits.size(); i += 4) {
-    const bool last = i + 4 == digits.size();
-    const int pad =
-        last ? (digits[i + 3] == '=') + (digits[i + 2] == '=' && digits[i + 3] == '=') : 0;
-    unsigned bits = 0;
-    for (std::size_t j = 0; j < 4; ++j) {
-      const int v = j >= 4 - static_cast<std::size_t>(pad) ? 0 : base64_value(digits[i + j]);
-      if (v < 0) return std::nullopt;
-      bits = (bits << 6) | static_cast<unsigned>(v);
-    }
-    out += static_cast<char>((bits >> 16) & 0xff);
-    if (pad < 2) out += static_cast<char>((bits >> 8) & 0xff);
-    if (pad < 1) out += static_cast<char>(bits & 0xff);
-  }
-  return out;
+  return http::base64_decode(digits);
 }
 
 /// A base64 PEM field (-data), decoded; or "". The value is never quoted.

@@ -9,6 +9,7 @@
 #include <fstream>
 #include <iterator>
 
+#include "http/base64.hpp"
 #include "http/client.hpp"
 
 namespace leader::k8s::test {
@@ -76,19 +77,7 @@ void ScopedEnv::unset(const std::string& name) {
   ::unsetenv(name.c_str());
 }
 
-std::string base64(const std::string& bytes) {
-  static constexpr char kDigits[] =
-      "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-  std::string out;
-  for (std::size_t i = 0; i < bytes.size(); i += 3) {
-    const std::size_t n = std::min<std::size_t>(3, bytes.size() - i);
-    unsigned bits = 0;
-    for (std::size_t j = 0; j < 3; ++j)
-      bits = (bits << 8) | (j < n ? static_cast<unsigned char>(bytes[i + j]) : 0u);
-    for (std::size_t j = 0; j < 4; ++j) out += j <= n ? kDigits[(bits >> (18 - 6 * j)) & 63] : '=';
-  }
-  return out;
-}
+std::string base64(const std::string& bytes) { return http::base64_encode(bytes); }
 
 std::string read_text(const std::string& path) {
   std::ifstream in(path);
