@@ -133,7 +133,7 @@ class FencedResource {
   /// Appends a write of `token` to row `slot`; accepted unless a higher token was accepted there.
   bool write(std::uint64_t token, int slot, std::int64_t check_ns) {
     ::flock(fence_, LOCK_EX);
-    const auto at = static_cast<off_t>(slot) * kRow;
+    const off_t at = static_cast<off_t>(slot) * static_cast<off_t>(kRow);
     char buf[kRow] = {0};
     auto n = ::pread(fence_, buf, sizeof buf - 1, at);
     std::uint64_t highest = n > 0 ? std::strtoull(buf, nullptr, 10) : 0;
