@@ -128,8 +128,8 @@ void sqlite(const Table& rows, Statement statement) {
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   if (size < 2) return 0;
-  const char store =
-      data[0] == 'p' || data[0] == 'm' || data[0] == 's' ? data[0] : "pms"[data[0] % 3];
+  const char store = data[0] == 'p' || data[0] == 'm' || data[0] == 's' ? static_cast<char>(data[0])
+                                                                        : "pms"[data[0] % 3];
   const auto statement = static_cast<Statement>(
       data[1] >= '0' && data[1] < '0' + kStatements ? data[1] - '0' : data[1] % kStatements);
   std::string text = leader::fuzz::text_of(data + 2, size - 2);
