@@ -97,6 +97,37 @@ std::string Gateway::auth_token(Deadline deadline, const std::string& rejected) 
   return token;
 }
 
+// Calls that read, or that only move a lease's expiry later (a keep-alive restarts it at its full
+// TTL from whenever it is applied), may be sent again to another member when an attempt's outcome
+// is unknown: applying them twice is the same as applying them once, later. Writes never are.
+namespace {
+bool repeatable(std::string_view path) {
+  return path == "/v3/kv/range" || path == "/v3/lease/keepalive" || path == "/v3/lease/timetolive";
+}
+}  // namespace
+
+Reply Gateway::send_repeatable(std::string_view path, const std::string& payload,
+                               const std::string& token, Deadline deadline) {
+  // On a cluster a member that accepts the connection and answers nothing (paused, cut off,
+  // dying) would otherwise take the whole deadline, and a renewal with it: each attempt but the
+  // last gets half of what is left, and the next one goes to the next member (leader::http
+  // starts a call after a possibly-sent failure with the next endpoint).
+  const std::size_t members = config_.endpoints.size();
+  for (std::size_t attempt = 1;; ++attempt) {
+    const bool last = attempt >= members;
+    const auto left = deadline.remaining();
+    Deadline this_try = last ? deadline : Deadline::after(std::max<Duration>(left / 2, kMinTry));
+    this_try = this_try.min(deadline);
+    try {
+      Reply r = send(path, payload, token, this_try);
+      // "no leader", "timed out", "leader changed": this member can not answer now, another may.
+      if (last || r.code != kUnavailable || deadline.expired()) return r;
+    } catch (const BackendError& e) {
+      if (last || e.code() != ErrorCode::deadline_exceeded || deadline.expired()) throw;
+    }
+  }
+}
+
 Reply Gateway::post(std::string_view path, const nlohmann::json& request, Deadline deadline) {
   if (deadline.expired())
     throw error(ErrorCode::deadline_exceeded,
@@ -104,7 +135,9 @@ Reply Gateway::post(std::string_view path, const nlohmann::json& request, Deadli
   const std::string payload = request.dump();
   std::string token = config_.user ? auth_token(deadline, "") : "";
   for (int attempt = 0;; ++attempt) {
-    Reply r = send(path, payload, token, deadline);
+    Reply r = repeatable(path) && config_.endpoints.size() > 1
+                  ? send_repeatable(path, payload, token, deadline)
+                  : send(path, payload, token, deadline);
     // An expired or revoked auth token is rejected before anything is applied: re-authenticate.
     bool stale_token =
         r.code == kUnauthenticated || r.message.find("invalid auth token") != std::string::npos;

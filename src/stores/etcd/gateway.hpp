@@ -45,8 +45,9 @@ class Gateway {
   explicit Gateway(Config config);
 
   /// POSTs `request` to `path` (e.g. "/v3/kv/txn") and returns etcd's status and reply. Tries
-  /// the next endpoint only when the request was certainly not sent (leader::http). Transport
-  /// failures throw BackendError: unavailable (not sent: no endpoint reachable),
+  /// the next endpoint only when the request was certainly not sent (leader::http), except for
+  /// reads and keep-alives, which a cluster's next member gets again after an unknown outcome.
+  /// Transport failures throw BackendError: unavailable (not sent: no endpoint reachable),
   /// deadline_exceeded (possibly sent, no complete answer before `deadline`: outcome unknown),
   /// failed_precondition (TLS, auth).
   [[nodiscard]] Reply post(std::string_view path, const nlohmann::json& request, Deadline deadline);
@@ -66,6 +67,11 @@ class Gateway {
  private:
   Reply send(std::string_view path, const std::string& payload, const std::string& token,
              Deadline deadline);
+  /// send() of a read or keep-alive, again on the next member after an unknown outcome while the
+  /// deadline allows (gateway.cpp: repeatable()).
+  Reply send_repeatable(std::string_view path, const std::string& payload, const std::string& token,
+                        Deadline deadline);
+  static constexpr Duration kMinTry = std::chrono::milliseconds(50);
   std::string auth_token(Deadline deadline, const std::string& rejected);
 
   Config config_;

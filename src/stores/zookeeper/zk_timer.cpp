@@ -11,9 +11,13 @@
 namespace leader::detail::zk {
 namespace {
 
-constexpr Duration kStepTimeout{2000};   // bound of each timer-thread request
-constexpr Duration kOrphanRetry{500};    // pause between orphan sweeps while some remain
-constexpr int kMaxOrphanAttempts = 120;  // ~1 minute of retries, then the session decides
+constexpr Duration kStepTimeout{2000};  // bound of each timer-thread request
+constexpr Duration kOrphanRetry{500};   // pause between orphan sweeps while some remain
+// An orphan is retried for as long as the session that created it lives: its node goes only with
+// a delete or with that session, and the session of a live process never ends by itself. Issue
+// 15: the sweep used to give up after 120 failed attempts (a minute of connection losses, as on
+// an ensemble in back-to-back elections); the ghost then blocked the lock until its process
+// exited (the likely cause of a 63 s stall in the ensemble's fault soak).
 
 }  // namespace
 
@@ -119,11 +123,13 @@ void Core::sweep(std::vector<Orphan> orphans) {
         try {
           if (!remove_orphan(n, deadline)) again.push_back(std::move(n));
         } catch (const BackendError&) {
-          if (++n.attempts < kMaxOrphanAttempts) again.push_back(std::move(n));
+          ++n.attempts;
+          again.push_back(std::move(n));
         }
       }
     } catch (const BackendError&) {
-      if (++o.attempts < kMaxOrphanAttempts) again.push_back(std::move(o));
+      ++o.attempts;
+      again.push_back(std::move(o));
     }
   }
   if (again.empty()) return;
