@@ -9,6 +9,7 @@
 #   tests/faults/run.sh --soak [--stores "sqlite redis ..."] [--terms 1000] [--out DIR]
 #   tests/faults/run.sh --topology etcd-cluster|zookeeper-ensemble [--seconds 35] [--kinds K,...]
 #                       (issue 15: failovers of a private 3-member cluster, topology.py)
+#   tests/faults/run.sh --soak --topology T [--soak-seconds 600] [--chunk-seconds 120]
 # Exit 0 when the checker's verdict passes (or the scenario is report-only); 77 when the machine
 # cannot run the scenario (nft partitions need root and nftables). The figures are printed and
 # written to OUT/result.json (soak: OUT/soak.json, see soak.py).
@@ -31,6 +32,10 @@ if [ -z "$worker" ]; then
   for b in "$REPO"/build*/tests/faults/fault_worker; do [ -x "$b" ] && worker=$b && break; done
 fi
 [ -x "$worker" ] || { echo "fault_worker not found: build the target fault_worker" >&2; exit 64; }
+if [ $soak = 1 ] && [ -n "$topology" ]; then  # the long form of --topology (topology.py --soak)
+  exec /usr/bin/python3 "$HERE/topology.py" --soak --worker "$worker" \
+    --out "${out:-/tmp/leader-faults/soak-$topology}" "${args[@]}"
+fi
 if [ $soak = 1 ]; then
   exec /usr/bin/python3 "$HERE/soak.py" --worker "$worker" --out "${out:-/tmp/leader-faults/soak}" \
     "${args[@]}"

@@ -12,6 +12,7 @@ random order (faults.py's Run and check.py do the rest):
 Terms last up to --max-steps 160 steps of 50 ms (8 s), longer than a fault, so that a holder
 either keeps its lease through the fault or loses it to the fault.
   member_kill        kill -9 of a random member, restarted 1-2 s later (data kept)
+  member_pause       SIGSTOP of a random member for 1.3-2.5 leases (the workers keep every member)
   leader_stop        the cluster's leader member stopped (SIGTERM), restarted 1-2 s later
   leader_kill        the same with kill -9
   holder_member_pause the holder is cut off (proxy) from all members but one, that member is
@@ -47,7 +48,7 @@ import faults
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.abspath(os.path.join(HERE, "..", ".."))
 CLUSTER = os.path.join(REPO, "scripts", "cluster-servers.sh")
-KINDS = ["member_kill", "leader_stop", "leader_kill", "holder_member_pause", "minority_holder",
+KINDS = ["member_kill", "member_pause", "leader_stop", "leader_kill", "holder_member_pause", "minority_holder",
          "minority_other", "worker_kill"]
 PARTITIONS = ("minority_holder", "minority_other")
 STORE = {"etcd-cluster": "etcd", "zookeeper-ensemble": "zookeeper"}
@@ -225,6 +226,20 @@ class TopologyRun(faults.Run):
     def leader_kill(self):
         self.leader_stop("KILL", "leader_kill")
 
+    def member_pause(self):
+        """SIGSTOP of a random member (the holder's own in a third of the cases): its clients'
+        calls hang; the store must move them to a healthy member before the local deadline."""
+        self.holder()
+        m = self.rng.randint(1, 3)
+        pid = self.cluster.pid(m)
+        t0 = faults.now()
+        os.kill(pid, signal.SIGSTOP)
+        try:
+            time.sleep(self.lease_s(self.rng.uniform(1.3, 2.5)))
+        finally:
+            os.kill(pid, signal.SIGCONT)
+        self.fault("member_pause", t0, m)
+
     def holder_member_pause(self):
         i, _ = self.holder()
         m = self.rng.randint(1, 3)
@@ -312,6 +327,9 @@ def options():
     ap.add_argument("--kinds", default=",".join(KINDS))
     ap.add_argument("--base", type=int, default=None, help="first port of the private cluster")
     ap.add_argument("--min-terms", type=int, default=2)
+    ap.add_argument("--soak", action="store_true", help="chunks until --soak-seconds passed")
+    ap.add_argument("--soak-seconds", type=int, default=600)
+    ap.add_argument("--chunk-seconds", type=int, default=120)
     a = ap.parse_args()
     a.store = STORE[a.topology]
     a.kinds = [k for k in a.kinds.split(",") if k]
@@ -331,9 +349,81 @@ def options():
     return a
 
 
+def soak(a):
+    """Chunks of --chunk-seconds (every kind, fresh cluster each) until --soak-seconds have
+    passed; sums the verdict's counts and pools the takeover times. Writes OUT/soak.json."""
+    sums = ["terms", "writes", "fence_violations", "token_reuse", "token_order", "stop_misses",
+            "overlaps", "overlaps_paused", "overlaps_unexplained", "resource_order_unexplained",
+            "takeovers"]
+    total = {k: 0 for k in sums}
+    total.update(topology=a.topology, chunks=0, failed=0, faults={}, failover={})
+    t0 = time.monotonic()
+    k = 0
+    while time.monotonic() - t0 < a.soak_seconds:
+        out = os.path.join(a.out, "chunk-%d" % k)
+        cmd = [sys.executable, os.path.abspath(__file__), "--topology", a.topology, "--worker",
+               a.worker, "--out", out, "--seconds", str(a.chunk_seconds), "--workers",
+               str(a.workers), "--lease-ms", str(a.lease_ms), "--seed", str(a.seed + k),
+               "--kinds", ",".join(a.kinds)]
+        rc = subprocess.call(cmd)
+        try:
+            with open(os.path.join(out, "result.json")) as f:
+                r = json.load(f)
+        except OSError:
+            r = {"faults": {}, "failover": {}}
+            rc = rc or 1
+        for key in sums:
+            total[key] += r.get(key, 0)
+        for kind, n in r["faults"].items():
+            total["faults"][kind] = total["faults"].get(kind, 0) + n
+        for kind, f in r["failover"].items():
+            t = total["failover"].setdefault(kind, {"faults": 0, "kept": 0, "ended": 0,
+                                                    "lost": 0, "no_holder": 0,
+                                                    "takeover_ms": []})
+            for key in ("faults", "kept", "ended", "lost", "no_holder"):
+                t[key] += f.get(key, 0)
+            t["takeover_ms"] += f["takeover_ms"]
+        total["chunks"] += 1
+        total["failed"] += rc != 0
+        k += 1
+        print("soak %s: chunk %d rc %d, %d terms so far" % (a.topology, k, rc, total["terms"]),
+              flush=True)
+    for t in total["failover"].values():
+        ms = sorted(t["takeover_ms"])
+        t["takeover_p50_ms"] = ms[len(ms) // 2] if ms else None
+        t["takeover_p99_ms"] = ms[min(len(ms) - 1, int(len(ms) * 0.99))] if ms else None
+    total["seconds"] = round(time.monotonic() - t0)
+    os.makedirs(a.out, exist_ok=True)
+    with open(os.path.join(a.out, "soak.json"), "w") as f:
+        json.dump(total, f, indent=1, sort_keys=True)
+    print(soak_table(total))
+    return 1 if total["failed"] else 0
+
+
+def soak_table(t):
+    lines = ["%s: %d terms, %d takeovers, %d fence violations, %d token reuse / %d order, "
+             "%d stop misses, %d overlaps (%d of paused holders, %d unexplained), %d chunks "
+             "(%d failed), %d s" % (t["topology"], t["terms"], t["takeovers"],
+                                    t["fence_violations"], t["token_reuse"], t["token_order"],
+                                    t["stop_misses"], t["overlaps"], t["overlaps_paused"],
+                                    t["overlaps_unexplained"] + t["resource_order_unexplained"],
+                                    t["chunks"], t["failed"], t["seconds"]),
+             "", "| fault | injected | holder kept its lease | released meanwhile | lost | "
+             "no holder | takeover p50 ms | takeover p99 ms |", "|---|---|---|---|---|---|---|---|"]
+    for kind in KINDS:
+        f = t["failover"].get(kind)
+        if f:
+            lines.append("| %s | %d | %d | %d | %d | %d | %s | %s |" % (
+                kind, f["faults"], f["kept"], f["ended"], f["lost"], f["no_holder"],
+                f["takeover_p50_ms"], f["takeover_p99_ms"]))
+    return "\n".join(lines)
+
+
 def main():
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
     a = options()
+    if a.soak:
+        return soak(a)
     shutil.rmtree(a.out, ignore_errors=True)
     os.makedirs(a.out)
     print("faults: topology=%s seconds=%d workers=%d lease=%dms seed=%d base=%d kinds=%s out=%s"
