@@ -36,8 +36,7 @@ class Args {
     std::vector<std::string> tokens;
     for (std::string w; words >> w;) tokens.push_back(w);
     std::size_t positionals = 0;
-    for (std::size_t i = 0; i < tokens.size(); ++i) {
-      std::string t = tokens[i];
+    for (std::string t : tokens) {
       if (t.front() == '<') ++positionals;
       while (!t.empty() && (t.front() == '[' || t.front() == '(')) t.erase(0, 1);
       if (t.rfind("--", 0) != 0) continue;
@@ -63,9 +62,9 @@ class Args {
   /// The i-th positional argument (0-based).
   [[nodiscard]] const std::string& at(std::size_t i) const { return positional_.at(i); }
   /// The option's value, or `fallback` when absent.
-  [[nodiscard]] std::string get(const std::string& option, std::string fallback = "") const {
+  [[nodiscard]] std::string get(const std::string& option, const std::string& fallback = "") const {
     auto it = values_.find(option);
-    return it == values_.end() ? std::move(fallback) : it->second;
+    return it == values_.end() ? fallback : it->second;
   }
   /// The option as an integer; a value that is not one is a usage error.
   [[nodiscard]] long number(const std::string& option, long fallback) const {
