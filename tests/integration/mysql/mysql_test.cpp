@@ -6,15 +6,13 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <atomic>
 #include <cctype>
 #include <cstdlib>
 #include <ctime>
 #include <filesystem>
-#include <latch>
-#include <thread>
 
 #include "leader/leader.hpp"
+#include "sql_store_cases.hpp"
 
 namespace leader {
 namespace {
@@ -73,66 +71,28 @@ bool restart_server() {
   return std::system(cmd.c_str()) == 0;
 }
 
+testing::SqlServer server() {
+  return {.uri = uri,
+          .with_prefix = [](const std::string& p) { return with(base_uri(), "table_prefix=" + p); },
+          .sql = sql,
+          .drop_tables = drop_tables,
+          .restart = restart_server};
+}
+
 TEST(MysqlStore, ServerRestartWhileHoldingKeepsTheLeaseAndReconnects) {
-  const auto name = unique("restart");
-  auto store = open(uri());
-  auto got = store->try_acquire(request(name, 30s), soon());
-  ASSERT_TRUE(got);
-  Lease lease = *got.lease;
-  EXPECT_EQ(store->renew(lease, 30s, soon()).status,
-            LeaseStatus::ok);  // a pooled connection exists
-  if (!restart_server()) GTEST_SKIP() << "cannot restart the server here";
-  EXPECT_EQ(store->renew(lease, 30s, soon()).status, LeaseStatus::ok);  // on a new connection
-  auto other = open(uri());
-  EXPECT_FALSE(other->try_acquire(request(name, 30s), soon()));
-  auto state = other->inspect(name, soon());
-  ASSERT_TRUE(state.held());
-  EXPECT_EQ(state.holders[0].fencing_token, lease.fencing_token);
-  EXPECT_EQ(store->release(lease, Duration{0}, soon()), LeaseStatus::ok);
-  auto next = other->try_acquire(request(name, 30s), soon());
-  ASSERT_TRUE(next);
-  EXPECT_GT(next.lease->fencing_token, lease.fencing_token);
+  testing::check_restart_keeps_the_lease(server(), unique("restart"));
 }
 
 TEST(MysqlStore, TwentyConcurrentFirstStartsCreateTheSchemaOnce) {
-  const std::string prefix = "myfs" + std::to_string(getpid()) + "_";
-  drop_tables(prefix);
-  const auto u = with(base_uri(), "table_prefix=" + prefix);
-  std::latch go(20);
-  std::atomic<int> ok{0};
-  std::vector<std::thread> starts;
-  for (int i = 0; i < 20; ++i) {
-    starts.emplace_back([&] {
-      auto store = open(u);
-      go.arrive_and_wait();
-      try {
-        (void)store->inspect("first-start", soon());
-        ++ok;
-      } catch (const std::exception& e) {
-        ADD_FAILURE() << e.what();
-      }
-    });
-  }
-  for (auto& t : starts) t.join();
-  EXPECT_EQ(ok.load(), 20);
-  EXPECT_EQ(sql("SELECT count(*) FROM " + prefix + "schema"), "1");
-  EXPECT_EQ(sql("SELECT max(version) FROM " + prefix + "schema"), "1");
-  drop_tables(prefix);
+  testing::check_concurrent_first_starts(server(), "myfs" + std::to_string(getpid()) + "_");
 }
 
 TEST(MysqlStore, CreateSchemaFalseReportsMissingTablesAsFailedPrecondition) {
   const std::string prefix = "myno" + std::to_string(getpid()) + "_";
-  drop_tables(prefix);
-  auto store = open(with(base_uri(), "table_prefix=" + prefix + "&create_schema=false"));
-  try {
-    (void)store->inspect("x", soon());
-    FAIL() << "no error without tables";
-  } catch (const BackendError& e) {
-    EXPECT_EQ(e.code(), ErrorCode::failed_precondition) << e.what();
-  }
-  EXPECT_EQ(sql("SELECT COUNT(*) FROM information_schema.tables WHERE table_name = '" + prefix +
-                "leases'"),
-            "0");
+  testing::check_create_schema_false(
+      server(), prefix,
+      "SELECT COUNT(*) FROM information_schema.tables WHERE table_name = '" + prefix + "leases'",
+      "0");
 }
 
 TEST(MysqlStore, UriOptionsAreValidated) {

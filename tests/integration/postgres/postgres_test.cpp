@@ -7,14 +7,12 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <atomic>
 #include <cstdlib>
 #include <ctime>
 #include <filesystem>
-#include <latch>
-#include <thread>
 
 #include "leader/leader.hpp"
+#include "sql_store_cases.hpp"
 
 namespace leader {
 namespace {
@@ -80,64 +78,26 @@ bool restart_server() {
   return std::system(cmd.c_str()) == 0;
 }
 
+testing::SqlServer server() {
+  return {.uri = uri,
+          .with_prefix = [](const std::string& p) { return with(base_uri(), "table_prefix=" + p); },
+          .sql = sql,
+          .drop_tables = drop_tables,
+          .restart = restart_server};
+}
+
 TEST(PostgresStore, ServerRestartWhileHoldingKeepsTheLeaseAndReconnects) {
-  const auto name = unique("restart");
-  auto store = open(uri());
-  auto got = store->try_acquire(request(name, 30s), soon());
-  ASSERT_TRUE(got);
-  Lease lease = *got.lease;
-  EXPECT_EQ(store->renew(lease, 30s, soon()).status,
-            LeaseStatus::ok);  // a pooled connection exists
-  if (!restart_server()) GTEST_SKIP() << "cannot restart the server here";
-  EXPECT_EQ(store->renew(lease, 30s, soon()).status, LeaseStatus::ok);  // on a new connection
-  auto other = open(uri());
-  EXPECT_FALSE(other->try_acquire(request(name, 30s), soon()));
-  auto state = other->inspect(name, soon());
-  ASSERT_TRUE(state.held());
-  EXPECT_EQ(state.holders[0].fencing_token, lease.fencing_token);
-  EXPECT_EQ(store->release(lease, Duration{0}, soon()), LeaseStatus::ok);
-  auto next = other->try_acquire(request(name, 30s), soon());
-  ASSERT_TRUE(next);
-  EXPECT_GT(next.lease->fencing_token, lease.fencing_token);
+  testing::check_restart_keeps_the_lease(server(), unique("restart"));
 }
 
 TEST(PostgresStore, TwentyConcurrentFirstStartsCreateTheSchemaOnce) {
-  const std::string prefix = "pgfs" + std::to_string(getpid()) + "_";
-  drop_tables(prefix);
-  const auto u = with(base_uri(), "table_prefix=" + prefix);
-  std::latch go(20);
-  std::atomic<int> ok{0};
-  std::vector<std::thread> starts;
-  for (int i = 0; i < 20; ++i) {
-    starts.emplace_back([&] {
-      auto store = open(u);
-      go.arrive_and_wait();
-      try {
-        (void)store->inspect("first-start", soon());
-        ++ok;
-      } catch (const std::exception& e) {
-        ADD_FAILURE() << e.what();
-      }
-    });
-  }
-  for (auto& t : starts) t.join();
-  EXPECT_EQ(ok.load(), 20);
-  EXPECT_EQ(sql("SELECT count(*) FROM " + prefix + "schema"), "1");
-  EXPECT_EQ(sql("SELECT max(version) FROM " + prefix + "schema"), "1");
-  drop_tables(prefix);
+  testing::check_concurrent_first_starts(server(), "pgfs" + std::to_string(getpid()) + "_");
 }
 
 TEST(PostgresStore, CreateSchemaFalseReportsMissingTablesAsFailedPrecondition) {
   const std::string prefix = "pgno" + std::to_string(getpid()) + "_";
-  drop_tables(prefix);
-  auto store = open(with(base_uri(), "table_prefix=" + prefix + "&create_schema=false"));
-  try {
-    (void)store->inspect("x", soon());
-    FAIL() << "no error without tables";
-  } catch (const BackendError& e) {
-    EXPECT_EQ(e.code(), ErrorCode::failed_precondition) << e.what();
-  }
-  EXPECT_EQ(sql("SELECT to_regclass('" + prefix + "leases') IS NULL"), "t");
+  testing::check_create_schema_false(server(), prefix,
+                                     "SELECT to_regclass('" + prefix + "leases') IS NULL", "t");
 }
 
 TEST(PostgresStore, UriOptionsAreValidatedAndLibpqOptionsStillWork) {
