@@ -59,7 +59,7 @@ if [ "$phase" = test ]; then
 fi
 # -g1: line tables are all a sanitizer report needs, and 15 % cheaper to compile than -g.
 BUILD_DIR=$dir BUILD_TYPE=Debug BUILD_TARGETS="$targets" scripts/build.sh \
-  -DCMAKE_CXX_FLAGS_DEBUG="-g1" -DCMAKE_C_FLAGS_DEBUG="-g1" -DLEADER_SANITIZE="$sanitize" -DLEADER_BUILD_BENCH=OFF -DLEADER_BUILD_EXAMPLES=OFF \
+  -DCMAKE_CXX_FLAGS_DEBUG="-g1" -DCMAKE_C_FLAGS_DEBUG="-g1" -DLEADER_SANITIZE="$sanitize" -DLEADER_UNITY_TESTS=ON -DLEADER_BUILD_BENCH=OFF -DLEADER_BUILD_EXAMPLES=OFF \
   -DLEADER_BUILD_TOOLS=OFF "${flags[@]}"
 # The corpus replays of the fuzz harnesses configured here are unit tests too: build them.
 replays=$(sed -n 's/^-- leader: fuzz harnesses: //p' "$dir/configure.log" | tr ';' '\n' |
