@@ -9,6 +9,11 @@
 //                                        connection: lock = UPDATE .. WHERE lock_until <= now(),
 //                                        unlock = UPDATE .. SET lock_until = now(); then
 //                                        SELECT 1 (libpq round trip); TABLE created and dropped
+//   pg-parts CONNINFO PREFIX SECONDS     where ours' PostgreSQL time goes: the store's own prepared
+//                                        statements (tables PREFIX*, created by the store) one
+//                                        round trip each inside BEGIN/COMMIT, each timed
+//                                        separately, beside SELECT 1 and the fencing token's WAL
+//                                        timeline read alone (rows "pg_<statement>")
 //   redis-ping PORT SECONDS              PING over a plain blocking socket (C++ round trip)
 //   proc ROW SECONDS ARGV...             one process per operation (posix_spawn + wait, stdout
 //                                        to /dev/null); fails on a non-zero exit
@@ -38,6 +43,8 @@
 #include <string>
 #include <vector>
 
+#include "../src/stores/postgres/pg_schema.hpp"
+#include "../src/stores/postgres/pg_statements.hpp"
 #include "leader/leader.hpp"
 
 extern char** environ;
@@ -137,6 +144,68 @@ void shedlock(const std::string& conninfo, double seconds, const std::string& ta
   PQfinish(c);
 }
 
+// One raw libpq connection; each step of an acquire + release timed on its own (p50 per step).
+void pg_parts(const std::string& conninfo, const std::string& prefix, double seconds) {
+  namespace pg = leader::detail::pg;
+  (void)leader::open(conninfo + "?prefix=" + prefix)->inspect("peers", soon());  // the tables
+  PGconn* c = PQconnectdb(conninfo.c_str());
+  if (PQstatus(c) != CONNECTION_OK) throw std::runtime_error(PQerrorMessage(c));
+  auto tables = pg::tables_for(prefix);
+  for (const auto& [name, sql] : pg::statements(tables))
+    PQclear(checked(c, PQprepare(c, name.c_str(), sql.c_str(), 0, nullptr)));
+  tables.channel.clear();  // the same grant and release without pg_notify
+  for (const auto& [name, sql] : pg::statements(tables))
+    PQclear(checked(c, PQprepare(c, ("quiet_" + name).c_str(), sql.c_str(), 0, nullptr)));
+  PQclear(checked(c, PQprepare(c, "one", "SELECT 1", 0, nullptr)));
+  PQclear(checked(c, PQprepare(c, "timeline",
+                               "SELECT ('x' || left(pg_walfile_name(pg_current_wal_lsn()), 8))"
+                               "::bit(32)::bigint",
+                               0, nullptr)));
+  const std::string lock = "peers-parts";
+  std::vector<std::string> steps = {"begin",    pg::kFenceRow, pg::kLockFence,
+                                    pg::kGrant, "commit",      pg::kRelease};
+  std::vector<std::vector<double>> us(steps.size() + 5);
+  auto run = [&](const std::string& name, std::vector<const char*> params) {
+    auto t0 = Clock::now();
+    PGresult* r = name == "begin" || name == "commit"
+                      ? PQexec(c, name.c_str())
+                      : PQexecPrepared(c, name.c_str(), static_cast<int>(params.size()),
+                                       params.data(), nullptr, nullptr, 0);
+    PQclear(checked(c, r));
+    return std::chrono::duration<double, std::micro>(Clock::now() - t0).count();
+  };
+  auto end = Clock::now() + std::chrono::duration<double>(seconds);
+  while (Clock::now() < end) {
+    const std::string owner = leader::new_owner_token();
+    const char* l = lock.c_str();
+    const char* o = owner.c_str();
+    us[0].push_back(run("begin", {}));
+    us[1].push_back(run(pg::kFenceRow, {l}));
+    us[2].push_back(run(pg::kLockFence, {l}));
+    us[3].push_back(run(pg::kGrant, {l, o, "peers", "30000", "0"}));
+    us[4].push_back(run("commit", {}));
+    us[5].push_back(run(pg::kRelease, {l, "0", o}));
+    // The same pair without NOTIFY (autocommit grant: the fence row exists by now).
+    const std::string owner2 = leader::new_owner_token();
+    us[6].push_back(
+        run(std::string("quiet_") + pg::kGrant, {l, owner2.c_str(), "peers", "30000", "0"}));
+    us[7].push_back(run(std::string("quiet_") + pg::kRelease, {l, "0", owner2.c_str()}));
+    us[8].push_back(run("one", {}));
+    us[9].push_back(run("timeline", {}));
+  }
+  steps.insert(steps.end(),
+               {"grant_without_notify", "release_without_notify", "select1", "wal_timeline_read"});
+  for (std::size_t i = 0; i < steps.size(); ++i) {
+    auto& v = us[i];
+    std::sort(v.begin(), v.end());
+    double sum = 0;
+    for (double x : v) sum += x;
+    std::printf("pg_%s n=%zu mean_us=%.1f p50_us=%.1f\n", steps[i].c_str(), v.size(),
+                sum / static_cast<double>(v.size()), v[v.size() / 2]);
+  }
+  PQfinish(c);
+}
+
 void redis_ping(int port, double seconds) {
   int fd = ::socket(AF_INET, SOCK_STREAM, 0);
   sockaddr_in a{};
@@ -231,6 +300,7 @@ void hold(const std::string& uri, const std::string& prefix, int n, int lease_s)
 int usage() {
   std::cerr << "usage: bench_peers ours-store|ours-elector URI SECONDS LOCK\n"
                "       bench_peers shedlock CONNINFO SECONDS TABLE\n"
+               "       bench_peers pg-parts CONNINFO PREFIX SECONDS\n"
                "       bench_peers redis-ping PORT SECONDS\n"
                "       bench_peers proc ROW SECONDS ARGV...\n"
                "       bench_peers hold URI LOCK_PREFIX N LEASE_SECONDS\n";
@@ -248,6 +318,8 @@ int main(int argc, char** argv) {
       ours_elector(a[1], std::stod(a[2]), a[3]);
     } else if (a.size() == 4 && a[0] == "shedlock") {
       shedlock(a[1], std::stod(a[2]), a[3]);
+    } else if (a.size() == 4 && a[0] == "pg-parts") {
+      pg_parts(a[1], a[2], std::stod(a[3]));
     } else if (a.size() == 3 && a[0] == "redis-ping") {
       redis_ping(std::stoi(a[1]), std::stod(a[2]));
     } else if (a.size() >= 4 && a[0] == "proc") {
