@@ -2,16 +2,26 @@
 # Lint, as scripts/test.sh runs it (each step prints its time):
 #   1. clang-format: every tracked C++ file must already be formatted (.clang-format);
 #   2. headers: every public header (include/, src/stores/*/include/) compiles on its own;
-#   3. clang-tidy (.clang-tidy, tests/.clang-tidy; warnings are errors) over the translation units
-#      of $BUILD_DIR/compile_commands.json (default build/; configured when missing) under
-#      LINT_TIDY_PATHS (default "src": the library) but not under LINT_TIDY_EXCLUDE (default
-#      "src/stores", not clean yet; LINT_TIDY_EXCLUDE= for none), LINT_JOBS (default: nproc)
-#      files at a time. The wider selection (LINT_TIDY_PATHS=. : tests, bench, examples too)
-#      costs about 25 CPU-minutes, more than the 2-core CI budget has (docs/lint.md). Findings count in
-#      the units and in the project headers under LINT_TIDY_HEADERS (default "include"; "all": the
-#      header folders under the selected paths), never in system headers. Prints its wall time
-#      and CPU seconds. LINT_TIDY=0 skips this step.
-#   scripts/ci-lint.sh [--fix]      --fix rewrites files with clang-format instead of checking
+#   3. clang-tidy (.clang-tidy, tests/.clang-tidy; warnings are errors) over every translation unit
+#      of $BUILD_DIR/compile_commands.json (default build/; configured when missing) that is the
+#      project's own (the library, the stores, tools/, tests/, bench/, examples/; nothing under
+#      the build dir), LINT_JOBS (default: nproc) units at a time. Findings count in the units and
+#      in the project's headers, never in system headers. LINT_TIDY_PATHS / LINT_TIDY_EXCLUDE
+#      (folders, default "." / "src/stores tools tests bench examples": CI's selection until the
+#      cache below holds the whole project, docs/lint.md; LINT_TIDY_EXCLUDE= for every unit)
+#      narrow the selection; LINT_TIDY_HEADERS (folders, default ".":
+#      all; "all": those under the selected paths) the headers whose findings count (the default
+#      keeps a narrower run's cache keys those of the full run).
+#      A committed cache of clean results, .ci/clang-tidy-clean.txt, makes it cheap: a unit whose
+#      key (scripts/clang-tidy-cache.py: the clang-tidy build, the .clang-tidy files, the unit's
+#      normalized compile commands, the content of every file it reads) is listed there is not
+#      checked again, so CI checks only the units a change reached (docs/lint.md: the full run
+#      is 20 to 60 CPU-minutes, a run with a current cache a few seconds). A unit whose key is not
+#      listed is always checked: a stale cache costs time, never a finding. Every run writes the
+#      cache as it would be after the run to $BUILD_DIR/clang-tidy-clean.txt; --refresh-cache
+#      also copies it to .ci/ (commit it with the change). LINT_TIDY_CACHE=0 checks every unit.
+#      Prints its wall time and CPU seconds. LINT_TIDY=0 skips this step.
+#   scripts/ci-lint.sh [--fix | --refresh-cache]   --fix: clang-format -i instead of checking
 set -euo pipefail
 cd "$(dirname "$0")/.."
 BUILD_DIR=${BUILD_DIR:-build}
@@ -20,7 +30,13 @@ now() { date +%s.%N; }
 took() { printf '%.1f s' "$(echo "$(now) - $1" | bc)"; }
 
 mapfile -t files < <(git ls-files '*.cpp' '*.hpp' '*.h')
-if [ "${1:-}" = --fix ]; then clang-format -i "${files[@]}"; exit 0; fi
+refresh=0
+case ${1:-} in
+  --fix) clang-format -i "${files[@]}"; exit 0 ;;
+  --refresh-cache) refresh=1 ;;
+  "") ;;
+  *) echo "usage: scripts/ci-lint.sh [--fix | --refresh-cache]" >&2; exit 2 ;;
+esac
 t=$(now)
 clang-format --dry-run --Werror "${files[@]}"
 echo "clang-format: ${#files[@]} files clean ($(took "$t"))"
@@ -58,12 +74,34 @@ if [ ! -f "$BUILD_DIR/compile_commands.json" ]; then
   cmake -S . -B "$BUILD_DIR" -G Ninja > /dev/null
 fi
 t=$(now)
+work=$(mktemp -d /tmp/leader-tidy.XXXXXX)
+trap 'rm -rf "$work"' EXIT
+# The build's compile commands, and the consumer sources of tests/package: scripts/ci-package.sh
+# builds them against the installed package, outside this build, so they get the command such a
+# consumer's compiler sees (the public headers; component.cpp with its optional parts on).
+export LINT_TIDY_DB=$work/db/compile_commands.json
+mkdir -p "$work/db"
+python3 - "$BUILD_DIR" "$LINT_TIDY_DB" <<'PY'
+import json, os, sys
+build, root = os.path.realpath(sys.argv[1]), os.getcwd()
+entries = json.load(open(os.path.join(build, "compile_commands.json")))
+for f, defs in (("tests/package/app/main.cpp", []),
+                ("tests/package/component.cpp",
+                 ["-DLEADER_TEST_ASIO", "-DLEADER_TEST_METRICS", "-DASIO_STANDALONE"])):
+    path = os.path.join(root, f)
+    if os.path.exists(path):
+        entries.append({"directory": build, "file": path, "arguments": [
+            "/usr/bin/c++", *defs, "-I" + os.path.join(root, "include"), "-std=c++20", "-c", path]})
+json.dump(entries, open(sys.argv[2], "w"), indent=1)
+PY
 # The project's own translation units (generated files and others' code excluded), and a header
 # filter naming the project's header folders under the same paths, and the public headers.
-read -r -a tidy_paths <<< "${LINT_TIDY_PATHS:-src}"
-read -r -a tidy_exclude <<< "${LINT_TIDY_EXCLUDE-src/stores}"
-read -r -a tidy_headers <<< "${LINT_TIDY_HEADERS:-include}"
-selection=$(python3 - "$BUILD_DIR/compile_commands.json" "$PWD" "${tidy_headers[*]}" \
+read -r -a tidy_paths <<< "${LINT_TIDY_PATHS:-.}"
+# CI's default leaves out what .ci/clang-tidy-clean.txt does not hold yet (docs/lint.md, "Default
+# selection"): with it, checking those units costs the full run. LINT_TIDY_EXCLUDE= selects all.
+read -r -a tidy_exclude <<< "${LINT_TIDY_EXCLUDE-src/stores tools tests bench examples}"
+read -r -a tidy_headers <<< "${LINT_TIDY_HEADERS:-.}"
+selection=$(python3 - "$LINT_TIDY_DB" "$PWD" "${tidy_headers[*]}" \
   "${#tidy_paths[@]}" "${tidy_paths[@]}" "${tidy_exclude[@]}" <<'PY'
 import json, os, subprocess, sys
 root, header_paths, n = sys.argv[2], sys.argv[3].split(), int(sys.argv[4])
@@ -71,7 +109,7 @@ def dirs(paths):
     return [os.path.normpath(os.path.join(root, p)).rstrip("/") + "/" for p in paths]
 wanted, excluded = dirs(sys.argv[5:5 + n]), dirs(sys.argv[5 + n:])
 def selected(path):
-    return (any(path.startswith(w) for w in wanted) and
+    return (any(path.startswith(w) or path + "/" == w for w in wanted) and
             not any(path.startswith(x) or path + "/" == x for x in excluded))
 seen = set()
 for entry in json.load(open(sys.argv[1])):
@@ -98,20 +136,62 @@ PY
 )
 mapfile -t units < <(sed -n 's/^unit //p' <<< "$selection")
 header_filter=$(sed -n 's/^filter //p' <<< "$selection")
-log=$(mktemp /tmp/leader-tidy.XXXXXX)
-trap 'rm -f "$log" "$log".cpu0 "$log".cpu1' EXIT
-times > "$log.cpu0"  # children's CPU time, in this shell (a $(...) subshell would count its own)
-status=0
+tidy_args=(--quiet --warnings-as-errors='*' --header-filter="$header_filter")
+# The cache (scripts/clang-tidy-cache.py, docs/lint.md): a unit whose key is a line of $CACHE is
+# clean as it stands and not checked again; LINT_TIDY_CACHE=0 checks every unit.
+CACHE=${LINT_TIDY_CACHE_FILE:-.ci/clang-tidy-clean.txt}  # (another file: to measure or experiment)
+cache_in=$CACHE
+[ "${LINT_TIDY_CACHE:-1}" = 0 ] && cache_in=/dev/null
 printf '%s\n' "${units[@]}" |
-  xargs -P "$JOBS" -n 4 clang-tidy -p "$BUILD_DIR" --quiet --warnings-as-errors='*' \
-    --header-filter="$header_filter" > "$log" 2> /dev/null ||
-  status=$?
-if [ "$status" != 0 ]; then
-  grep -E 'warning:|error:' "$log" | sort -u >&2 || cat "$log" >&2
-  echo "clang-tidy: findings above (fix them or NOLINT(check) with the reason)" >&2
+  python3 scripts/clang-tidy-cache.py plan "$BUILD_DIR" "$cache_in" "${tidy_args[*]}" > "$work/plan"
+mapfile -t check < <(sed -n 's/^check //p' "$work/plan")
+cached=$(grep -c '^cached ' "$work/plan" || true)
+times > "$work/cpu0"  # children's CPU time, in this shell (a $(...) subshell would count its own)
+tidy_one() {  # $1: index, $2: unit; one unit per clang-tidy, its -H include lines kept for the cache
+  local out=$work/results/$1
+  printf '%s\n' "$2" > "$out.file"
+  date +%s%N > "$out.start"
+  local rc=0
+  clang-tidy -p "$work/db" "${tidy_args[@]}" --extra-arg=-H "$2" > "$out.out" 2> "$out.err" || rc=$?
+  echo "$rc" > "$out.rc"
+}
+export -f tidy_one
+export work BUILD_DIR
+mkdir -p "$work/results"
+# (an exported function cannot take the array: pass the arguments through the environment)
+export TIDY_ARGS_0=${tidy_args[0]} TIDY_ARGS_1=${tidy_args[1]} TIDY_ARGS_2=${tidy_args[2]}
+# shellcheck disable=SC2016  # the single-quoted script expands in the child bash
+for i in "${!check[@]}"; do printf '%s\n%s\n' "$i" "${check[$i]}"; done |
+  xargs -d '\n' -P "$JOBS" -n 2 bash -c \
+    'tidy_args=("$TIDY_ARGS_0" "$TIDY_ARGS_1" "$TIDY_ARGS_2"); tidy_one "$@"' _
+times > "$work/cpu1"
+printf '%s\n' "${units[@]}" |
+  python3 scripts/clang-tidy-cache.py record "$BUILD_DIR" "$cache_in" "${tidy_args[*]}" \
+    "$work/results" "$BUILD_DIR/clang-tidy-clean.txt"
+cpu_s=$(tail -qn1 "$work/cpu0" "$work/cpu1" | awk '{ for (i = 1; i <= 2; ++i) {
+  split($i, t, /[ms]/); s[NR] += t[1] * 60 + t[2] } } END { printf "%.0f", s[2] - s[1] }')
+failed=()
+for rc in "$work"/results/*.rc; do
+  [ -e "$rc" ] || continue
+  base=${rc%.rc}
+  if [ "$(cat "$rc")" != 0 ] || grep -qE '(warning|error):' "$base.out"; then
+    failed+=("$(cat "$base.file")")
+    grep -E '(warning|error):' "$base.out" || cat "$base.out" "$base.err" | grep -v '^\.'
+  fi
+done > "$work/findings"
+sort -u "$work/findings" >&2
+summary="${#units[@]} translation units under ${tidy_paths[*]}${tidy_exclude:+ (without ${tidy_exclude[*]})}: ${#check[@]} checked $JOBS at a time ($(took "$t"), ${cpu_s} CPU-s), $cached clean in $CACHE"
+if [ "${#failed[@]}" != 0 ]; then
+  echo "clang-tidy: findings above in ${#failed[@]} units (fix them or NOLINT(check) with the reason); $summary" >&2
   exit 1
 fi
-times > "$log.cpu1"
-cpu_s=$(tail -qn1 "$log.cpu0" "$log.cpu1" | awk '{ for (i = 1; i <= 2; ++i) {
-  split($i, t, /[ms]/); s[NR] += t[1] * 60 + t[2] } } END { printf "%.0f", s[2] - s[1] }')
-echo "clang-tidy: ${#units[@]} translation units under ${tidy_paths[*]}${tidy_exclude:+ (without ${tidy_exclude[*]})} clean, $JOBS at a time ($(took "$t"), ${cpu_s} CPU-s)"
+echo "clang-tidy: clean; $summary"
+if [ "$refresh" = 1 ]; then
+  # Keys use the build's recorded dependencies: objects not rebuilt since their sources changed
+  # give keys that CI's fresh build will not reproduce (CI then checks those units again).
+  stale=$(ninja -C "$BUILD_DIR" -n 2> /dev/null | grep -c 'Building CXX object' || true)
+  [ "$stale" = 0 ] || echo "clang-tidy: note: $stale objects of $BUILD_DIR are out of date; build" \
+    "them and refresh again, or CI checks their units again" >&2
+  cp "$BUILD_DIR/clang-tidy-clean.txt" "$CACHE"
+  echo "clang-tidy: $CACHE refreshed ($(grep -vc '^#' "$CACHE") units; commit it)"
+fi
