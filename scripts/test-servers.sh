@@ -47,10 +47,15 @@ tcp_open() ( exec 3<>"/dev/tcp/127.0.0.1/$1" )
 
 
 stop_all() {
-  # Redis Sentinel topologies: SIGKILLed at once by their script (SIGTERM costs ~2 s per process)
+  # Redis Sentinel and Cluster topologies: SIGKILLed at once by their scripts (SIGTERM costs ~2 s
+  # per process)
   for f in "$ROOT"/pids/redis-sentinel-*-r0.pid; do
     [ -f "$f" ] || continue
     b=${f##*/redis-sentinel-}; LE_REDIS_SENTINEL_BASE=${b%-r0.pid} "$(dirname "$0")/redis-sentinel.sh" stop
+  done
+  for f in "$ROOT"/pids/redis-cluster-*-n0.pid; do
+    [ -f "$f" ] || continue
+    b=${f##*/redis-cluster-}; LE_REDIS_CLUSTER_BASE=${b%-n0.pid} "$(dirname "$0")/redis-cluster.sh" stop
   done
   for f in "$ROOT"/pids/*.pid; do
     [ -f "$f" ] || continue

@@ -24,10 +24,11 @@ const std::map<std::string, std::string>& known_schemes() {
   static const std::map<std::string, std::string> k = {
       {"memory", "memory"},       {"sqlite", "sqlite"},       {"redis", "redis"},
       {"rediss", "redis"},        {"unix", "redis"},          {"redis-sentinel", "redis"},
-      {"postgresql", "postgres"}, {"postgres", "postgres"},   {"mysql", "mysql"},
-      {"mariadb", "mysql"},       {"etcd", "etcd"},           {"etcds", "etcd"},
-      {"zk", "zookeeper"},        {"zookeeper", "zookeeper"}, {"dynamodb", "dynamodb"},
-      {"mongodb", "mongodb"},     {"consul", "consul"},       {"k8s", "kubernetes"},
+      {"redis-cluster", "redis"}, {"postgresql", "postgres"}, {"postgres", "postgres"},
+      {"mysql", "mysql"},         {"mariadb", "mysql"},       {"etcd", "etcd"},
+      {"etcds", "etcd"},          {"zk", "zookeeper"},        {"zookeeper", "zookeeper"},
+      {"dynamodb", "dynamodb"},   {"mongodb", "mongodb"},     {"consul", "consul"},
+      {"k8s", "kubernetes"},
   };
   return k;
 }

@@ -41,6 +41,20 @@ void parse_location(const Uri& uri, Config& c) {
     c.db = int_param(uri, "db", 0, 0, 1 << 20);
     return;
   }
+  if (uri.scheme == "redis-cluster") {
+    if (uri.hosts.empty())
+      throw InvalidArgument("store URI '" + uri.redacted() +
+                            "': expected one or more cluster nodes (redis-cluster://h1:p1,h2:p2)");
+    for (const auto& h : uri.hosts) c.cluster_seeds.push_back({h.host, h.port.value_or(6379)});
+    if (db_from_path(uri, uri.path) != 0 || int_param(uri, "db", 0, 0, 0) != 0)
+      throw InvalidArgument("store URI '" + uri.redacted() +
+                            "': a Redis Cluster has database 0 only");
+    if (uri.param("sentinel"))
+      throw InvalidArgument("store URI '" + uri.redacted() + "': ?sentinel= with redis-cluster://");
+    c.host = c.cluster_seeds.front().host;
+    c.port = c.cluster_seeds.front().port;
+    return;
+  }
   if (uri.scheme == "redis-sentinel" || uri.param("sentinel")) {
     if (c.transport != Transport::tcp)
       throw InvalidArgument("store URI '" + uri.redacted() +
@@ -102,7 +116,7 @@ Config Config::from_uri(const Uri& uri) {
                      "sentinel_check", "wait_replicas", "wait_timeout"});
   Config c;
   c.redacted_uri = uri.redacted();
-  if (uri.scheme == "redis" || uri.scheme == "redis-sentinel")
+  if (uri.scheme == "redis" || uri.scheme == "redis-sentinel" || uri.scheme == "redis-cluster")
     c.transport = Transport::tcp;
   else if (uri.scheme == "rediss")
     c.transport = Transport::tls;
@@ -130,6 +144,9 @@ Config Config::from_uri(const Uri& uri) {
   if (c.sentinel_check < Duration{0})
     throw InvalidArgument("URI parameter 'sentinel_check' of '" + uri.redacted() +
                           "' must not be negative");
+  if (c.cluster() && c.transport != Transport::tcp)
+    throw InvalidArgument("store URI '" + uri.redacted() +
+                          "': Cluster mode supports plain TCP only");
   if (uri.param("sentinel_check") && !c.sentinel())
     throw InvalidArgument("store URI '" + uri.redacted() +
                           "': sentinel_check needs Sentinel mode (redis-sentinel://)");
@@ -146,6 +163,12 @@ Config Config::from_uri(const Uri& uri) {
 
 std::string Config::endpoint() const {
   if (transport == Transport::unix_socket) return socket_path;
+  if (cluster()) {
+    std::string list;
+    for (const auto& s : cluster_seeds)
+      list += (list.empty() ? "" : ",") + s.host + ":" + std::to_string(s.port);
+    return "the Redis Cluster of " + list;
+  }
   if (sentinel()) {
     std::string list;
     for (const auto& s : sentinels)

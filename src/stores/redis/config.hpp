@@ -44,6 +44,9 @@ struct Config {
   /// and `port` are then those of the primary found, per connection.
   std::vector<Endpoint> sentinels;
   std::string master_name;  ///< Sentinel mode: the monitored master's name
+  /// Cluster mode when not empty (`redis-cluster://h1:p1,h2:p2,...`): the nodes asked for the
+  /// slot map; `host`/`port` are then those of each node's own pool.
+  std::vector<Endpoint> cluster_seeds;
   /// Sentinel mode: how often the Sentinels are asked again whether the primary moved (0: only
   /// after a failure).
   Duration sentinel_check = std::chrono::milliseconds(250);
@@ -52,6 +55,8 @@ struct Config {
 
   /// True in Sentinel mode.
   [[nodiscard]] bool sentinel() const { return !sentinels.empty(); }
+  /// True in Cluster mode.
+  [[nodiscard]] bool cluster() const { return !cluster_seeds.empty(); }
 
   /// Parses a `redis://`, `rediss://` or `unix://` URI; throws InvalidArgument.
   static Config from_uri(const Uri& uri);

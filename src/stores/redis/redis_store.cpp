@@ -12,6 +12,7 @@ namespace {
 
 std::string scheme_of(const Config& c) {
   if (c.sentinel()) return "redis-sentinel";
+  if (c.cluster()) return "redis-cluster";
   switch (c.transport) {
     case Transport::tls:
       return "rediss";
@@ -38,7 +39,38 @@ std::string size_mismatch(const std::string& lock, int held_as, int asked) {
 
 }  // namespace
 
-RedisStore::RedisStore(Config config) : scheme_(scheme_of(config)), pool_(std::move(config)) {}
+RedisStore::RedisStore(Config config) : scheme_(scheme_of(config)), pool_(std::move(config)) {
+  if (pool_.config().cluster()) cluster_ = std::make_unique<Cluster>(pool_.config());
+}
+
+ConnectionPool& RedisStore::pool_for(const std::string& key, Deadline deadline) {
+  if (!cluster_) return pool_;
+  return cluster_->pool_for_slot(key_slot(key), deadline);
+}
+
+Reply RedisStore::routed(
+    const std::string& key, Deadline deadline,
+    const std::function<Reply(ConnectionPool&, Connection&, Deadline, bool asking)>& use) {
+  ConnectionPool* pool = &pool_for(key, deadline);
+  bool asking = false;
+  for (int redirects = 0;; ++redirects) {
+    Reply reply;
+    pool->run(deadline, [&](Connection& c, Deadline d) { reply = use(*pool, c, d, asking); });
+    const std::string text = error_text(reply.get());
+    const bool moved = text.rfind("MOVED ", 0) == 0;
+    if (!cluster_ || redirects >= 3 || !(moved || text.rfind("ASK ", 0) == 0)) return reply;
+    // "MOVED <slot> <host:port>" / "ASK <slot> <host:port>": the command was not executed.
+    const std::string target = text.substr(text.rfind(' ') + 1);
+    if (moved) {
+      try {
+        cluster_->refresh(deadline);
+      } catch (const BackendError&) {  // the redirection names the node anyway
+      }
+    }
+    pool = &cluster_->pool_at(target);
+    asking = !moved;
+  }
+}
 
 std::string_view RedisStore::scheme() const { return scheme_; }
 
@@ -109,33 +141,46 @@ Reply RedisStore::eval(const Script& script, const std::vector<std::string>& key
   cmd.insert(cmd.end(), {"EVALSHA", script.sha1, std::to_string(keys.size())});
   cmd.insert(cmd.end(), keys.begin(), keys.end());
   cmd.insert(cmd.end(), args.begin(), args.end());
-  Reply reply;
-  pool_.run(deadline, [&](Connection& c, Deadline d) {
-    if (sent_at != nullptr) *sent_at = std::chrono::steady_clock::now();
-    reply = c.call(cmd, d);
-    if (error_text(reply.get()).rfind("NOSCRIPT", 0) == 0) {
-      Command full = cmd;
-      full[0] = "EVAL";
-      full[1] = script.source;
-      if (sent_at != nullptr) *sent_at = std::chrono::steady_clock::now();
-      reply = c.call(full, d);
-    }
-    if (acked != nullptr && pool_.config().wait_replicas > 0 && wrote(reply.get()))
-      *acked = wait_for_replicas(c, pool_.config(), d);
-  });
+  ConnectionPool* used = nullptr;
+  Reply reply = routed(keys.empty() ? std::string() : keys.front(), deadline,
+                       [&](ConnectionPool& pool, Connection& c, Deadline d, bool asking) {
+                         used = &pool;
+                         auto send = [&](const Command& what) {
+                           if (asking) (void)c.call({"ASKING"}, d);
+                           if (sent_at != nullptr) *sent_at = std::chrono::steady_clock::now();
+                           return c.call(what, d);
+                         };
+                         Reply r = send(cmd);
+                         if (error_text(r.get()).rfind("NOSCRIPT", 0) == 0) {
+                           Command full = cmd;
+                           full[0] = "EVAL";
+                           full[1] = script.source;
+                           r = send(full);
+                         }
+                         if (acked != nullptr && pool_.config().wait_replicas > 0 && wrote(r.get()))
+                           *acked = wait_for_replicas(c, pool_.config(), d);
+                         return r;
+                       });
   if (auto text = error_text(reply.get()); !text.empty()) {
-    if (text.rfind("READONLY", 0) == 0) pool_.forget_primary();  // a demoted primary
-    throw_reply_error(text, pool_.config(), "a script");
+    if (text.rfind("READONLY", 0) == 0 && used != nullptr) used->forget_primary();  // demoted
+    throw_reply_error(text, used != nullptr && !cluster_ ? used->config() : pool_.config(),
+                      "a script");
   }
   return reply;
 }
 
 Reply RedisStore::command(const Command& cmd, Deadline deadline) {
-  Reply reply;
-  pool_.run(deadline, [&](Connection& c, Deadline d) { reply = c.call(cmd, d); });
+  ConnectionPool* used = nullptr;
+  Reply reply = routed(cmd.size() > 1 ? cmd[1] : std::string(), deadline,
+                       [&](ConnectionPool& pool, Connection& c, Deadline d, bool asking) {
+                         used = &pool;
+                         if (asking) (void)c.call({"ASKING"}, d);
+                         return c.call(cmd, d);
+                       });
   if (auto text = error_text(reply.get()); !text.empty()) {
-    if (text.rfind("READONLY", 0) == 0) pool_.forget_primary();  // a demoted primary
-    throw_reply_error(text, pool_.config(), cmd.front());
+    if (text.rfind("READONLY", 0) == 0 && used != nullptr) used->forget_primary();  // demoted
+    throw_reply_error(text, used != nullptr && !cluster_ ? used->config() : pool_.config(),
+                      cmd.front());
   }
   return reply;
 }
@@ -266,22 +311,32 @@ std::vector<LockState> RedisStore::list_locks(std::string_view prefix, Deadline 
   // One pattern for both key shapes: the lease key `P<lock>` and the size key `{P<lock>}:slots`.
   const std::string pattern = "*" + glob_escaped(key_prefix) + "*";
   std::set<std::string> names;
-  std::string cursor = "0";
-  do {
-    Reply reply = command({"SCAN", cursor, "MATCH", pattern, "COUNT", "1000"}, deadline);
-    const redisReply* r = reply.get();
-    if (r == nullptr || r->type != REDIS_REPLY_ARRAY || r->elements != 2 ||
-        r->element[0]->type != REDIS_REPLY_STRING || r->element[1]->type != REDIS_REPLY_ARRAY)
-      throw BackendError(ErrorCode::internal, "redis", "unexpected reply to SCAN");
-    cursor.assign(r->element[0]->str, r->element[0]->len);
-    const redisReply* keys = r->element[1];
-    for (std::size_t i = 0; i < keys->elements; ++i) {
-      if (keys->element[i]->type != REDIS_REPLY_STRING) continue;
-      std::string name = lock_of_key(std::string_view(keys->element[i]->str, keys->element[i]->len),
-                                     store_prefix, key_prefix);
-      if (!name.empty()) names.insert(std::move(name));
-    }
-  } while (cursor != "0");
+  std::vector<ConnectionPool*> nodes = {&pool_};
+  if (cluster_) nodes = cluster_->primaries(deadline);  // SCAN walks one node's keys
+  for (ConnectionPool* node : nodes) {
+    std::string cursor = "0";
+    do {
+      Reply reply;
+      node->run(deadline, [&](Connection& c, Deadline d) {
+        reply = c.call({"SCAN", cursor, "MATCH", pattern, "COUNT", "1000"}, d);
+      });
+      if (auto text = error_text(reply.get()); !text.empty())
+        throw_reply_error(text, node->config(), "SCAN");
+      const redisReply* r = reply.get();
+      if (r == nullptr || r->type != REDIS_REPLY_ARRAY || r->elements != 2 ||
+          r->element[0]->type != REDIS_REPLY_STRING || r->element[1]->type != REDIS_REPLY_ARRAY)
+        throw BackendError(ErrorCode::internal, "redis", "unexpected reply to SCAN");
+      cursor.assign(r->element[0]->str, r->element[0]->len);
+      const redisReply* keys = r->element[1];
+      for (std::size_t i = 0; i < keys->elements; ++i) {
+        if (keys->element[i]->type != REDIS_REPLY_STRING) continue;
+        std::string name =
+            lock_of_key(std::string_view(keys->element[i]->str, keys->element[i]->len),
+                        store_prefix, key_prefix);
+        if (!name.empty()) names.insert(std::move(name));
+      }
+    } while (cursor != "0");
+  }
   return detail::held_locks(*this, names, deadline);
 }
 
@@ -293,11 +348,14 @@ void throw_reply_error(const std::string& text, const Config& config, std::strin
     throw BackendError(
         ErrorCode::failed_precondition, "redis",
         where + " (check the user, password and ACL of " + config.redacted_uri + ")");
-  if (code == "MOVED" || code == "ASK" || code == "CROSSSLOT")
+  if ((code == "MOVED" || code == "ASK") && !config.cluster())
     throw BackendError(ErrorCode::failed_precondition, "redis",
                        where +
-                           " (Redis Cluster redirection is not followed: connect to a "
-                           "standalone server or a cluster-aware proxy)");
+                           " (a Redis Cluster node: use redis-cluster://node1,node2,... to follow "
+                           "its redirections)");
+  if (code == "MOVED" || code == "ASK")  // a cluster that kept redirecting (resharding)
+    throw BackendError(ErrorCode::unavailable, "redis", where);
+  if (code == "CROSSSLOT") throw BackendError(ErrorCode::internal, "redis", where);
   if (code == "LOADING" || code == "BUSY" || code == "MASTERDOWN" || code == "TRYAGAIN" ||
       code == "CLUSTERDOWN" || code == "READONLY" || code == "OOM")
     throw BackendError(ErrorCode::unavailable, "redis", where);

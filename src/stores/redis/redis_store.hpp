@@ -1,9 +1,12 @@
 #pragma once
 // The Redis implementation of LeaseStore. Key layout, fencing and failure modes: README.md.
 
+#include <functional>
+#include <memory>
 #include <string>
 #include <vector>
 
+#include "cluster.hpp"
 #include "connection.hpp"
 #include "leader/detail/store_support.hpp"
 #include "leader/lock_listing.hpp"
@@ -62,11 +65,20 @@ class RedisStore final : public LeaseStore, public LockLister, public LockWatche
   /// A grant that too few replicas acknowledged (`?wait_replicas=`): released at once (best
   /// effort; otherwise it expires after its ttl), then BackendError(deadline_exceeded).
   [[noreturn]] void not_replicated(const Lease& lease, int acked, Deadline deadline);
-  /// Runs one plain command; error replies throw.
+  /// Runs one plain command; error replies throw. Routed by its key (`command[1]`) on a cluster.
   Reply command(const Command& command, Deadline deadline);
+  /// The pool serving `key`: the one pool, or on a cluster the primary of its slot.
+  ConnectionPool& pool_for(const std::string& key, Deadline deadline);
+  /// Runs `use` on the pool of `key`; on a cluster follows MOVED (slot map read again) and ASK
+  /// (`use` is told to send ASKING first), at most 3 redirections: neither executed the command,
+  /// so sending it to the named node replays nothing. Returns the last reply.
+  Reply routed(
+      const std::string& key, Deadline deadline,
+      const std::function<Reply(ConnectionPool&, Connection&, Deadline, bool asking)>& use);
 
   std::string scheme_;
-  ConnectionPool pool_;
+  ConnectionPool pool_;               // the one server (standalone, Sentinel); config holder
+  std::unique_ptr<Cluster> cluster_;  // Cluster mode
 };
 
 /// Throws the BackendError matching a Redis error reply (`text`), naming `operation`.

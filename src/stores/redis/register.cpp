@@ -15,7 +15,8 @@ std::shared_ptr<leader::LeaseStore> make_redis(const leader::Uri& uri) {
 
 }  // namespace
 
-LEADER_REGISTER_STORE(redis, make_redis, "redis", "rediss", "unix", "redis-sentinel")
+LEADER_REGISTER_STORE(redis, make_redis, "redis", "rediss", "unix", "redis-sentinel",
+                      "redis-cluster")
 
 namespace leader {
 

@@ -147,7 +147,7 @@ LockState RedisStore::watch(std::string_view lock, const LockState& last_seen, D
   int drops = 0;
   for (;;) {
     if (subscriber == nullptr && !refused) {
-      subscriber = subscribe(pool_, channel);
+      subscriber = subscribe(pool_for(channel, Deadline::after(read_bound)), channel);
       refused = subscriber == nullptr;
     }
     // After (re)subscribing: a change before it is in this read, every later one sends a message.
