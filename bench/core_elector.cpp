@@ -1,12 +1,52 @@
 // The elector's overhead over the raw store calls it makes, on the in-process memory store.
 #include <benchmark/benchmark.h>
 
+#include <mutex>
+#include <string>
+#include <unordered_map>
+
 #include "leader/leader.hpp"
 #include "leader/stores/memory.hpp"
 
 namespace {
 
 using namespace std::chrono_literals;
+
+/// The floor of any in-process elector, as a baseline measured in the same run: a mutex-guarded
+/// map of held lock names with a fencing counter, no lease, no deadline, no events (what the
+/// seed's local elector did).
+class LocalMutexElector {
+ public:
+  template <class F>
+  std::optional<int> run_if_leader(const std::string& lock, F&& action) {
+    {
+      std::lock_guard g(mu_);
+      Entry& e = locks_[lock];
+      if (e.held) return std::nullopt;
+      e.held = true;
+      ++e.token;
+    }
+    int v = action();
+    std::lock_guard g(mu_);
+    locks_[lock].held = false;
+    return v;
+  }
+
+ private:
+  struct Entry {
+    bool held = false;
+    std::uint64_t token = 0;
+  };
+  std::mutex mu_;
+  std::unordered_map<std::string, Entry> locks_;
+};
+
+void BM_LocalMutexElector(benchmark::State& state) {
+  LocalMutexElector e;
+  const std::string lock = "bench";
+  for (auto _ : state) benchmark::DoNotOptimize(e.run_if_leader(lock, [] { return 1; }));
+}
+BENCHMARK(BM_LocalMutexElector);
 
 void BM_RawStoreAcquireRelease(benchmark::State& state) {
   auto store = leader::make_memory_store();

@@ -7,7 +7,10 @@
 /// and its wait_time starts when a thread picks it up.
 ///
 /// Threads: the lease is acquired and released on BlockingPool threads (renewed by the core's
-/// renewal scheduler), never on the caller's thread or the caller's executor.
+/// renewal scheduler), never on the caller's thread or the caller's executor. Except where that
+/// cannot block: `run_if_leader_on` over an elector whose acquire_never_blocks() (an in-process
+/// store declaring detail::NonBlockingStore, e.g. the memory store, and wait_time 0) acquires on
+/// the calling thread and releases on the executor's thread right after the action.
 /// `run_if_leader_async` runs the action on the pool thread that acquired the lease (like
 /// std::async); `run_if_leader_on` runs it on the given executor. Completion is a std::future,
 /// made ready on a pool thread.
@@ -212,12 +215,17 @@ class DispatchedRun
         lock_(lock),
         action_(std::move(action)),
         stop_(std::move(stop)),
-        pool_(pool) {}
+        pool_(pool),
+        inline_(inline_calls(elector_)) {}
 
   /// Starts the run; the future is ready when the lease has been released.
   std::future<Out> start() {
     auto future = promise_.get_future();
-    pool_.post([self = this->shared_from_this()] { self->acquire(); });
+    if (inline_) {  // cannot block: acquire here, no hand-off to the pool
+      acquire();
+    } else {
+      pool_.post([self = this->shared_from_this()] { self->acquire(); });
+    }
     return future;
   }
 
@@ -264,13 +272,28 @@ class DispatchedRun
     on_pool([self = this->shared_from_this()] { self->release(); });
   }
 
-  /// Continues on the pool (at once when the action already runs on a pool thread).
+  /// Continues on the pool (at once when the action already runs on a pool thread, or when the
+  /// release cannot block).
   template <class Fn>
   void on_pool(Fn&& fn) {
     if constexpr (std::is_same_v<Executor, InlineExecutor>) {
       fn();
     } else {
+      if (inline_ && !Unwrapped<T>::kIsFuture) return fn();  // release only: it cannot block
       pool_.post(std::forward<Fn>(fn));
+    }
+  }
+
+  /// With an executor of the caller's (not InlineExecutor, where the acquiring thread runs the
+  /// action and must stay off the caller's thread): true when the elector's acquire and release
+  /// never block (ElectorBase::acquire_never_blocks), so they skip the pool.
+  static bool inline_calls(const Elector& e) {
+    if constexpr (std::is_same_v<Executor, InlineExecutor>) {
+      return false;
+    } else if constexpr (requires { e.acquire_never_blocks(); }) {
+      return e.acquire_never_blocks();
+    } else {
+      return false;
     }
   }
 
@@ -322,6 +345,7 @@ class DispatchedRun
   F action_;
   std::stop_token stop_;
   BlockingPool& pool_;
+  const bool inline_;  // acquire and release cannot block: no BlockingPool hand-off
   std::promise<Out> promise_;
   std::optional<LeaseGuard> guard_;
   // The future an action returned, when it returns one.

@@ -13,6 +13,7 @@
 /// Threads: run_if_leader blocks the calling thread while it waits for the lease (up to
 /// wait_time) and while the action runs. One elector may be used from many threads at once.
 
+#include <atomic>
 #include <functional>
 #include <memory>
 #include <mutex>
@@ -56,6 +57,7 @@ class OperationCancelled : public Error {
 namespace detail {
 struct HeldLease;
 class ElectionCore;
+class RenewalScheduler;
 }  // namespace detail
 
 /// A held lease, released when destroyed (respecting min_lease_time). Move-only.
@@ -120,6 +122,10 @@ class ElectionCore : public std::enable_shared_from_this<ElectionCore> {
   [[nodiscard]] const std::shared_ptr<LeaseStore>& store() const { return store_; }
   [[nodiscard]] const std::shared_ptr<Clock>& clock() const { return hooks_.clock; }
   [[nodiscard]] const std::shared_ptr<EventBus>& events() const { return hooks_.events; }
+  /// True when acquire() and finish() can never block the calling thread: the store's calls
+  /// never block (detail::calls_never_block) and wait_time is 0 (no backoff sleep). The async
+  /// layers then run them inline instead of on a BlockingPool thread.
+  [[nodiscard]] bool never_blocks() const noexcept { return never_blocks_; }
   [[nodiscard]] const Subscription& history_feed() const { return history_; }
 
   /// Hooks of strategic elections: `check` runs before each acquire (a Skipped it returns is the
@@ -141,10 +147,21 @@ class ElectionCore : public std::enable_shared_from_this<ElectionCore> {
   /// Releases, best effort, a lease an attempt with an unknown outcome may have left.
   void release_ghost(const LeaseRequest& request) noexcept;
   Duration jittered(Duration backoff);
+  /// The options, shared with the held leases (they keep this core alive).
+  std::shared_ptr<const ElectionOptions> shared_options() {
+    return {shared_from_this(), &options_};
+  }
+  /// The renewal scheduler of the elector's clock, looked up once.
+  RenewalScheduler& scheduler();
+  /// The deadline of one store call sent at `sent` (read on the elector's clock).
+  [[nodiscard]] Deadline call_deadline(TimePoint sent) const;
   std::shared_ptr<LeaseStore> store_;
   ElectionOptions options_;
   int slots_;
   ElectorHooks hooks_;
+  bool real_clock_ = false;  // hooks_.clock is Clock::system(): its readings are Deadline's time
+  bool never_blocks_ = false;
+  std::atomic<RenewalScheduler*> scheduler_{nullptr};
   std::mutex rng_mu_;
   std::mt19937_64 rng_;
   Subscription history_;  // feeds hooks_.history
@@ -263,6 +280,9 @@ class ElectorBase {
   [[nodiscard]] const ElectionOptions& options() const { return core_->options(); }
   /// The store.
   [[nodiscard]] const std::shared_ptr<LeaseStore>& store() const { return core_->store(); }
+  /// True when acquire() and the release of its guard never block the calling thread (an
+  /// in-process store and wait_time 0): the async layers then call them inline.
+  [[nodiscard]] bool acquire_never_blocks() const noexcept { return core_->never_blocks(); }
   /// `lock` as the store knows it: validated, with the tenant prefix when scoped (for
   /// store-level calls such as observe_lock).
   [[nodiscard]] std::string lock_name(std::string_view lock) const { return scoped(lock); }

@@ -235,6 +235,16 @@ class EventBus {
   /// Publishes `event`: stamps `at` and `sequence`, updates the state, queues it for every
   /// subscriber. Never blocks on a listener. Used by electors and schedulers.
   void publish(ElectionEvent event);
+  /// Builds the full event of publish_lease() on demand: `make(context)`.
+  struct EventMaker {
+    const void* context;
+    ElectionEvent (*make)(const void* context);
+  };
+  /// The electors' form of publish() for a lease event (`kind` elected, renewed, lost or
+  /// released of `lease`, whose local deadline is now `deadline`): the same sequence, state and
+  /// delivery, but the event itself is built (`make`) only when a subscriber or a pending
+  /// notification needs it, so an election on a bus nobody listens to builds none.
+  void publish_lease(EventKind kind, const LeaseInfo& lease, TimePoint deadline, EventMaker make);
   /// The number of active subscriptions.
   [[nodiscard]] std::size_t subscribers() const;
 

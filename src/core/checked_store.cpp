@@ -152,8 +152,10 @@ auto CheckedStore::guarded(const Call& call, Run&& run) const -> decltype(run())
 Acquired CheckedStore::try_acquire(const LeaseRequest& request, Deadline deadline) {
   check_request(request);
   const Call call{"try_acquire", request.lock};
-  refuse_expired(deadline, call);
-  const TimePoint sent = std::chrono::steady_clock::now();
+  const TimePoint sent = std::chrono::steady_clock::now();  // one reading: the check and the stamp
+  if (sent >= deadline.at())
+    throw BackendError(ErrorCode::deadline_exceeded, scheme_,
+                       call.str() + ": the deadline had passed before the call; nothing was sent");
   Acquired got = guarded(call, [&] { return inner_->try_acquire(request, deadline); });
   if (got.lease && got.lease->sent_at == TimePoint{}) got.lease->sent_at = sent;
   return got;

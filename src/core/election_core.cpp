@@ -3,6 +3,7 @@
 #include <thread>
 
 #include "held_lease.hpp"
+#include "leader/detail/store_wrapper.hpp"
 #include "leader/elector.hpp"
 #include "leader/uri.hpp"
 #include "renewal.hpp"
@@ -72,9 +73,26 @@ ElectionCore::ElectionCore(std::shared_ptr<LeaseStore> store, ElectionOptions op
   if (!store_) throw InvalidArgument("elector: the store is null (use leader::open(uri))");
   options_.validate();
   if (!hooks_.clock) hooks_.clock = Clock::system();
+  real_clock_ = hooks_.clock == Clock::system();
+  never_blocks_ = options_.wait_time == Duration{0} && calls_never_block(*store_);
   if (!hooks_.events) hooks_.events = std::make_shared<EventBus>();
   if (hooks_.history) history_ = attach_history(*hooks_.events, hooks_.history);
   rng_.seed(hooks_.seed != 0 ? hooks_.seed : std::random_device{}());
+}
+
+RenewalScheduler& ElectionCore::scheduler() {
+  RenewalScheduler* s = scheduler_.load(std::memory_order_acquire);
+  if (s == nullptr) {  // created on first use, lives until process exit
+    s = &RenewalScheduler::for_clock(hooks_.clock);
+    scheduler_.store(s, std::memory_order_release);
+  }
+  return *s;
+}
+
+Deadline ElectionCore::call_deadline(TimePoint sent) const {
+  // On the real clock `sent` is a steady_clock reading taken just now: no second reading.
+  return real_clock_ ? Deadline(saturating_add(sent, options_.effective_call_timeout()))
+                     : Deadline::after(options_.effective_call_timeout());
 }
 
 Acquisition ElectionCore::acquire(const std::string& lock, const std::stop_token& caller) {
@@ -95,7 +113,9 @@ Acquisition ElectionCore::acquire(const std::string& lock, const std::stop_token
     }
   }
   Clock& clock = *hooks_.clock;
-  const TimePoint wait_until = saturating_add(clock.now(), options_.wait_time);
+  // The wait starts now; this reading is also the first attempt's send time.
+  TimePoint next_sent = clock.now();
+  const TimePoint wait_until = saturating_add(next_sent, options_.wait_time);
   Duration backoff = kFirstBackoff;
   std::optional<BackendError> last_error;
   bool unknown = false;  // some attempt's outcome is unknown: it may have been granted
@@ -107,13 +127,15 @@ Acquisition ElectionCore::acquire(const std::string& lock, const std::stop_token
       report_skip(lock, s);
       return {std::nullopt, s};
     }
-    const TimePoint sent = clock.now();
+    const TimePoint sent = next_sent;
     try {
-      Acquired got =
-          store_->try_acquire(request, Deadline::after(options_.effective_call_timeout()));
+      Acquired got = store_->try_acquire(request, call_deadline(sent));
       last_error.reset();
       if (got) {
-        auto held = hold(lock, *got.lease, {sent, clock.now()}, caller, unknown);
+        // The reply's time matters only to min_lease_time (counted from it); without one the
+        // release's keep_for is 0 whatever it is, so `sent` stands in (no clock reading).
+        const TimePoint replied = options_.min_lease_time > Duration{0} ? clock.now() : sent;
+        auto held = hold(lock, *got.lease, {sent, replied}, caller, unknown);
         return {LeaseGuard(shared_from_this(), std::move(held)), {}};
       }
     } catch (const BackendError& e) {
@@ -131,6 +153,7 @@ Acquisition ElectionCore::acquire(const std::string& lock, const std::stop_token
         std::min(jittered(backoff), std::chrono::duration_cast<Duration>(wait_until - now));
     interruptible_sleep(clock, pause, caller);
     backoff = std::min(backoff * 2, kMaxBackoff);
+    next_sent = clock.now();
   }
   if (unknown) release_ghost(request);
   if (last_error) return on_backend_error(lock, *last_error);
@@ -159,12 +182,11 @@ std::shared_ptr<HeldLease> ElectionCore::hold(const std::string& lock, const Lea
                                               Exchange acquire, const std::stop_token& caller,
                                               bool unknown_before) {
   const TimePoint sent = acquire.sent;
-  auto held = std::make_shared<HeldLease>();
+  auto held = std::make_shared<HeldLease>(shared_options());
   held->store = store_;
   held->clock = hooks_.clock;
   held->listener = hooks_.listener;
   held->bus = hooks_.events;
-  held->options = options_;
   held->ttl = options_.lease_time;
   held->replied_at = acquire.replied;
   // A lost attempt of this call may still land and reset the lease to lease_time from then.
@@ -197,7 +219,7 @@ std::shared_ptr<HeldLease> ElectionCore::hold(const std::string& lock, const Lea
   held->caller_link.emplace(caller, [h = held.get()] { h->stop.request_stop(); });
   notify(hooks_.listener, [&](ElectionListener& l) { l.on_elected(held->info); });
   held->publish(EventKind::elected);
-  RenewalScheduler::for_clock(hooks_.clock).watch(held);
+  scheduler().watch(held);
   return held;
 }
 
@@ -221,12 +243,11 @@ Acquisition ElectionCore::on_backend_error(const std::string& lock, const Backen
       return {std::nullopt, s};
     }
     case OnBackendError::fail_open: {
-      auto held = std::make_shared<HeldLease>();
+      auto held = std::make_shared<HeldLease>(shared_options());
       held->store = store_;
       held->clock = hooks_.clock;
       held->listener = hooks_.listener;
       held->bus = hooks_.events;
-      held->options = options_;
       held->fail_open = true;
       held->started = std::chrono::system_clock::now();
       const TimePoint now = hooks_.clock->now();
@@ -259,14 +280,18 @@ void ElectionCore::finish(HeldLease& held, bool failed, const std::string& error
     if (held.released) return;
     held.released = true;
   }
-  const TimePoint now = hooks_.clock->now();
-  if (!held.fail_open) RenewalScheduler::for_clock(hooks_.clock).unwatch(held);
+  if (!held.fail_open) scheduler().unwatch(held);
   if (!held.fail_open && on_store) {
     // Counted from the acquire's reply: the server granted before it, so the lease stays held
-    // at least min_lease_time after the grant (see ElectionOptions::min_lease_time).
-    Duration keep_for =
-        std::max(Duration{0}, std::chrono::duration_cast<Duration>(
-                                  saturating_add(held.replied_at, options_.min_lease_time) - now));
+    // at least min_lease_time after the grant (see ElectionOptions::min_lease_time). Without a
+    // min_lease_time it is 0 whenever the release goes out (no clock reading).
+    Duration keep_for{0};
+    if (options_.min_lease_time > Duration{0}) {
+      const TimePoint now = hooks_.clock->now();
+      keep_for = std::max(Duration{0},
+                          std::chrono::duration_cast<Duration>(
+                              saturating_add(held.replied_at, options_.min_lease_time) - now));
+    }
     Lease lease;
     {
       std::lock_guard lock(held.mu);

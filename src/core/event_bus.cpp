@@ -147,31 +147,34 @@ class BusCore {
   std::map<std::uint64_t, Notification> notifications;
   std::uint64_t sequence = 0;
   std::uint64_t next_notification = 0;
+  std::size_t waiters = 0;  // threads blocked in wait_state_change (guarded by mu)
 
   void remove(const Subscriber* s) {
     std::lock_guard lock(mu);
     std::erase_if(subscribers, [&](const auto& p) { return p.get() == s; });
   }
 
-  // Applies `event` to its lock's state; true when the state changed.
-  bool apply_locked(const ElectionEvent& event, LeadershipState& out) {
-    const bool lease_event = event.kind == EventKind::elected || event.kind == EventKind::renewed ||
-                             event.kind == EventKind::lost || event.kind == EventKind::released;
-    if (!lease_event || event.lease.fail_open) return false;
-    LockEntry& entry = locks[event.lock];
+  // Applies a lease event (`kind` of the lease `token`/`slot` of `lock`) to the lock's state;
+  // true when the state changed, then `out` (when not null) receives the new state.
+  bool apply_locked(EventKind kind, std::string_view lock, bool fail_open, std::uint64_t token,
+                    int slot, TimePoint deadline, LeadershipState* out) {
+    const bool lease_event = kind == EventKind::elected || kind == EventKind::renewed ||
+                             kind == EventKind::lost || kind == EventKind::released;
+    if (!lease_event || fail_open) return false;
+    auto found = locks.find(lock);
+    if (found == locks.end()) found = locks.emplace(std::string(lock), LockEntry{}).first;
+    LockEntry& entry = found->second;
     auto& holds = entry.holds;
-    auto same = [&](const Hold& h) {
-      return h.token == event.lease.fencing_token && h.slot == event.lease.slot;
-    };
+    auto same = [&](const Hold& h) { return h.token == token && h.slot == slot; };
     auto it = std::find_if(holds.begin(), holds.end(), same);
-    switch (event.kind) {
+    switch (kind) {
       case EventKind::elected:
         if (it != holds.end()) return false;
-        holds.push_back({event.lease.fencing_token, event.lease.slot, event.deadline});
+        holds.push_back({token, slot, deadline});
         break;
       case EventKind::renewed:
-        if (it == holds.end() || it->deadline == event.deadline) return false;
-        it->deadline = event.deadline;
+        if (it == holds.end() || it->deadline == deadline) return false;
+        it->deadline = deadline;
         break;
       default:
         if (it == holds.end()) return false;
@@ -179,17 +182,51 @@ class BusCore {
         break;
     }
     LeadershipState& s = entry.state;
-    s.lock = event.lock;
+    if (s.lock.empty()) s.lock = found->first;
     s.holds = static_cast<int>(holds.size());
     s.held = !holds.empty();
-    const Hold latest =
-        holds.empty() ? Hold{event.lease.fencing_token, event.lease.slot, {}} : holds.back();
+    const Hold latest = holds.empty() ? Hold{token, slot, {}} : holds.back();
     s.fencing_token = latest.token;
     s.slot = latest.slot;
     s.deadline = latest.deadline;
     ++s.version;
-    out = s;
+    if (out != nullptr) *out = s;
     return true;
+  }
+
+  // Publishes under `mu` (held by the caller): sequence, state, notifications to fire, queues.
+  // `make` builds the event only when a subscriber or a notification needs it. Returns true
+  // when a blocked wait_state_change must be woken.
+  template <class Make>
+  bool publish_locked(EventKind kind, std::string_view lock, bool fail_open, std::uint64_t token,
+                      int slot, TimePoint deadline, Make&& make,
+                      std::vector<EventBus::StateWatcher>& fire, LeadershipState& changed) {
+    const std::uint64_t seq = ++sequence;
+    // Only subscribers and one-shot notifications need a copy of the new state; a blocked
+    // wait_state_change re-reads it itself (counted in `waiters`, under `mu`).
+    const bool wanted = !subscribers.empty() || !notifications.empty();
+    const bool state_changed =
+        apply_locked(kind, lock, fail_open, token, slot, deadline, wanted ? &changed : nullptr);
+    if (state_changed && !notifications.empty()) {
+      for (auto it = notifications.begin(); it != notifications.end();) {
+        if (it->second.lock == lock && changed.version > it->second.after) {
+          fire.push_back(std::move(it->second.once));
+          it = notifications.erase(it);
+        } else {
+          ++it;
+        }
+      }
+    }
+    if (!subscribers.empty()) {
+      ElectionEvent event = make();
+      if (event.at == WallTime{}) event.at = std::chrono::system_clock::now();
+      event.sequence = seq;
+      if (state_changed) event.state = changed;
+      // Queued under the bus lock, so every subscriber sees the publication order.
+      auto shared = std::make_shared<const ElectionEvent>(std::move(event));
+      for (const auto& s : subscribers) s->offer(shared);
+    }
+    return state_changed && waiters > 0;
   }
 };
 
@@ -373,8 +410,10 @@ std::optional<LeadershipState> EventBus::wait_state_change(std::string_view lock
     auto it = core_->locks.find(lock);
     return it == core_->locks.end() ? std::uint64_t{0} : it->second.state.version;
   };
-  if (!core_->changed.wait(guard, stop, [&] { return version() > after_version; }))
-    return std::nullopt;
+  ++core_->waiters;  // under mu: a publisher that changes the state after this wakes us
+  const bool changed = core_->changed.wait(guard, stop, [&] { return version() > after_version; });
+  --core_->waiters;
+  if (!changed) return std::nullopt;
   return core_->locks.find(lock)->second.state;
 }
 
@@ -400,37 +439,45 @@ bool EventBus::cancel_state_notification(std::uint64_t id) {
   return core_->notifications.erase(id) > 0;
 }
 
-void EventBus::publish(ElectionEvent event) {
-  if (event.at == WallTime{}) event.at = std::chrono::system_clock::now();
-  std::vector<EventBus::StateWatcher> fire;
-  LeadershipState changed;
-  {
-    std::lock_guard guard(core_->mu);
-    event.sequence = ++core_->sequence;
-    if (core_->apply_locked(event, changed)) {
-      event.state = changed;
-      for (auto it = core_->notifications.begin(); it != core_->notifications.end();) {
-        if (it->second.lock == event.lock && changed.version > it->second.after) {
-          fire.push_back(std::move(it->second.once));
-          it = core_->notifications.erase(it);
-        } else {
-          ++it;
-        }
-      }
-    }
-    if (!core_->subscribers.empty()) {
-      // Queued under the bus lock, so every subscriber sees the publication order.
-      auto shared = std::make_shared<const ElectionEvent>(std::move(event));
-      for (const auto& s : core_->subscribers) s->offer(shared);
-    }
-  }
-  if (!fire.empty() || changed.version != 0) core_->changed.notify_all();
+namespace {
+void fire_notifications(std::vector<EventBus::StateWatcher>& fire, const LeadershipState& changed) {
   for (auto& once : fire) {
     try {
       once(changed);
     } catch (...) {  // a waiter's failure never reaches the publisher
     }
   }
+}
+}  // namespace
+
+void EventBus::publish(ElectionEvent event) {
+  if (event.at == WallTime{}) event.at = std::chrono::system_clock::now();
+  std::vector<EventBus::StateWatcher> fire;
+  LeadershipState changed;
+  bool wake = false;
+  {
+    std::lock_guard guard(core_->mu);
+    wake = core_->publish_locked(
+        event.kind, event.lock, event.lease.fail_open, event.lease.fencing_token, event.lease.slot,
+        event.deadline, [&]() -> ElectionEvent { return std::move(event); }, fire, changed);
+  }
+  if (wake) core_->changed.notify_all();
+  fire_notifications(fire, changed);
+}
+
+void EventBus::publish_lease(EventKind kind, const LeaseInfo& lease, TimePoint deadline,
+                             EventMaker make) {
+  std::vector<EventBus::StateWatcher> fire;
+  LeadershipState changed;
+  bool wake = false;
+  {
+    std::lock_guard guard(core_->mu);
+    wake = core_->publish_locked(
+        kind, lease.lock, lease.fail_open, lease.fencing_token, lease.slot, deadline,
+        [&]() -> ElectionEvent { return make.make(make.context); }, fire, changed);
+  }
+  if (wake) core_->changed.notify_all();
+  fire_notifications(fire, changed);
 }
 
 std::size_t EventBus::subscribers() const {

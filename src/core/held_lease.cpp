@@ -46,15 +46,34 @@ Duration HeldLease::retry_after_failure() const {
 void HeldLease::publish(EventKind kind, std::string detail,
                         std::optional<ErrorCode> code) noexcept {
   try {
-    ElectionEvent e{.kind = kind, .lock = info.lock, .lease = info, .started = started};
+    struct Pending {
+      const HeldLease* self;
+      EventKind kind;
+      TimePoint deadline;
+      std::optional<LeaseOutcome> outcome;
+      std::string* detail;
+      std::optional<ErrorCode> code;
+    } pending{this, kind, {}, {}, &detail, code};
     {
       std::lock_guard lock(mu);
-      e.deadline = local_deadline;
-      e.outcome = loss;
+      pending.deadline = local_deadline;
+      pending.outcome = loss;
     }
-    e.detail = std::move(detail);
-    e.error_code = code;
-    bus->publish(std::move(e));
+    // The event is built only when the bus has someone to give it to; the state of the lock is
+    // updated either way.
+    const EventBus::EventMaker make{&pending, [](const void* context) {
+                                      const auto& p = *static_cast<const Pending*>(context);
+                                      ElectionEvent e{.kind = p.kind,
+                                                      .lock = p.self->info.lock,
+                                                      .lease = p.self->info,
+                                                      .started = p.self->started};
+                                      e.deadline = p.deadline;
+                                      e.outcome = p.outcome;
+                                      e.detail = std::move(*p.detail);
+                                      e.error_code = p.code;
+                                      return e;
+                                    }};
+    bus->publish_lease(kind, info, pending.deadline, make);
   } catch (...) {  // events never disturb the election (allocation failure at worst)
   }
 }

@@ -22,11 +22,17 @@
 namespace leader::detail {
 
 struct HeldLease {
+  /// `opts`: the elector's options, shared (not copied: an acquisition copies no strings and
+  /// computes no default node id for them).
+  explicit HeldLease(std::shared_ptr<const ElectionOptions> opts)
+      : options_owner(std::move(opts)), options(*options_owner) {}
+
+  std::shared_ptr<const ElectionOptions> options_owner;  // keeps `options` alive
+  const ElectionOptions& options;
   std::shared_ptr<LeaseStore> store;
   std::shared_ptr<Clock> clock;
   std::shared_ptr<ElectionListener> listener;
   std::shared_ptr<EventBus> bus;  // never null
-  ElectionOptions options;
   LeaseInfo info;
   bool fail_open = false;
   TimePoint replied_at{};  // when the acquire's reply came: min_lease_time counts from here

@@ -35,4 +35,24 @@ template <class Capability>
   }
 }
 
+/// Optional capability, implemented beside LeaseStore by a store whose calls never wait for I/O,
+/// another process or a timer: in-process state under a short mutex (the memory store). The
+/// async layers (leader/async.hpp's run_if_leader_on, leader::asio) then call it inline on the
+/// thread that starts or continues the operation instead of handing each call to a BlockingPool
+/// thread. SQLite does not qualify: its calls wait for other processes' locks (busy_timeout) and
+/// for fsync at each commit. A wrapper (StoreWrapper) keeps the capability of the store it
+/// wraps: see calls_never_block().
+class NonBlockingStore {
+ public:
+  virtual ~NonBlockingStore() = default;
+};
+
+/// True when no call of `store` can block the calling thread: the store, or one under its
+/// wrappers, is a NonBlockingStore. Never guessed from scheme(): a store that forwards to a
+/// memory store without being a StoreWrapper (a test double that delays or counts calls) may
+/// report the scheme "memory" and still block.
+[[nodiscard]] inline bool calls_never_block(LeaseStore& store) noexcept {
+  return find_capability<NonBlockingStore>(store) != nullptr;
+}
+
 }  // namespace leader::detail

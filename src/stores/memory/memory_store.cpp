@@ -6,6 +6,7 @@
 
 #include "leader/detail/group_size.hpp"
 #include "leader/detail/store_support.hpp"
+#include "leader/detail/store_wrapper.hpp"
 #include "leader/errors.hpp"
 #include "leader/lock_listing.hpp"
 #include "leader/names.hpp"
@@ -36,7 +37,9 @@ struct State {
   std::map<std::pair<std::string, std::string>, CandidateRow> candidates;  // (group, node)
 };
 
-class MemoryStore final : public LeaseStore, public LockLister {
+// NonBlockingStore: every call is a short critical section on in-process state, so the async
+// layers call it inline instead of on a BlockingPool thread (store_wrapper.hpp).
+class MemoryStore final : public LeaseStore, public LockLister, public detail::NonBlockingStore {
  public:
   MemoryStore(std::shared_ptr<State> state, std::shared_ptr<Clock> clock)
       : state_(std::move(state)), clock_(std::move(clock)) {}

@@ -5,6 +5,12 @@
 /// Steps and their threads: acquire (BlockingPool) -> action (the action executor; a coroutine
 /// action runs on a strand of it) -> release (BlockingPool) -> completion handler (posted to the
 /// handler's associated executor, the action executor when it has none).
+///
+/// Inline fast path: when the elector's acquire and release can never block (an in-process store
+/// that declares detail::NonBlockingStore, and wait_time 0: acquire_never_blocks()), there is no
+/// BlockingPool hand-off: the acquire runs inside the initiating call, the action is dispatched
+/// to its executor (inline when the initiating thread already runs it), the release runs where
+/// the action ended, and only the completion handler is posted (never invoked inline).
 
 #include <asio.hpp>
 #include <atomic>
@@ -63,6 +69,16 @@ Out placeholder() {
   }
 }
 
+/// True when `e`'s acquire and release never block the calling thread (see the file comment).
+template <class Elector>
+bool acquires_inline(const Elector& e) {
+  if constexpr (requires { e.acquire_never_blocks(); }) {
+    return e.acquire_never_blocks();
+  } else {
+    return false;
+  }
+}
+
 /// One run of an action under a lease, driven by asio.
 template <bool kResult, class Elector, class F, class Handler>
 class RunOperation
@@ -109,13 +125,15 @@ class RunOperation
         elector_(std::move(elector)),
         lock_(std::move(lock)),
         action_(std::move(action)),
-        pool_(pool) {}
+        pool_(pool),
+        inline_(acquires_inline(elector_)) {}
 
   /// Connects the caller's cancellation slot and starts acquiring on the pool.
   void start() {
     auto slot = ::asio::get_associated_cancellation_slot(handler_);
     if (slot.is_connected())
       slot.template emplace<CancelHandler>(CancelHandler{this->weak_from_this()});
+    if (inline_) return acquire();  // cannot block: no hand-off (the handler is still posted)
     pool_.post([self = this->shared_from_this()] { self->acquire(); });
   }
 
@@ -147,9 +165,17 @@ class RunOperation
     }
     if constexpr (kIsAwaitable<T>) {
       ::asio::post(strand_, [self = this->shared_from_this()] { self->spawn_action(); });
+    } else if (inline_) {  // inline when this thread already runs the action executor
+      ::asio::dispatch(action_ex_, [self = this->shared_from_this()] { self->run_action(); });
     } else {
       ::asio::post(action_ex_, [self = this->shared_from_this()] { self->run_action(); });
     }
+  }
+
+  /// Releases where the action ended when that cannot block, else on the pool.
+  void release_after_action() {
+    if (inline_) return release();
+    pool_.post([self = this->shared_from_this()] { self->release(); });
   }
 
   /// A plain action: runs to completion on the action executor.
@@ -165,7 +191,7 @@ class RunOperation
     } catch (...) {
       outcome_.action_error = std::current_exception();
     }
-    pool_.post([self = this->shared_from_this()] { self->release(); });
+    release_after_action();
   }
 
   /// A coroutine action: spawned on the strand, cancelled through `signal_` when the lease is
@@ -182,7 +208,7 @@ class RunOperation
               if (e) self->outcome_.action_error = e;
               self->on_lease_stop_.reset();
               self->on_caller_stop_.reset();
-              self->pool_.post([self] { self->release(); });
+              self->release_after_action();
             }));
   }
 
@@ -234,6 +260,7 @@ class RunOperation
   std::string lock_;
   F action_;
   BlockingPool& pool_;
+  const bool inline_;  // acquire and release cannot block: no BlockingPool hand-off
   std::stop_source stop_;
   std::optional<LeaseGuard> guard_;
   leader::detail::Outcome<V> outcome_;
