@@ -82,9 +82,21 @@ trap 'rm -rf "$work"' EXIT
 export LINT_TIDY_DB=$work/db/compile_commands.json
 mkdir -p "$work/db"
 python3 - "$BUILD_DIR" "$LINT_TIDY_DB" <<'PY'
-import json, os, sys
+import json, os, re, shlex, sys
 build, root = os.path.realpath(sys.argv[1]), os.getcwd()
-entries = json.load(open(os.path.join(build, "compile_commands.json")))
+entries = []
+for e in json.load(open(os.path.join(build, "compile_commands.json"))):
+    # A CMake unity batch (LEADER_UNITY_TESTS, CI's test build): its sources, each with the
+    # batch's command (the batch's object, and so its recorded dependencies, stay for the key).
+    path = os.path.normpath(os.path.join(e["directory"], e["file"]))
+    if re.search(r"/Unity/unity_\w+\.(cxx|c)$", path):
+        sources = re.findall(r'^#include "(.+)"$', open(path).read(), re.M)
+        cmd = e.get("command") or " ".join(shlex.quote(a) for a in e["arguments"])
+        for src in sources:
+            entries.append({"directory": e["directory"], "file": src,
+                            "command": cmd.replace(e["file"], src).replace(path, src)})
+    else:
+        entries.append(e)
 for f, defs in (("tests/package/app/main.cpp", []),
                 ("tests/package/component.cpp",
                  ["-DLEADER_TEST_ASIO", "-DLEADER_TEST_METRICS", "-DASIO_STANDALONE"])):

@@ -159,7 +159,10 @@ class Keys:
         if normed not in self.file_hashes:
             try:
                 with open(self.paths.real(normed), "rb") as f:
-                    self.file_hashes[normed] = hashlib.sha256(f.read()).hexdigest()
+                    data = f.read()
+                if normed.startswith("${BUILD}/"):  # generated (a unity batch names the sources)
+                    data = self.paths.text(data.decode(errors="replace")).encode()
+                self.file_hashes[normed] = hashlib.sha256(data).hexdigest()
             except OSError:
                 self.file_hashes[normed] = "missing"
         return self.file_hashes[normed]
