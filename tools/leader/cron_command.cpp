@@ -98,7 +98,10 @@ std::vector<std::string> environment(LeaderContext& ctx, const FiringInfo& firin
     for (const auto& [name, value] : vars) overridden |= entry.rfind(name + "=", 0) == 0;
     if (!overridden) env.push_back(std::move(entry));
   }
-  for (const auto& [name, value] : vars) env.push_back(name + "=" + value);
+  for (const auto& [name, value] : vars) {
+    env.push_back(name + "=");
+    env.back() += value;
+  }
   return env;
 }
 
@@ -223,8 +226,8 @@ std::vector<std::string> job_argv(const CronOptions& o, const CrontabJob& job) {
                                 format_duration(o.max_clock_skew)};
   if (o.run_once) a.insert(a.end(), {"--misfire", "run-once"});
   if (!o.node_id.empty()) a.insert(a.end(), {"--node-id", o.node_id});
-  if (o.verbosity > 0) a.push_back("-v");
-  if (o.verbosity < 0) a.push_back("-q");
+  if (o.verbosity > 0) a.emplace_back("-v");
+  if (o.verbosity < 0) a.emplace_back("-q");
   if (log_format() == LogFormat::json) a.insert(a.end(), {"--log-format", "json"});
   a.insert(a.end(), {"--", "/bin/sh", "-c", job.command});
   return a;

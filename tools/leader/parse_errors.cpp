@@ -43,6 +43,7 @@ std::string explain_extras(const std::string& message, const std::string& sub,
   }
   for (const auto& w : extras) {
     if (w == "--") continue;
+    // NOLINTBEGIN(performance-inefficient-string-concatenation): once, the return ends the loop
     if (starts_with(w, "-"))
       return "unknown option '" + w + "' for 'leader " + sub + "'" +
              (sub == "run" || sub == "cron"
@@ -50,6 +51,7 @@ std::string explain_extras(const std::string& message, const std::string& sub,
                     "(leader " +
                         sub + " --lock NAME -- COMMAND " + w + ")"
                   : "; " + help_of(sub) + " lists its options");
+    // NOLINTEND(performance-inefficient-string-concatenation)
     break;
   }
   return "'leader " + sub + "' takes no arguments besides its options, but got '" +
@@ -78,7 +80,7 @@ std::string explain_required(const std::string& message, const std::string& sub,
 
 std::string explain_parse_error(const CLI::ParseError& error, const std::string& sub,
                                 const std::vector<std::string>& subcommands) {
-  const std::string message = error.what();
+  std::string message = error.what();
   if (dynamic_cast<const CLI::ExtrasError*>(&error) != nullptr)
     return explain_extras(message, sub, subcommands);
   if (dynamic_cast<const CLI::RequiredError*>(&error) != nullptr)

@@ -192,7 +192,10 @@ std::vector<std::string> command_environment(LeaderContext& ctx, const RunOption
     for (const auto& [name, value] : vars) overridden |= entry.rfind(name + "=", 0) == 0;
     if (!overridden) env.push_back(std::move(entry));
   }
-  for (const auto& [name, value] : vars) env.push_back(name + "=" + value);
+  for (const auto& [name, value] : vars) {
+    env.push_back(name + "=");
+    env.back() += value;
+  }
   return env;
 }
 
