@@ -124,6 +124,11 @@ void Cluster::refresh(Deadline deadline) {
                          " answered CLUSTER SLOTS" + (why.empty() ? "" : ": " + why));
 }
 
+void Cluster::forget() {
+  std::lock_guard lock(mu_);
+  known_ = false;
+}
+
 ConnectionPool& Cluster::pool_for_slot(int slot, Deadline deadline) {
   {
     std::lock_guard lock(mu_);

@@ -34,6 +34,10 @@ class Cluster {
   std::vector<ConnectionPool*> primaries(Deadline deadline);
   /// Reads the slot map again (after MOVED). Throws BackendError when no node answers.
   void refresh(Deadline deadline);
+  /// Drops the slot map: the next call reads it again. After a connection error, a time-out or
+  /// CLUSTERDOWN from a slot's owner (a failover may have promoted its replica, which then
+  /// answers for the slot while the old owner is dead, paused or demoted).
+  void forget();
 
  private:
   ConnectionPool& pool_locked(const std::string& endpoint);

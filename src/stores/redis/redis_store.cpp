@@ -55,8 +55,18 @@ Reply RedisStore::routed(
   bool asking = false;
   for (int redirects = 0;; ++redirects) {
     Reply reply;
-    pool->run(deadline, [&](Connection& c, Deadline d) { reply = use(*pool, c, d, asking); });
+    try {
+      pool->run(deadline, [&](Connection& c, Deadline d) { reply = use(*pool, c, d, asking); });
+    } catch (const BackendError& e) {
+      // The slot's owner is dead, paused or cut off: maybe a cluster failover. The call's outcome
+      // there is unknown, so it is not replayed elsewhere; the next call reads the slot map again.
+      if (cluster_ &&
+          (e.code() == ErrorCode::unavailable || e.code() == ErrorCode::deadline_exceeded))
+        cluster_->forget();
+      throw;
+    }
     const std::string text = error_text(reply.get());
+    if (cluster_ && text.rfind("CLUSTERDOWN", 0) == 0) cluster_->forget();
     const bool moved = text.rfind("MOVED ", 0) == 0;
     if (!cluster_ || redirects >= 3 || !(moved || text.rfind("ASK ", 0) == 0)) return reply;
     // "MOVED <slot> <host:port>" / "ASK <slot> <host:port>": the command was not executed.
