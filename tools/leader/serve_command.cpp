@@ -38,7 +38,7 @@ namespace {
 
 using nlohmann::json;
 
-constexpr std::size_t kMaxBodyBytes = 16 * 1024;
+constexpr std::size_t kMaxBodyBytes = std::size_t{16} * 1024;
 constexpr Duration kMaxLongPoll = std::chrono::seconds(60);
 constexpr const char* kReadyProbeLock = "leader-serve.readyz";
 
@@ -124,6 +124,7 @@ json body_object(const httplib::Request& req, const std::set<std::string>& allow
     if (!allowed.count(key)) {
       std::string names;
       for (const auto& a : allowed) names += (names.empty() ? "" : ", ") + a;
+      // NOLINTNEXTLINE(performance-inefficient-string-concatenation): once, the throw ends the loop
       throw ApiError(400, "unknown_field", "unknown field '" + key + "' (allowed: " + names + ")");
     }
   }
@@ -236,7 +237,7 @@ class Sidecar {
           return httplib::Server::HandlerResponse::Handled;
         }));
     svr.set_exception_handler(
-        [](const httplib::Request&, httplib::Response& res, std::exception_ptr error) {
+        [](const httplib::Request&, httplib::Response& res, const std::exception_ptr& error) {
           try {
             rethrow_as_api_error(error);
           } catch (const ApiError& e) {
@@ -585,6 +586,7 @@ int serve(const ServeOptions& o) {
   if (got_signal ==
       0) {  // the server stopped on its own (stop() follows a signal): wake the waiter
     listen_failed = true;
+    // NOLINTNEXTLINE(bugprone-bad-signal-to-kill-thread): SIGTERM is blocked, the waiter sigwait()s
     pthread_kill(waiter.native_handle(), SIGTERM);
   }
   waiter.join();
