@@ -12,6 +12,8 @@ postgres-standby-async and postgres-standby-sync are failovers of a private Post
 streaming standby (topology_postgres.py: as many as fit in each chunk, one every 6-16 s);
 redis-sentinel-async and redis-sentinel-wait are failovers of Redis behind Sentinel
 (topology_redis.py, without and with ?wait_replicas=1).
+redis-cluster-async and redis-cluster-wait are failovers of a Redis Cluster with replicas
+(topology_redis_cluster.py, without and with ?wait_replicas=1).
 Redis runs on a private redis-server with RDB snapshots (crash = SAVE, writes, kill -9, restart),
 DynamoDB on a private dynalite with --path (crash = kill -9, restart); both get crash-restarts in
 every chunk. PostgreSQL, MariaDB, etcd and ZooKeeper are the shared test servers, unless the
@@ -39,7 +41,8 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 STORES = ["sqlite", "redis", "postgres", "mysql", "etcd", "zookeeper", "dynamodb",
           "postgres-standby-async", "postgres-standby-sync",  # issue 15 failovers from here on
-          "redis-sentinel-async", "redis-sentinel-wait"]
+          "redis-sentinel-async", "redis-sentinel-wait",
+          "redis-cluster-async", "redis-cluster-wait"]
 SHARED = {"postgres", "mysql", "etcd", "zookeeper"}
 SUMS = ["terms", "writes", "fence_violations", "token_reuse", "token_order", "stop_misses",
         "overlaps_unexplained", "resource_order_unexplained", "overlaps_paused",
@@ -63,6 +66,9 @@ def run_chunk(a, store, k, out):
                     store[len("postgres-standby-"):], "--failovers", "1000"]
     elif store.startswith("redis-sentinel-"):  # failovers behind Sentinel, topology_redis.py
         cmd[1:4] = [os.path.join(HERE, "topology_redis.py"), "--wait",
+                    "1" if store.endswith("-wait") else "0"]
+    elif store.startswith("redis-cluster-"):  # failovers of a Cluster, topology_redis_cluster.py
+        cmd[1:4] = [os.path.join(HERE, "topology_redis_cluster.py"), "--wait",
                     "1" if store.endswith("-wait") else "0"]
     else:
         cmd += variants(store)[k % len(variants(store))]
