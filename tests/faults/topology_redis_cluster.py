@@ -23,6 +23,7 @@ reuse / order and the fence; overlaps and stop misses whose successor started in
 window t0 .. t1 + lease are reported as data-loss ones.
 """
 
+import ctypes
 import json
 import os
 import shutil
@@ -39,6 +40,12 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 KINDS = tr.KINDS
 NODE_TIMEOUT_MS = 1000
 PREFIX = "leader:"
+LIBC = ctypes.CDLL(None, use_errno=True)
+
+
+def die_with_parent():
+    """The node gets SIGKILL when this script dies (even by SIGKILL): nothing is left behind."""
+    LIBC.prctl(1, int(signal.SIGKILL))  # PR_SET_PDEATHSIG
 
 
 class Cluster:
@@ -68,7 +75,8 @@ class Cluster:
             ["redis-server", "--bind", "127.0.0.1", "--port", str(port), "--cluster-enabled",
              "yes", "--cluster-config-file", os.path.join(d, "nodes.conf"),
              "--cluster-node-timeout", str(NODE_TIMEOUT_MS), "--save", "", "--appendonly", "no",
-             "--dir", d, "--daemonize", "no"], stdout=log, stderr=log)
+             "--dir", d, "--daemonize", "no"], stdout=log, stderr=log,
+            preexec_fn=die_with_parent)
 
     def wait_ping(self, port, give_up_s=10):
         end = time.monotonic() + give_up_s
@@ -276,6 +284,7 @@ class ClusterRun(tr.SentinelRun):
 
 def main():
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
+    signal.signal(signal.SIGHUP, lambda *_: sys.exit(129))
     sys.argv += [] if any(x.startswith("--base") for x in sys.argv) else \
         ["--base", str(25000 + (os.getpid() % 40) * 10)]
     a = tr.options()
