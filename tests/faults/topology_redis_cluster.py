@@ -4,7 +4,7 @@
     tests/faults/topology_redis_cluster.py --worker build/tests/faults/fault_worker --out DIR
                                    [--seconds 30] [--workers 4] [--lease-ms 1500] [--seed N]
                                    [--kinds failover,primary_kill,primary_pause,worker_kill]
-                                   [--wait 1] [--base PORT]
+                                   [--wait 1] [--base PORT] [--group N]
 
 Starts a private Redis Cluster under OUT/servers: 3 primaries + 1 replica each (6 nodes on ports
 --base .. --base+5, cluster bus +10000, `redis-cli --cluster create --cluster-replicas 1`,
@@ -20,7 +20,8 @@ injects, every kind once per round in a random order, on the primary that owns t
 Replication is asynchronous, so a failover can lose a grant or a renewal (the documented Redis
 behaviour). Events and the verdict as in topology_redis.py (Sentinel): check.py strict on token
 reuse / order and the fence; overlaps and stop misses whose successor started in a failover
-window t0 .. t1 + lease are reported as data-loss ones.
+window t0 .. t1 + lease are reported as data-loss ones. --group N: the workers (N + 3 unless
+--workers is given) run an N-slot group elector (every slot key in the lock's hash slot).
 """
 
 import ctypes
@@ -187,6 +188,16 @@ class ClusterRun(tr.SentinelRun):
             uri += "&wait_replicas=1&wait_timeout=200ms"
         return uri
 
+    def spawn(self, i):
+        left = max(1, (self.end - faults.now()) // 10**9)
+        cmd = [self.a.worker, "--uri", self.uri(), "--lock", self.lock, "--dir", self.a.out,
+               "--id", str(i), "--lease-ms", str(self.a.lease_ms), "--seconds", str(left),
+               "--max-steps", str(self.a.max_steps)]
+        if self.a.group:
+            cmd += ["--group", str(self.a.group)]
+        with open(os.path.join(self.a.out, "w%d.log" % i), "a") as err:
+            self.procs[i] = subprocess.Popen(cmd, stdout=err, stderr=err)
+
     def start(self):
         print("faults: " + self.servers.start(), flush=True)
         self.slot = int(self.servers.cli(self.servers.ports[0], "CLUSTER", "KEYSLOT",
@@ -287,10 +298,18 @@ def main():
     signal.signal(signal.SIGHUP, lambda *_: sys.exit(129))
     sys.argv += [] if any(x.startswith("--base") for x in sys.argv) else \
         ["--base", str(25000 + (os.getpid() % 40) * 10)]
+    group = 0
+    if "--group" in sys.argv:
+        i = sys.argv.index("--group")
+        group = int(sys.argv[i + 1])
+        del sys.argv[i:i + 2]
+        if "--workers" not in sys.argv:
+            sys.argv += ["--workers", str(group + 3)]
     a = tr.options()
+    a.group = group
     shutil.rmtree(a.out, ignore_errors=True)
     os.makedirs(a.out)
-    label = "redis-cluster%s" % ("+wait" if a.wait else "")
+    label = "redis-cluster%s%s" % ("+wait" if a.wait else "", "+group%d" % group if group else "")
     print("faults: topology=%s seconds=%d workers=%d lease=%dms seed=%d base=%d kinds=%s out=%s"
           % (label, a.seconds, a.workers, a.lease_ms, a.seed, a.base, ",".join(a.kinds), a.out),
           flush=True)
@@ -301,9 +320,9 @@ def main():
         run.inject()
     finally:
         run.finish()
-    need = ["faults", "takeovers"] + a.kinds
+    need = ["faults", "takeovers"] + a.kinds + (["concurrent_holders"] if group >= 2 else [])
     rc = subprocess.call([sys.executable, os.path.join(HERE, "check.py"), "--dir", a.out,
-                          "--lease-ms", str(a.lease_ms), "--label", label,
+                          "--lease-ms", str(a.lease_ms), "--label", label, "--group", str(group),
                           "--min-terms", str(a.min_terms), "--require", ",".join(need)])
     leases, writes, events, _ = check.load(a.out)
     check.analyse(leases, writes, events, a.lease_ms * 10**6)
