@@ -7,7 +7,7 @@
                                    [--wait 1] [--base PORT] [--group N]
 
 Starts a private Redis Cluster under OUT/servers: 3 primaries + 1 replica each (6 nodes on ports
---base .. --base+5, cluster bus +10000, `redis-cli --cluster create --cluster-replicas 1`,
+--base .. --base+5, cluster bus +1000, `redis-cli --cluster create --cluster-replicas 1`,
 cluster-node-timeout 1000 ms, no persistence), and --workers fault_workers with the URI
 redis-cluster://<the 6 nodes> (plus ?wait_replicas=1&wait_timeout=200ms with --wait 1), then
 injects, every kind once per round in a random order, on the primary that owns the lock's slot:
@@ -41,6 +41,9 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 KINDS = tr.KINDS
 NODE_TIMEOUT_MS = 1000
 PREFIX = "leader:"
+# cluster bus port = port + 1000 (the default + 10000 falls into the ephemeral range from 32768,
+# where an outgoing connection can hold it: a node then failed to start)
+BUS_OFFSET = 1000
 LIBC = ctypes.CDLL(None, use_errno=True)
 
 
@@ -74,7 +77,8 @@ class Cluster:
         log = open(os.path.join(self.root, "n%d.log" % port), "a")
         self.procs[port] = subprocess.Popen(
             ["redis-server", "--bind", "127.0.0.1", "--port", str(port), "--cluster-enabled",
-             "yes", "--cluster-config-file", os.path.join(d, "nodes.conf"),
+             "yes", "--cluster-port", str(port + BUS_OFFSET),
+             "--cluster-config-file", os.path.join(d, "nodes.conf"),
              "--cluster-node-timeout", str(NODE_TIMEOUT_MS), "--save", "", "--appendonly", "no",
              "--dir", d, "--daemonize", "no"], stdout=log, stderr=log,
             preexec_fn=die_with_parent)
