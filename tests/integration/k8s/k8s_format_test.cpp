@@ -185,9 +185,9 @@ TEST_F(K8sFormat, AGroupAfterAnExpiredSingleLeaseFreesItInTheTokenDraw) {
 /// from the OpenAPI spec) deserializes it, as JSON; nullopt when that package is missing.
 std::optional<nlohmann::json> read_with_python_client(int port, const std::string& ns,
                                                       const std::string& name) {
-  ::leader::test::ChildProcess reader({"/usr/bin/python3",
-                                       LEADER_SOURCE_DIR "/tests/doubles/k8s/selftest.py", "--read",
-                                       std::to_string(port), ns, name});
+  const std::string script = LEADER_SOURCE_DIR "/tests/doubles/k8s/selftest.py";
+  ::leader::test::ChildProcess reader(
+      {"/usr/bin/python3", script, "--read", std::to_string(port), ns, name});
   const std::string out = reader.read_all(std::chrono::seconds(30));
   if (reader.wait() != 0) return std::nullopt;
   auto j = nlohmann::json::parse(out, nullptr, false);

@@ -31,7 +31,7 @@ class RawClient {
 
   /// The data of `path`, or nullopt when it does not exist.
   std::optional<std::string> data(const std::string& path) {
-    std::vector<char> buf(64 * 1024);
+    std::vector<char> buf(std::size_t{64} * 1024);
     int len = static_cast<int>(buf.size());
     struct Stat st {};
     if (zoo_get(zh_, path.c_str(), 0, buf.data(), &len, &st) != ZOK) return std::nullopt;
