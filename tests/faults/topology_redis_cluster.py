@@ -80,7 +80,8 @@ class Cluster:
              "yes", "--cluster-port", str(port + BUS_OFFSET),
              "--cluster-config-file", os.path.join(d, "nodes.conf"),
              "--cluster-node-timeout", str(NODE_TIMEOUT_MS), "--save", "", "--appendonly", "no",
-             "--dir", d, "--daemonize", "no"], stdout=log, stderr=log,
+             "--repl-diskless-sync-delay", "0", "--dir", d, "--daemonize", "no"],
+            stdout=log, stderr=log,
             preexec_fn=die_with_parent)
 
     def wait_ping(self, port, give_up_s=10):
@@ -238,6 +239,13 @@ class ClusterRun(tr.SentinelRun):
                 return
             self.sleep(0.1)
 
+    def server_fault(self, kind, t0, old, new, t1=None):
+        t1 = t1 or faults.now()
+        self.log("L", t0, t1)
+        self.log("R", t0, t1)
+        self.log("F", kind, t0, t1, old)
+        self.healthy()
+
     def failover(self):
         self.holder()
         old = self.servers.owner(self.slot)
@@ -258,22 +266,28 @@ class ClusterRun(tr.SentinelRun):
         self.servers.procs[old].kill()
         self.servers.procs[old].wait()
         new = self.settle(old)
+        t1 = faults.now()  # the new owner serves: the end of the failover window
         if new is not None:  # back empty: a new node id, joins as the new owner's replica
             self.servers.server(old, fresh=True)
             self.servers.wait_ping(old)
-            self.servers.cli(old, "CLUSTER", "MEET", "127.0.0.1", str(new))
+            self.servers.cli(old, "CLUSTER", "MEET", "127.0.0.1", str(new),
+                             str(new + BUS_OFFSET))
             nid = [n for n, p, _, _, _ in self.servers.nodes(new) if p == new]
             give_up = faults.now() + 10 * 10**9
+            said = ""
             while nid and faults.now() < give_up:
-                if self.servers.cli(old, "CLUSTER", "REPLICATE", nid[0]) == "OK":
+                said = self.servers.cli(old, "CLUSTER", "REPLICATE", nid[0])
+                if said == "OK":
                     break
                 self.sleep(0.2)
+            if said != "OK":
+                print("faults: CLUSTER REPLICATE on the restarted %d: %s" % (old, said), flush=True)
             # the killed node's old id stays in the others' tables as failed: forget it
             for p in self.servers.ports:
                 for n, port, flags, _, _ in self.servers.nodes(p):
                     if port == old and ("fail" in flags or "noaddr" in flags) and p != old:
                         self.servers.cli(p, "CLUSTER", "FORGET", n)
-        self.server_fault("primary_kill", t0, old, new)
+        self.server_fault("primary_kill", t0, old, new, t1)
 
     def primary_pause(self):
         self.holder()
