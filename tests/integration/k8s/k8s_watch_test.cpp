@@ -80,7 +80,7 @@ void churn(LeaseStore& store, const std::string& lock, LeaseStore& observed, int
       break;
     }
     EXPECT_EQ(store.release(*got.lease, Ms{0}, soon()), LeaseStatus::ok);
-    expected.push_back({});
+    expected.emplace_back();
     if (!seen.wait_for(expected.size())) {
       ADD_FAILURE() << "the release " << i << " was never reported";
       break;
