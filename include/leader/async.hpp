@@ -288,9 +288,8 @@ class DispatchedRun
   /// action and must stay off the caller's thread): true when the elector's acquire and release
   /// never block (ElectorBase::acquire_never_blocks), so they skip the pool.
   static bool inline_calls(const Elector& e) {
-    if constexpr (std::is_same_v<Executor, InlineExecutor>) {
-      return false;
-    } else if constexpr (requires { e.acquire_never_blocks(); }) {
+    if constexpr (!std::is_same_v<Executor, InlineExecutor> &&
+                  requires { e.acquire_never_blocks(); }) {
       return e.acquire_never_blocks();
     } else {
       return false;
