@@ -98,8 +98,8 @@ class Cluster:
         for p in self.ports:
             self.server(p)
         for p in self.ports:
-            if not self.wait_ping(p):
-                raise RuntimeError("redis cluster node %d did not start" % p)
+            if not self.wait_ping(p) or self.procs[p].poll() is not None:
+                raise RuntimeError("redis cluster node %d did not start (port taken?)" % p)
         r = subprocess.run(["redis-cli", "--cluster", "create"] +
                            ["127.0.0.1:%d" % p for p in self.ports] +
                            ["--cluster-replicas", "1", "--cluster-yes"],
@@ -311,11 +311,35 @@ class ClusterRun(tr.SentinelRun):
         self.server_fault("primary_pause", t0, old, new)
 
 
+def free_base():
+    """A base whose 6 ports and their bus ports bind now (runs at the same time, e.g. a soak and
+    the ctest pair, would otherwise share a pid-derived base: a node then failed to bind and the
+    other run's node answered in its place)."""
+    import socket
+    first = (os.getpid() % 40) * 10
+    for k in range(40):
+        base = 25000 + (first + 10 * k) % 400
+        try:
+            socks = []
+            for port in range(base, base + 6):
+                for q in (port, port + BUS_OFFSET):
+                    so = socket.socket()
+                    socks.append(so)
+                    so.bind(("127.0.0.1", q))
+            return base
+        except OSError:
+            continue
+        finally:
+            for so in socks:
+                so.close()
+    raise RuntimeError("no free ports in 25000-25405 (+1000)")
+
+
 def main():
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
     signal.signal(signal.SIGHUP, lambda *_: sys.exit(129))
-    sys.argv += [] if any(x.startswith("--base") for x in sys.argv) else \
-        ["--base", str(25000 + (os.getpid() % 40) * 10)]
+    if not any(x.startswith("--base") for x in sys.argv):
+        sys.argv += ["--base", str(free_base())]
     group = 0
     if "--group" in sys.argv:
         i = sys.argv.index("--group")
