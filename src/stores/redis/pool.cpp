@@ -157,13 +157,11 @@ void ConnectionPool::run(Deadline deadline, const std::function<void(Connection&
     if (attempt > 0 && c->endpoint() != failed_at) {
       // Sentinel: the primary changed (failover). The first attempt may have reached the old
       // primary; a write possibly sent is never replayed on another server.
-      const std::string now_at = c->endpoint();
+      std::string why = "the connection to the primary " + failed_at;
+      why += " failed and the Sentinels now name " + c->endpoint();
+      why += ": not retried there (a failover; the call's outcome on " + failed_at + " is unknown)";
       checkin(std::move(c));
-      throw BackendError(ErrorCode::unavailable, "redis",
-                         "the connection to the primary " + failed_at +
-                             " failed and the Sentinels now name " + now_at +
-                             ": not retried there (a failover; the call's outcome on " + failed_at +
-                             " is unknown)");
+      throw BackendError(ErrorCode::unavailable, "redis", why);
     }
     bool reused = c->reused();
     try {
