@@ -2,7 +2,7 @@
 # The whole test suite, as CI runs it:
 #   1. install missing Debian packages (as root), build with -Werror,
 #   2. start the real servers on 127.0.0.1 (scripts/test-servers.sh) and their extra setups,
-#   3. run unit, contract (every built store) and integration tests with ctest, three at a time:
+#   3. run unit, contract (every built store) and integration tests with ctest, two at a time:
 #      every test that uses a shared server holds that server's RESOURCE_LOCK (tests/CMakeLists.txt),
 #      so a test that pauses or restarts a server never runs next to another user of it,
 #   4. build and run a consumer project against the installed package (scripts/ci-package.sh),
@@ -14,7 +14,9 @@
 # Lint and the builds of 5 and 6 run at nice 19 in the background while 3 runs (the server tests mostly
 # wait on leases and servers; a niced compiler does not delay them: the kernel's scheduler gives
 # a waking nice-0 test the CPU at once). LEADER_QUICK=1 skips steps 4 to 6.
-# LEADER_CTEST_JOBS (default 3) sets step 3's parallelism. Servers started here are stopped on exit.
+# LEADER_CTEST_JOBS (default 2; 3 until session 8, when the clustered topologies' contract and
+# failover tests made the -j3 run CPU-bound and 7 load-timed cases failed in a dry run, 6 of them
+# passing alone) sets step 3's parallelism. Servers started here are stopped on exit.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 T0=$(date +%s)
@@ -74,7 +76,7 @@ if [ ! -s build/Testing/Temporary/CTestCostData.txt ]; then
   mkdir -p build/Testing/Temporary
   cp tests/ctest-costs.txt build/Testing/Temporary/CTestCostData.txt
 fi
-if ! ctest --test-dir build --output-on-failure --timeout 600 -j"${LEADER_CTEST_JOBS:-3}"; then
+if ! ctest --test-dir build --output-on-failure --timeout 600 -j"${LEADER_CTEST_JOBS:-2}"; then
   mkdir -p build/artifacts
   cp build/Testing/Temporary/LastTestsFailed.log build/artifacts/flaky-tests.txt
   step "re-running the failed tests once, one at a time"
