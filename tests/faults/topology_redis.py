@@ -281,26 +281,9 @@ def options():
     return a
 
 
-def main():
-    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
-    a = options()
-    shutil.rmtree(a.out, ignore_errors=True)
-    os.makedirs(a.out)
-    label = "redis-sentinel%s" % ("+wait" if a.wait else "")
-    print("faults: topology=%s seconds=%d workers=%d lease=%dms seed=%d base=%d kinds=%s out=%s"
-          % (label, a.seconds, a.workers, a.lease_ms, a.seed, a.base, ",".join(a.kinds), a.out),
-          flush=True)
-    run = SentinelRun(a)
-    t_start = time.monotonic()
-    try:
-        run.start()
-        run.inject()
-    finally:
-        run.finish()
-    need = ["faults", "takeovers"] + a.kinds
-    rc = subprocess.call([sys.executable, os.path.join(HERE, "check.py"), "--dir", a.out,
-                          "--lease-ms", str(a.lease_ms), "--label", label,
-                          "--min-terms", str(a.min_terms), "--require", ",".join(need)])
+def report(a, label, t_start):
+    """Adds the failover figures (per fault kind) to check.py's result.json and prints them with
+    the verdict counts; shared by topology_redis_cluster.py."""
     leases, writes, events, _ = check.load(a.out)
     check.analyse(leases, writes, events, a.lease_ms * 10**6)
     path = os.path.join(a.out, "result.json")
@@ -321,6 +304,29 @@ def main():
           "violations %d, token reuse %d, order %d; wall time %.1f s"
           % (label, r["terms"], r["overlaps_in_failover"], r.get("stop_misses_data_loss", 0),
              r["fence_violations"], r["token_reuse"], r["token_order"], r["wall_s"]))
+
+
+def main():
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
+    a = options()
+    shutil.rmtree(a.out, ignore_errors=True)
+    os.makedirs(a.out)
+    label = "redis-sentinel%s" % ("+wait" if a.wait else "")
+    print("faults: topology=%s seconds=%d workers=%d lease=%dms seed=%d base=%d kinds=%s out=%s"
+          % (label, a.seconds, a.workers, a.lease_ms, a.seed, a.base, ",".join(a.kinds), a.out),
+          flush=True)
+    run = SentinelRun(a)
+    t_start = time.monotonic()
+    try:
+        run.start()
+        run.inject()
+    finally:
+        run.finish()
+    need = ["faults", "takeovers"] + a.kinds
+    rc = subprocess.call([sys.executable, os.path.join(HERE, "check.py"), "--dir", a.out,
+                          "--lease-ms", str(a.lease_ms), "--label", label,
+                          "--min-terms", str(a.min_terms), "--require", ",".join(need)])
+    report(a, label, t_start)
     return rc
 
 

@@ -366,26 +366,7 @@ def main():
     rc = subprocess.call([sys.executable, os.path.join(HERE, "check.py"), "--dir", a.out,
                           "--lease-ms", str(a.lease_ms), "--label", label, "--group", str(group),
                           "--min-terms", str(a.min_terms), "--require", ",".join(need)])
-    leases, writes, events, _ = check.load(a.out)
-    check.analyse(leases, writes, events, a.lease_ms * 10**6)
-    path = os.path.join(a.out, "result.json")
-    with open(path) as f:
-        r = json.load(f)
-    r["failover"] = tr.failover_figures(leases, events)
-    r["overlaps_in_failover"] = r.get("overlaps_data_loss", 0)
-    r["topology"] = label
-    r["wall_s"] = round(time.monotonic() - t_start, 1)
-    with open(path, "w") as f:
-        json.dump(r, f, indent=1, sort_keys=True)
-    for kind, f in sorted(r["failover"].items()):
-        print("failover %s %s: %d faults, holder kept the lease %d, lost %d, no holder %d, "
-              "takeover p50 %s ms p99 %s ms" % (label, kind, f["faults"], f["kept"], f["lost"],
-                                                f["no_holder"], f["takeover_p50_ms"],
-                                                f["takeover_p99_ms"]))
-    print("faults: %s terms %d, overlaps in failover windows %d (stop misses %d), fence "
-          "violations %d, token reuse %d, order %d; wall time %.1f s"
-          % (label, r["terms"], r["overlaps_in_failover"], r.get("stop_misses_data_loss", 0),
-             r["fence_violations"], r["token_reuse"], r["token_order"], r["wall_s"]))
+    tr.report(a, label, t_start)
     return rc
 
 
