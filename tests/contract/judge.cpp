@@ -13,6 +13,7 @@ Verdict judge(const Backend& b, const std::string& name, JudgedRun run) {
   LeaderElector elector(run.store, run.options, hooks);
   auto result = elector.run_if_leader_result(name, [&](LeaderContext& ctx) {
     v.ran = true;
+    v.started = SteadyClock::now();
     std::stop_callback on_stop(ctx.stop_token(), [&] {
       std::lock_guard lock(mu);
       if (!v.stop) v.stop = SteadyClock::now();
@@ -34,6 +35,7 @@ Verdict judge(const Backend& b, const std::string& name, JudgedRun run) {
     v.takeover = run.frozen_until ? observer->earliest_takeover(run.frozen_until())
                                   : observer->earliest_takeover();
     v.observer_attempts = observer->attempts();
+    v.observer_detail = observer->describe();
   }
   return v;
 }
@@ -54,6 +56,10 @@ void expect_stop_before_takeover(const Verdict& v, Duration gap) {
   // The library's reckoning is its deadline; a signal that reached the action after it was delayed
   // by scheduling, which is measured and bounded separately (the judge is the observer: the server
   // decides when another owner got in, never the holder's clock).
+  auto at = [&](const std::optional<TimePoint>& t) {
+    return t && v.started ? std::to_string(std::chrono::duration_cast<Ms>(*t - *v.started).count())
+                          : std::string("-");
+  };
   TimePoint reckoned = *v.stop;
   Ms late{0};
   if (v.deadline && *v.stop > *v.deadline) {
@@ -69,7 +75,9 @@ void expect_stop_before_takeover(const Verdict& v, Duration gap) {
   EXPECT_GE(lead, gap) << "the holder reckoned its lease lost " << lead.count()
                        << " ms before the server let another owner in (its stop signal "
                        << signal_lead.count() << " ms before); required >= " << gap.count()
-                       << " ms (safety margin - scheduling slack)";
+                       << " ms (safety margin - scheduling slack); since the action started: stop "
+                       << at(v.stop) << ", holder's deadline " << at(v.deadline) << ", takeover "
+                       << at(v.takeover) << " ms; the takeover: " << v.observer_detail;
 }
 
 }  // namespace leader::contract

@@ -15,6 +15,7 @@ namespace leader::contract {
 /// What a judged run saw, all in real steady time.
 struct Verdict {
   bool ran = false;                     ///< the action started
+  std::optional<TimePoint> started;     ///< when the action started (failure messages' origin)
   std::optional<TimePoint> stop;        ///< the holder's stop_token fired (while the action ran)
   std::optional<TimePoint> action_end;  ///< the action returned
   std::optional<TimePoint> takeover;    ///< the earliest instant the server let the observer in
@@ -22,6 +23,7 @@ struct Verdict {
   /// the library reckoned the lease lost. Only when the holder used the real steady clock.
   std::optional<TimePoint> deadline;
   int observer_attempts = 0;
+  std::string observer_detail{};  ///< how the takeover was found (Observer::describe)
 };
 
 /// How a judged run is set up; `scenario` runs inside the action, then the action keeps the lease

@@ -52,6 +52,9 @@ void delayed_renewals(const Backend& b, const std::string& name, Ms delay, int m
                   .hold_limit = lease * 4});
   EXPECT_GE(fs->renew_ok(), min_ok);
   expect_stop_before_takeover(v, required_gap(o, o.lease_time));
+  if (::testing::Test::HasFailure() && v.started)
+    ADD_FAILURE() << "the holder's store calls, ms since the action started:\n"
+                  << fs->timeline(*v.started);
 }
 
 TEST_P(ContractTest, RenewalsDelayedOnTheWayKeepTheStopSignalBeforeTheServerLetsAnotherIn) {

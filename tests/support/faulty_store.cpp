@@ -28,23 +28,62 @@ bool FaultyStore::delayed(Duration ttl) const {
 
 std::string_view FaultyStore::scheme() const { return inner_->scheme(); }
 
+void FaultyStore::record(Call call) {
+  std::lock_guard lock(calls_mu_);
+  if (calls_.size() < 1000) calls_.push_back(std::move(call));
+}
+
+std::string FaultyStore::timeline(TimePoint origin) const {
+  auto ms = [&](TimePoint t) {
+    return std::to_string(
+        std::chrono::duration_cast<std::chrono::milliseconds>(t - origin).count());
+  };
+  std::lock_guard lock(calls_mu_);
+  std::string out;
+  for (const Call& c : calls_)
+    out += std::string(c.what) + " entered " + ms(c.entered) + " forwarded " + ms(c.forwarded) +
+           " returned " + ms(c.returned) + ": " + c.outcome + "\n";
+  return out;
+}
+
 Acquired FaultyStore::try_acquire(const LeaseRequest& request, Deadline deadline) {
+  const TimePoint entered = std::chrono::steady_clock::now();
   LeaseRequest asked = request;
   asked.ttl = capped(request.ttl);
-  Acquired got = inner_->try_acquire(asked, deadline);
+  Acquired got;
+  try {
+    got = inner_->try_acquire(asked, deadline);
+  } catch (const std::exception& e) {
+    record({"acquire", entered, entered, std::chrono::steady_clock::now(), e.what()});
+    throw;
+  }
+  record({"acquire", entered, entered, std::chrono::steady_clock::now(),
+          got.lease ? "granted, token " + std::to_string(got.lease->fencing_token) : "contended"});
   if (got.lease && asked.ttl < request.ttl) got.lease->ttl = at_most(got.lease->ttl, asked.ttl);
   return got;
 }
 
 Renewal FaultyStore::renew(const Lease& lease, Duration ttl, Deadline deadline) {
   ++renew_calls_;
-  if (fail_renew.load())
+  const TimePoint entered = std::chrono::steady_clock::now();
+  if (fail_renew.load()) {
+    record({"renew", entered, entered, entered, "failed by the FaultyStore"});
     throw BackendError(ErrorCode::unavailable, std::string(scheme()),
                        "renew failed by the test's FaultyStore");
+  }
   const bool delay = delayed(ttl);
   if (delay && renew_delay.load() > Duration{0}) std::this_thread::sleep_for(renew_delay.load());
   const Duration asked = capped(ttl);
-  Renewal renewal = inner_->renew(lease, asked, deadline);
+  const TimePoint forwarded = std::chrono::steady_clock::now();
+  Renewal renewal;
+  try {
+    renewal = inner_->renew(lease, asked, deadline);
+  } catch (const std::exception& e) {
+    record({"renew", entered, forwarded, std::chrono::steady_clock::now(), e.what()});
+    throw;
+  }
+  record({"renew", entered, forwarded, std::chrono::steady_clock::now(),
+          renewal.status == LeaseStatus::ok ? "ok" : "lost"});
   ++renew_answered_;
   if (delay && reply_delay.load() > Duration{0}) std::this_thread::sleep_for(reply_delay.load());
   if (renewal.status == LeaseStatus::ok) {

@@ -6,7 +6,10 @@
 
 #include <atomic>
 #include <memory>
+#include <mutex>
+#include <string>
 #include <string_view>
+#include <vector>
 
 #include "leader/store.hpp"
 
@@ -36,6 +39,9 @@ class FaultyStore final : public LeaseStore {
   [[nodiscard]] int renew_answered() const { return renew_answered_.load(); }
   /// Renew calls that returned ok.
   [[nodiscard]] int renew_ok() const { return renew_ok_.load(); }
+  /// The acquire and renew calls so far, one line each with their instants in ms since `origin`
+  /// (entered, forwarded to the inner store, returned) and their outcome: for failure messages.
+  [[nodiscard]] std::string timeline(TimePoint origin) const;
   /// The wrapped store.
   [[nodiscard]] const std::shared_ptr<LeaseStore>& inner() const { return inner_; }
 
@@ -55,7 +61,16 @@ class FaultyStore final : public LeaseStore {
   [[nodiscard]] Duration capped(Duration ttl) const;
   [[nodiscard]] bool delayed(Duration ttl) const;
 
+  struct Call {
+    const char* what;
+    TimePoint entered, forwarded, returned;
+    std::string outcome;
+  };
+  void record(Call call);
+
   std::shared_ptr<LeaseStore> inner_;
+  mutable std::mutex calls_mu_;
+  std::vector<Call> calls_;  // guarded by calls_mu_
   std::atomic<int> renew_calls_{0};
   std::atomic<int> renew_answered_{0};
   std::atomic<int> renew_ok_{0};

@@ -58,6 +58,7 @@ void Observer::attempt() {
         std::lock_guard lock(mu_);
         lease_ = std::move(got.lease);
         takeover_ = sent;
+        seen_ = std::chrono::steady_clock::now();
       }
     } else {
       ++contended_;
@@ -75,12 +76,14 @@ void Observer::attempt() {
 
 bool Observer::adopt_ghost() {
   LockState state;
+  const TimePoint inspect_sent = std::chrono::steady_clock::now();
   try {
     state = store_->inspect(lock_, Deadline::after(options_.call_timeout));
   } catch (const std::exception&) {  // the next contended answer asks again
     ++errors_;
     return false;
   }
+  const TimePoint replied = std::chrono::steady_clock::now();
   const Holder* earliest = nullptr;
   TimePoint earliest_sent{};
   for (const Holder& h : state.holders) {
@@ -96,6 +99,12 @@ bool Observer::adopt_ghost() {
   lease_ = Lease{lock_,          earliest->owner, earliest->node_id, earliest->fencing_token,
                  earliest->slot, options_.slots,  options_.ttl,      earliest_sent};
   takeover_ = earliest_sent;
+  seen_ = replied;
+  ghost_expires_in_ = earliest->expires_in;
+  // The server's own dating, for failure messages only (stores report expires_in at different
+  // precisions: etcd in whole seconds, so it never moves a verdict): the grant set the expiry to
+  // grant + ttl, and the inspect, answered after inspect_sent, saw expires_in left.
+  ghost_server_dated_ = inspect_sent + earliest->expires_in - options_.ttl;
   ghost_won_ = true;
   return true;
 }
@@ -114,6 +123,35 @@ std::optional<TimePoint> Observer::earliest_takeover(TimePoint frozen_until) con
 bool Observer::ghost_won() const {
   std::lock_guard lock(mu_);
   return ghost_won_;
+}
+
+std::optional<TimePoint> Observer::takeover_seen() const {
+  std::lock_guard lock(mu_);
+  return seen_;
+}
+
+Duration Observer::ghost_expires_in() const {
+  std::lock_guard lock(mu_);
+  return ghost_expires_in_;
+}
+
+std::string Observer::describe() const {
+  std::lock_guard lock(mu_);
+  if (!takeover_) return "no takeover";
+  using Ms = std::chrono::milliseconds;
+  const auto width = std::chrono::duration_cast<Ms>(seen_.value_or(*takeover_) - *takeover_);
+  std::string out =
+      std::string(ghost_won_ ? "a ghost (an attempt whose reply was lost)" : "a granted attempt") +
+      " sent at the takeover instant, seen held " + std::to_string(width.count()) + " ms later";
+  if (ghost_won_)
+    out +=
+        " with " + std::to_string(std::chrono::duration_cast<Ms>(ghost_expires_in_).count()) +
+        " ms of its " + std::to_string(std::chrono::duration_cast<Ms>(options_.ttl).count()) +
+        " ms ttl left (server-dated grant about " +
+        std::to_string(std::chrono::duration_cast<Ms>(ghost_server_dated_ - *takeover_).count()) +
+        " ms after the takeover instant)";
+  return out + "; " + std::to_string(attempts_.load()) + " attempts, " +
+         std::to_string(errors_.load()) + " errors";
 }
 
 bool Observer::wait_for_takeover(Duration timeout) {

@@ -53,6 +53,14 @@ class Observer {
   [[nodiscard]] std::optional<TimePoint> earliest_takeover(TimePoint frozen_until = {}) const;
   /// Whether the takeover was an attempt whose reply was lost (found by `inspect`).
   [[nodiscard]] bool ghost_won() const;
+  /// The latest instant the deciding grant can have happened: the reply of the granted attempt,
+  /// or the reply of the `inspect` that found a ghost holding. The grant lies in
+  /// [takeover(), takeover_seen()]; the width is the judge's own uncertainty.
+  [[nodiscard]] std::optional<TimePoint> takeover_seen() const;
+  /// For a ghost, the server's ttl left on its lease when `inspect` found it (0 otherwise).
+  [[nodiscard]] Duration ghost_expires_in() const;
+  /// One line on how the takeover was found, for failure messages.
+  [[nodiscard]] std::string describe() const;
   /// Waits up to `timeout` for a takeover; true once there is one.
   bool wait_for_takeover(Duration timeout);
   /// The lease the observer holds, if any.
@@ -81,6 +89,9 @@ class Observer {
   std::optional<TimePoint> takeover_;        // guarded by mu_
   std::map<std::string, TimePoint> ghosts_;  // poll thread only: token -> send of its lost attempt
   bool ghost_won_ = false;                   // guarded by mu_
+  std::optional<TimePoint> seen_;            // guarded by mu_
+  Duration ghost_expires_in_{};              // guarded by mu_
+  TimePoint ghost_server_dated_{};           // guarded by mu_
   std::atomic<int> contended_{0};
   std::atomic<int> errors_{0};
   std::atomic<int> attempts_{0};
