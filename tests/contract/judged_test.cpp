@@ -35,26 +35,42 @@ TEST_P(ContractTest, FailingRenewalsStopTheHolderBeforeTheServerLetsAnotherIn) {
   expect_stop_before_takeover(v, required_gap(o, o.lease_time));
 }
 
-// Renewals reach the server `delay` late; after two leases of work they start failing.
+// Renewals reach the server `delay` late; after two leases of work they start failing. The stop
+// verdict is judged on every run. Only the scenario's own precondition, that at least `min_ok` of
+// the delayed renewals were answered within what the delay left of the call timeout (83 ms of
+// 333 ms with a 250 ms delay: a matter of the machine's load, seen missed by the 3-member etcd in
+// a full ctest run with compilers in the background), is retried, on a fresh lock, up to 3 runs.
 void delayed_renewals(const Backend& b, const std::string& name, Ms delay, int min_ok) {
   const Ms lease = b.lease_unit;
-  auto fs = std::make_shared<test::FaultyStore>(b.open());
-  fs->renew_delay = delay;
-  auto o = renewing(b);
-  auto v = judge(b, name,
-                 {.store = fs,
-                  .options = o,
-                  .scenario =
-                      [&](LeaderContext&) {
-                        std::this_thread::sleep_for(lease * 2);
-                        fs->fail_renew = true;
-                      },
-                  .hold_limit = lease * 4});
-  EXPECT_GE(fs->renew_ok(), min_ok);
-  expect_stop_before_takeover(v, required_gap(o, o.lease_time));
-  if (::testing::Test::HasFailure() && v.started)
-    ADD_FAILURE() << "the holder's store calls, ms since the action started:\n"
-                  << fs->timeline(*v.started);
+  constexpr int kRuns = 3;
+  int ok = 0;
+  for (int run = 1; run <= kRuns; ++run) {
+    auto fs = std::make_shared<test::FaultyStore>(b.open());
+    fs->renew_delay = delay;
+    auto o = renewing(b);
+    auto v = judge(b, run == 1 ? name : name + "-run" + std::to_string(run),
+                   {.store = fs,
+                    .options = o,
+                    .scenario =
+                        [&](LeaderContext&) {
+                          std::this_thread::sleep_for(lease * 2);
+                          fs->fail_renew = true;
+                        },
+                    .hold_limit = lease * 4});
+    expect_stop_before_takeover(v, required_gap(o, o.lease_time));
+    if (::testing::Test::HasFailure()) {
+      if (v.started)
+        ADD_FAILURE() << "the holder's store calls, ms since the action started:\n"
+                      << fs->timeline(*v.started);
+      return;
+    }
+    ok = fs->renew_ok();
+    ::testing::Test::RecordProperty("runs", std::to_string(run));
+    if (ok >= min_ok) return;
+  }
+  ADD_FAILURE() << "in " << kRuns << " runs, the last had " << ok << " delayed renewals answered "
+                << "within the call timeout, fewer than the " << min_ok
+                << " this case needs to judge them";
 }
 
 TEST_P(ContractTest, RenewalsDelayedOnTheWayKeepTheStopSignalBeforeTheServerLetsAnotherIn) {
