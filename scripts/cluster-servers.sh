@@ -20,6 +20,8 @@ for fd in /proc/$$/fd/*; do  # servers must not inherit a caller's flock descrip
   if [ "$fd" -gt 2 ] 2>/dev/null && [ "$fd" != 255 ]; then eval "exec $fd>&-" 2>/dev/null || true; fi
 done
 ROOT=${LE_TEST_ROOT:-/tmp/le-test}
+# shellcheck source=scripts/ramdisk.sh
+. "$(dirname "$0")/ramdisk.sh"
 EB=${LE_ETCD_CLUSTER_BASE:-22379}
 ZB=${LE_ZK_ENSEMBLE_BASE:-22181}
 UIDB=${LE_CLUSTER_UID_BASE:-}
@@ -47,7 +49,8 @@ etcd_start_member() {
   local i=$1 dir="$ROOT/etcd-cluster/m$1" cluster=""
   for j in 1 2 3; do cluster+="${cluster:+,}e$j=http://127.0.0.1:$(etcd_peer "$j")"; done
   mkdir -p "$dir"
-  [ -z "$UIDB" ] || [ "$(id -u)" != 0 ] || chown -R $((UIDB + i)):$((UIDB + i)) "$dir"
+  ram_dir "$dir/data"  # on tmpfs: scripts/ramdisk.sh
+  [ -z "$UIDB" ] || [ "$(id -u)" != 0 ] || chown -R $((UIDB + i)):$((UIDB + i)) "$dir" "$(readlink -f "$dir/data")"
   # election timeout 500 ms: a stopped leader is replaced in about 0.5-1 s, and 2 busy cores
   # do not make members miss heartbeats (50 ms) into spurious elections.
   (as_member "$i" etcd --name "e$i" --data-dir "$dir/data" \
@@ -180,7 +183,7 @@ stop)
   for c in $clusters; do
     for i in 1 2 3; do member_stop "$c" "$i" TERM; done
     [ "${LE_KEEP_DATA:-0}" = 1 ] || case $c in
-      etcd-cluster) rm -rf "$ROOT/etcd-cluster" ;;
+      etcd-cluster) rm_data "$ROOT/etcd-cluster" ;;
       zookeeper-ensemble) rm -rf "$ROOT/zk-ensemble" ;;
     esac
   done

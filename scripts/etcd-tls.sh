@@ -16,6 +16,8 @@ for fd in /proc/$$/fd/*; do
   if [ "$fd" -gt 2 ] 2>/dev/null && [ "$fd" != 255 ]; then eval "exec $fd>&-" 2>/dev/null || true; fi
 done
 ROOT=${LE_TEST_ROOT:-/tmp/le-test}
+# shellcheck source=scripts/ramdisk.sh
+. "$(dirname "$0")/ramdisk.sh"
 DIR=$ROOT/etcd-tls
 CERTS=$DIR/certs
 PIDFILE=$ROOT/pids/etcd-tls.pid
@@ -70,6 +72,7 @@ start)
   fi
   T0=$(date +%s%N)
   [ -f "$CERTS/client.crt" ] || make_certs
+  ram_dir "$DIR/data"  # on tmpfs: scripts/ramdisk.sh
   nohup etcd --name le-tls --data-dir "$DIR/data" \
     --listen-client-urls $EP --advertise-client-urls $EP \
     --listen-peer-urls http://127.0.0.1:12480 --initial-advertise-peer-urls http://127.0.0.1:12480 \
@@ -102,7 +105,7 @@ stop)
     fi
     rm -f "$PIDFILE"
   fi
-  [ "${LE_KEEP_DATA:-0}" = 1 ] || rm -rf "$DIR"
+  [ "${LE_KEEP_DATA:-0}" = 1 ] || rm_data "$DIR"
   ;;
 *) echo "usage: $0 start|stop" >&2; exit 64 ;;
 esac

@@ -20,6 +20,8 @@ for fd in /proc/$$/fd/*; do
   if [ "$fd" -gt 2 ] 2>/dev/null && [ "$fd" != 255 ]; then eval "exec $fd>&-" 2>/dev/null || true; fi
 done
 ROOT=${LE_TEST_ROOT:-/tmp/le-test}
+# shellcheck source=scripts/ramdisk.sh
+. "$(dirname "$0")/ramdisk.sh"
 NPM_DIR=${LE_NPM_DIR:-$ROOT/npm}          # where dynalite gets npm-installed
 REPO=$(cd "$(dirname "$0")/.." && pwd)
 
@@ -69,7 +71,7 @@ stop_all() {
     fi
     rm -f "$f"
   done
-  [ "${LE_KEEP_DATA:-0}" = 1 ] || rm -rf "$ROOT/redis" "$ROOT/pg" "$ROOT/mariadb" "$ROOT/etcd" "$ROOT/zk" \
+  [ "${LE_KEEP_DATA:-0}" = 1 ] || rm_data "$ROOT/redis" "$ROOT/pg" "$ROOT/mariadb" "$ROOT/etcd" "$ROOT/zk" \
     "$ROOT/etcd-cluster" "$ROOT/zk-ensemble"
 }
 
@@ -123,7 +125,8 @@ mariadb)
   ;;
 etcd)
   # short election timeout: a fresh single member elects itself in ~0.3 s instead of ~1 s
-  nohup etcd --name le1 --data-dir "$ROOT/etcd" \
+  ram_dir "$ROOT/etcd/data"  # on tmpfs: scripts/ramdisk.sh
+  nohup etcd --name le1 --data-dir "$ROOT/etcd/data" \
     --listen-client-urls http://127.0.0.1:12379 --advertise-client-urls http://127.0.0.1:12379 \
     --listen-peer-urls http://127.0.0.1:12380 --initial-advertise-peer-urls http://127.0.0.1:12380 \
     --initial-cluster le1=http://127.0.0.1:12380 --initial-cluster-state new \

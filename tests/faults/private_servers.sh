@@ -21,6 +21,7 @@ start)
   sed -e "s/16379/$redis/g; s/15432/$pg/g; s/13306/$my/g; s/12379/$etcd/g; s/12380/$peer/g" \
       -e "s/12181/$zk/g; s/18000/$dyn/g; s/16380/$((base + 7))/g" \
       "$REPO/scripts/test-servers.sh" > "$script"
+  cp "$REPO/scripts/ramdisk.sh" "$LE_TEST_ROOT/"  # sourced by the copy, from its own folder
   chmod +x "$script"
   "$script" start redis postgres mariadb etcd zookeeper >&2
   LE_PG_PORT=$pg LE_MARIADB_PORT=$my "$REPO/scripts/sql-setup.sh" start >&2
