@@ -36,8 +36,22 @@ Verdict judge(const Backend& b, const std::string& name, JudgedRun run) {
                                   : observer->earliest_takeover();
     v.observer_attempts = observer->attempts();
     v.observer_detail = observer->describe();
+    v.takeover_seen = observer->takeover_seen();
   }
   return v;
+}
+
+namespace {
+// The holder's reckoning: its stop signal, or its own deadline when the signal came after it.
+TimePoint reckoned(const Verdict& v) {
+  return v.deadline && *v.stop > *v.deadline ? *v.deadline : *v.stop;
+}
+}  // namespace
+
+bool inconclusive(const Verdict& v, Duration gap) {
+  if (!v.ran || !v.stop || !v.takeover || !v.takeover_seen) return false;
+  const TimePoint r = reckoned(v);
+  return *v.takeover - r < gap && *v.takeover_seen - r >= gap;
 }
 
 Duration scheduling_slack(Duration margin) { return std::min(margin / 2, Duration{100}); }

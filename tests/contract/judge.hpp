@@ -19,6 +19,8 @@ struct Verdict {
   std::optional<TimePoint> stop;        ///< the holder's stop_token fired (while the action ran)
   std::optional<TimePoint> action_end;  ///< the action returned
   std::optional<TimePoint> takeover;    ///< the earliest instant the server let the observer in
+  /// The latest instant it can have: when the observer saw its grant (Observer::takeover_seen).
+  std::optional<TimePoint> takeover_seen;
   /// The holder's own local deadline when the action ended (LeaderContext::deadline()): the instant
   /// the library reckoned the lease lost. Only when the holder used the real steady clock.
   std::optional<TimePoint> deadline;
@@ -40,6 +42,14 @@ struct JudgedRun {
 
 /// Runs `run` on lock `name` against backend `b` and returns what the judge saw.
 Verdict judge(const Backend& b, const std::string& name, JudgedRun run);
+
+/// Whether the verdict cannot be decided: dated at the earliest instant the server may have let
+/// the observer in, the stop signal leads by less than `gap`, and dated at the latest (when the
+/// observer saw the grant), by at least `gap`. Nothing was served in between, so no client can
+/// tell (seen on the ZooKeeper ensemble's outage case: every server paused, an observer's create
+/// sent into the outage applied at the resume, its ghost found 400-600 ms later). A case may run
+/// again on such a verdict; a verdict that fails at the latest instant too is a failure.
+bool inconclusive(const Verdict& v, Duration gap);
 
 /// Scheduling slack allowed by a judged check: half the safety margin, at most 100 ms.
 Duration scheduling_slack(Duration margin);

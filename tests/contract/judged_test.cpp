@@ -81,25 +81,38 @@ TEST_P(ContractTest, RenewalsDelayedBeyondTheCallTimeoutKeepTheStopSignalBeforeT
   delayed_renewals(backend(), lock(), backend().lease_unit / 2, 0);
 }
 
+// An inconclusive verdict (judge.hpp: the observer's grant lies on both sides of the margin) runs
+// the case again on a fresh lock, up to 6 runs; the last is judged at the earliest instant (the
+// ZooKeeper ensemble's runs were inconclusive 9 times in 14 under load: docs/faults.md).
 TEST_P(ContractTest, AnOutageStopsTheHolderBeforeTheServerLetsAnotherInAfterIt) {
   const Ms lease = backend().lease_unit;
-  auto o = renewing(backend());
-  TimePoint outage_end{};
-  auto v = judge(backend(), lock(),
-                 {.store = backend().open(),
-                  .options = o,
-                  .scenario =
-                      [&](LeaderContext& ctx) {
-                        {
-                          Outage outage(backend());
-                          eventually([&] { return ctx.stop_token().stop_requested(); }, lease * 3);
-                        }
-                        outage_end = SteadyClock::now();
-                      },
-                  .hold_limit = lease * 4,
-                  .frozen_until = [&] { return outage_end; }});
-  EXPECT_TRUE(v.stop.has_value()) << "no stop signal during an outage of 3 leases";
-  expect_stop_before_takeover(v, required_gap(o, o.lease_time));
+  constexpr int kRuns = 6;
+  for (int run = 1; run <= kRuns; ++run) {
+    auto o = renewing(backend());
+    TimePoint outage_end{};
+    auto v =
+        judge(backend(), run == 1 ? lock() : lock() + "-run" + std::to_string(run),
+              {.store = backend().open(),
+               .options = o,
+               .scenario =
+                   [&](LeaderContext& ctx) {
+                     {
+                       Outage outage(backend());
+                       eventually([&] { return ctx.stop_token().stop_requested(); }, lease * 3);
+                     }
+                     outage_end = SteadyClock::now();
+                   },
+               .hold_limit = lease * 4,
+               .frozen_until = [&] { return outage_end; }});
+    const Duration gap = required_gap(o, o.lease_time);
+    ::testing::Test::RecordProperty("runs", std::to_string(run));
+    if (run < kRuns && inconclusive(v, gap)) continue;
+    EXPECT_TRUE(v.stop.has_value()) << "no stop signal during an outage of 3 leases";
+    expect_stop_before_takeover(v, gap);
+    if (run > 1 && ::testing::Test::HasFailure())
+      ADD_FAILURE() << "the " << run - 1 << " runs before were inconclusive";
+    return;
+  }
 }
 
 TEST_P(ContractTest, ExtendLongerThanTheLeaseKeepsTheStopSignalBeforeTheServerLetsAnotherIn) {
