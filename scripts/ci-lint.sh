@@ -7,11 +7,10 @@
 #      project's own (the library, the stores, tools/, tests/, bench/, examples/; nothing under
 #      the build dir), LINT_JOBS (default: nproc) units at a time. Findings count in the units and
 #      in the project's headers, never in system headers. LINT_TIDY_PATHS / LINT_TIDY_EXCLUDE
-#      (folders, default "." / "src/stores tools tests bench examples": CI's selection until the
-#      cache below holds the whole project, docs/lint.md; LINT_TIDY_EXCLUDE= for every unit)
-#      narrow the selection; LINT_TIDY_HEADERS (folders, default ".":
-#      all; "all": those under the selected paths) the headers whose findings count (the default
-#      keeps a narrower run's cache keys those of the full run).
+#      (folders, default "." / none: every unit, in CI too, since the cache below holds the whole
+#      project, docs/lint.md "Default selection") narrow the selection; LINT_TIDY_HEADERS
+#      (folders, default ".": all; "all": those under the selected paths) the headers whose
+#      findings count (the default keeps a narrower run's cache keys those of the full run).
 #      A committed cache of clean results, .ci/clang-tidy-clean.txt, makes it cheap: a unit whose
 #      key (scripts/clang-tidy-cache.py: the clang-tidy build, the .clang-tidy files, the unit's
 #      normalized compile commands, the content of every file it reads) is listed there is not
@@ -19,8 +18,9 @@
 #      is 20 to 60 CPU-minutes, a run with a current cache a few seconds). A unit whose key is not
 #      listed is always checked: a stale cache costs time, never a finding. Every run writes the
 #      cache as it would be after the run to $BUILD_DIR/clang-tidy-clean.txt; --refresh-cache
-#      also copies it to .ci/ (commit it with the change). LINT_TIDY_CACHE=0 checks every unit.
-#      Prints its wall time and CPU seconds. LINT_TIDY=0 skips this step.
+#      also copies it to .ci/ (commit it with the change; refresh from a build configured as
+#      CI's, or the test units' keys are not CI's: docs/lint.md). LINT_TIDY_CACHE=0 checks every
+#      unit. Prints its wall time and CPU seconds. LINT_TIDY=0 skips this step.
 #   scripts/ci-lint.sh [--fix | --refresh-cache]   --fix: clang-format -i instead of checking
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -109,9 +109,10 @@ PY
 # The project's own translation units (generated files and others' code excluded), and a header
 # filter naming the project's header folders under the same paths, and the public headers.
 read -r -a tidy_paths <<< "${LINT_TIDY_PATHS:-.}"
-# CI's default leaves out what .ci/clang-tidy-clean.txt does not hold yet (docs/lint.md, "Default
-# selection"): with it, checking those units costs the full run. LINT_TIDY_EXCLUDE= selects all.
-read -r -a tidy_exclude <<< "${LINT_TIDY_EXCLUDE-src/stores tools tests bench examples}"
+# Every unit by default, CI included (docs/lint.md, "Default selection"): .ci/clang-tidy-clean.txt
+# holds the whole project, so CI checks only the units a commit changed. (Until 2 December 2026 the
+# default was "src/stores tools tests bench examples", the units the cache did not hold yet.)
+read -r -a tidy_exclude <<< "${LINT_TIDY_EXCLUDE:-}"
 read -r -a tidy_headers <<< "${LINT_TIDY_HEADERS:-.}"
 selection=$(python3 - "$LINT_TIDY_DB" "$PWD" "${tidy_headers[*]}" \
   "${#tidy_paths[@]}" "${tidy_paths[@]}" "${tidy_exclude[@]}" <<'PY'
