@@ -39,7 +39,8 @@ TEST_P(ContractTest, FailingRenewalsStopTheHolderBeforeTheServerLetsAnotherIn) {
 // verdict is judged on every run. Only the scenario's own precondition, that at least `min_ok` of
 // the delayed renewals were answered within what the delay left of the call timeout (83 ms of
 // 333 ms with a 250 ms delay: a matter of the machine's load, seen missed by the 3-member etcd in
-// a full ctest run with compilers in the background), is retried, on a fresh lock, up to 3 runs.
+// a full ctest run with compilers in the background), is retried, on a fresh lock, up to 3 runs,
+// as is an inconclusive verdict (judge.hpp).
 void delayed_renewals(const Backend& b, const std::string& name, Ms delay, int min_ok) {
   const Ms lease = b.lease_unit;
   constexpr int kRuns = 3;
@@ -57,7 +58,10 @@ void delayed_renewals(const Backend& b, const std::string& name, Ms delay, int m
                           fs->fail_renew = true;
                         },
                     .hold_limit = lease * 4});
-    expect_stop_before_takeover(v, required_gap(o, o.lease_time));
+    ::testing::Test::RecordProperty("runs", std::to_string(run));
+    const Duration gap = required_gap(o, o.lease_time);
+    if (run < kRuns && inconclusive(v, gap)) continue;  // judge.hpp: ask again, on a fresh lock
+    expect_stop_before_takeover(v, gap);
     if (::testing::Test::HasFailure()) {
       if (v.started)
         ADD_FAILURE() << "the holder's store calls, ms since the action started:\n"
@@ -65,7 +69,6 @@ void delayed_renewals(const Backend& b, const std::string& name, Ms delay, int m
       return;
     }
     ok = fs->renew_ok();
-    ::testing::Test::RecordProperty("runs", std::to_string(run));
     if (ok >= min_ok) return;
   }
   ADD_FAILURE() << "in " << kRuns << " runs, the last had " << ok << " delayed renewals answered "
