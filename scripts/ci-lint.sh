@@ -37,6 +37,13 @@ case ${1:-} in
   "") ;;
   *) echo "usage: scripts/ci-lint.sh [--fix | --refresh-cache]" >&2; exit 2 ;;
 esac
+# CI builds the tests as unity batches: a cache refreshed from a build without them records test
+# keys CI never computes (docs/lint.md, "Default selection (CI)").
+if [ "$refresh" = 1 ] && ! grep -q '^LEADER_UNITY_TESTS:BOOL=ON$' "$BUILD_DIR/CMakeCache.txt" 2> /dev/null; then
+  echo "warning: $BUILD_DIR is not configured as CI (LEADER_UNITY_TESTS is not ON): the test units'" \
+    "keys this refresh records are not the ones CI computes; refresh from a CI-configured build" \
+    "(docs/lint.md)" >&2
+fi
 t=$(now)
 clang-format --dry-run --Werror "${files[@]}"
 echo "clang-format: ${#files[@]} files clean ($(took "$t"))"
