@@ -51,8 +51,36 @@ std::vector<pid_t> with_children(pid_t root) {
   return pids;
 }
 
+namespace {
+
+// Whether every thread of `pid` is stopped ('T'; 't' when traced) or gone, from /proc.
+bool all_threads_stopped(pid_t pid) {
+  std::error_code ec;
+  const std::filesystem::path tasks = "/proc/" + std::to_string(pid) + "/task";
+  for (const auto& entry : std::filesystem::directory_iterator(tasks, ec)) {
+    std::ifstream stat(entry.path() / "stat");
+    std::string line;
+    if (!std::getline(stat, line)) continue;  // the thread ended meanwhile
+    const auto close = line.rfind(')');
+    if (close == std::string::npos || close + 2 >= line.size()) continue;
+    const char state = line[close + 2];
+    if (state != 'T' && state != 't' && state != 'Z' && state != 'X') return false;
+  }
+  return true;
+}
+
+}  // namespace
+
 ProcessPause::ProcessPause(std::vector<pid_t> pids) : pids_(std::move(pids)) {
   for (pid_t p : pids_) ::kill(p, SIGSTOP);
+  // kill() only queues the signal: every thread stops when it next runs, which under load can be
+  // after a request sent just now was served (seen once: an acquire granted by the 3-member etcd
+  // "during" its outage in a full CI run). The outage begins when all threads are stopped.
+  const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(2);
+  for (pid_t p : pids_) {
+    while (!all_threads_stopped(p) && std::chrono::steady_clock::now() < give_up)
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
 }
 
 void ProcessPause::resume() {
