@@ -72,7 +72,8 @@ stop_all() {
     rm -f "$f"
   done
   [ "${LE_KEEP_DATA:-0}" = 1 ] || rm_data "$ROOT/redis" "$ROOT/pg" "$ROOT/mariadb" "$ROOT/etcd" "$ROOT/zk" \
-    "$ROOT/etcd-cluster" "$ROOT/zk-ensemble"
+    "$ROOT/etcd-cluster" "$ROOT/zk-ensemble" "$ROOT/etcd-tls/data" \
+    "$ROOT/etcd-tls/auth-ready"  # etcd-tls: its certs stay
 }
 
 cmd=${1:-start}; shift || true
