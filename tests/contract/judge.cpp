@@ -74,16 +74,12 @@ void expect_stop_before_takeover(const Verdict& v, Duration gap) {
     return t && v.started ? std::to_string(std::chrono::duration_cast<Ms>(*t - *v.started).count())
                           : std::string("-");
   };
-  TimePoint reckoned = *v.stop;
-  Ms late{0};
-  if (v.deadline && *v.stop > *v.deadline) {
-    late = std::chrono::duration_cast<Ms>(*v.stop - *v.deadline);
-    reckoned = *v.deadline;
-  }
+  const TimePoint held_until = reckoned(v);
+  const Ms late = std::chrono::duration_cast<Ms>(*v.stop - held_until);
   ::testing::Test::RecordProperty("stop_late_ms", std::to_string(late.count()));
   EXPECT_LE(late, kStopDeliveryBound) << "the stop signal reached the action " << late.count()
                                       << " ms after the holder's own deadline";
-  const auto lead = std::chrono::duration_cast<Ms>(*v.takeover - reckoned);
+  const auto lead = std::chrono::duration_cast<Ms>(*v.takeover - held_until);
   const auto signal_lead = std::chrono::duration_cast<Ms>(*v.takeover - *v.stop);
   ::testing::Test::RecordProperty("stop_before_takeover_ms", std::to_string(signal_lead.count()));
   EXPECT_GE(lead, gap) << "the holder reckoned its lease lost " << lead.count()

@@ -130,11 +130,6 @@ std::optional<TimePoint> Observer::takeover_seen() const {
   return seen_;
 }
 
-Duration Observer::ghost_expires_in() const {
-  std::lock_guard lock(mu_);
-  return ghost_expires_in_;
-}
-
 std::string Observer::describe() const {
   std::lock_guard lock(mu_);
   if (!takeover_) return "no takeover";

@@ -57,8 +57,6 @@ class Observer {
   /// or the reply of the `inspect` that found a ghost holding. The grant lies in
   /// [takeover(), takeover_seen()]; the width is the judge's own uncertainty.
   [[nodiscard]] std::optional<TimePoint> takeover_seen() const;
-  /// For a ghost, the server's ttl left on its lease when `inspect` found it (0 otherwise).
-  [[nodiscard]] Duration ghost_expires_in() const;
   /// One line on how the takeover was found, for failure messages.
   [[nodiscard]] std::string describe() const;
   /// Waits up to `timeout` for a takeover; true once there is one.

@@ -34,18 +34,28 @@ std::string server_pid_file(const char* env, const std::string& server) {
   return env_or(env, env_or("LE_TEST_ROOT", "/tmp/le-test") + "/pids/" + server + ".pid");
 }
 
+namespace {
+
+// The fields after the command of a /proc/.../stat file: "<state> <ppid> ...", or empty when the
+// process or thread ended meanwhile.
+std::string stat_fields(const std::filesystem::path& stat_file) {
+  std::ifstream stat(stat_file);
+  std::string line;
+  if (!std::getline(stat, line)) return {};
+  const auto close = line.rfind(')');
+  if (close == std::string::npos || close + 2 >= line.size()) return {};
+  return line.substr(close + 2);
+}
+
+}  // namespace
+
 std::vector<pid_t> with_children(pid_t root) {
   std::vector<pid_t> pids{root};
   for (const auto& entry : std::filesystem::directory_iterator("/proc")) {
-    std::ifstream stat(entry.path() / "stat");
-    std::string line;
-    if (!std::getline(stat, line)) continue;
-    auto close = line.rfind(')');
-    if (close == std::string::npos || close + 2 >= line.size()) continue;
-    std::istringstream rest(line.substr(close + 2));
+    std::istringstream rest(stat_fields(entry.path() / "stat"));
     char state = 0;
     pid_t ppid = 0;
-    rest >> state >> ppid;
+    if (!(rest >> state >> ppid)) continue;
     if (ppid == root) pids.push_back(std::stoi(entry.path().filename().string()));
   }
   return pids;
@@ -58,12 +68,9 @@ bool all_threads_stopped(pid_t pid) {
   std::error_code ec;
   const std::filesystem::path tasks = "/proc/" + std::to_string(pid) + "/task";
   for (const auto& entry : std::filesystem::directory_iterator(tasks, ec)) {
-    std::ifstream stat(entry.path() / "stat");
-    std::string line;
-    if (!std::getline(stat, line)) continue;  // the thread ended meanwhile
-    const auto close = line.rfind(')');
-    if (close == std::string::npos || close + 2 >= line.size()) continue;
-    const char state = line[close + 2];
+    const std::string fields = stat_fields(entry.path() / "stat");
+    if (fields.empty()) continue;  // the thread ended meanwhile
+    const char state = fields[0];
     if (state != 'T' && state != 't' && state != 'Z' && state != 'X') return false;
   }
   return true;
