@@ -15,10 +15,12 @@
 #include <cstdint>
 #include <map>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
 
+#include "leader/errors.hpp"
 #include "leader/time.hpp"
 
 namespace leader {
@@ -63,6 +65,20 @@ struct [[nodiscard]] Renewal {
   Duration ttl{};  ///< the ttl the server granted when `status == ok` (may be less than asked)
 };
 
+/// One lease of a `renew_batch` call: the lease and the ttl asked for it.
+struct RenewalRequest {
+  const Lease* lease = nullptr;  ///< not null; outlives the call
+  Duration ttl{};
+};
+
+/// The outcome of one lease of a `renew_batch` call: what `renew` would have returned for it
+/// alone, or the error it would have thrown (the outcome is then unknown, as after a renew that
+/// threw: the renewal may still land).
+struct [[nodiscard]] BatchRenewal {
+  Renewal renewal{};                  ///< meaningful when `error` is empty
+  std::optional<BackendError> error;  ///< set when this lease's outcome is unknown
+};
+
 /// One current holder of a lock, as seen by `inspect`.
 struct Holder {
   std::string node_id{};
@@ -104,6 +120,17 @@ class LeaseStore {
   /// Extends the lease to `ttl` from now (server time) only if `lease.owner` still holds it;
   /// on `ok` reports the ttl the server granted (electors track `sent_at` themselves).
   virtual Renewal renew(const Lease& lease, Duration ttl, Deadline deadline) = 0;
+
+  /// Renews several leases at once, each exactly as `renew(*r.lease, r.ttl, deadline)` would, in
+  /// as few round trips as the backend allows (a pipeline, one statement, one shared session).
+  /// Result i belongs to `requests[i]` alone: a lease lost or failed in a batch never changes
+  /// another's result. Each lease's server-side extension starts no earlier than this call.
+  /// Throws (BackendError) only what `renew` throws before sending anything (then no lease was
+  /// renewed); a failure after sending is reported per lease, as unknown outcomes. The default
+  /// calls `renew` once per lease; leases left when `deadline` has passed get deadline_exceeded
+  /// without being sent.
+  [[nodiscard]] virtual std::vector<BatchRenewal> renew_batch(
+      std::span<const RenewalRequest> requests, Deadline deadline);
 
   /// Frees the lease only if still owned; with `keep_for > 0` instead shortens it to expire
   /// `keep_for` from now (server time), so it stays held at least that long. Idempotent.

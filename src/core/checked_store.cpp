@@ -169,6 +169,25 @@ Renewal CheckedStore::renew(const Lease& lease, Duration ttl, Deadline deadline)
   return guarded(call, [&] { return inner_->renew(lease, ttl, deadline); });
 }
 
+std::vector<BatchRenewal> CheckedStore::renew_batch(std::span<const RenewalRequest> requests,
+                                                    Deadline deadline) {
+  for (const RenewalRequest& r : requests) {  // every lease is checked before anything is sent
+    const Call call{"renew", r.lease == nullptr ? std::string_view{} : r.lease->lock};
+    if (r.lease == nullptr) throw InvalidArgument(call.str() + ": a batch entry has no lease");
+    check_lease(*r.lease, call);
+    check_duration(r.ttl, "lease ttl", call, false);
+  }
+  if (requests.empty()) return {};
+  const Call call{"renew_batch", requests.front().lease->lock};
+  refuse_expired(deadline, call);
+  auto out = guarded(call, [&] { return inner_->renew_batch(requests, deadline); });
+  if (out.size() != requests.size())
+    throw BackendError(ErrorCode::internal, scheme_,
+                       call.str() + ": the store answered " + std::to_string(out.size()) +
+                           " outcomes for " + std::to_string(requests.size()) + " leases");
+  return out;
+}
+
 LeaseStatus CheckedStore::release(const Lease& lease, Duration keep_for, Deadline deadline) {
   const Call call{"release", lease.lock};
   check_lease(lease, call);

@@ -43,6 +43,9 @@ class CheckedStore final : public LeaseStore, public LockLister, public StoreWra
 
   [[nodiscard]] std::string_view scheme() const override;
   LEADER_LEASE_STORE_OPERATIONS;
+  /// Checks every lease as renew() does, then forwards the batch in one call.
+  [[nodiscard]] std::vector<BatchRenewal> renew_batch(std::span<const RenewalRequest> requests,
+                                                      Deadline deadline) override;
   /// leader::list_locks() of the wrapped store (failed_precondition when it cannot list).
   [[nodiscard]] std::vector<LockState> list_locks(std::string_view prefix,
                                                   Deadline deadline) override;

@@ -3,10 +3,13 @@
 #include <thread>
 
 #include "held_lease.hpp"
+#include "leader/campaign.hpp"
 #include "leader/detail/store_wrapper.hpp"
 #include "leader/elector.hpp"
+#include "leader/lock_watching.hpp"
 #include "leader/uri.hpp"
 #include "renewal.hpp"
+#include "wait_queue.hpp"
 
 namespace leader::detail {
 namespace {
@@ -33,6 +36,37 @@ void publish(EventBus& bus, ElectionEvent e) noexcept {
 bool retryable(ErrorCode code) {
   return code == ErrorCode::unavailable || code == ErrorCode::deadline_exceeded ||
          code == ErrorCode::internal;
+}
+
+// The head waiter of a store that can watch (lock_watching.hpp): blocks up to `window` (real
+// time) until the lock's holders change, so a release by another process is seen in one
+// notification instead of at the next poll. The stores' watches also read again at a holder's
+// expiry (which publishes nothing), and the caller asks the store again after each window. True
+// when a change was seen; false after `window` or a stop; after an error of the watch it sleeps
+// `pause` (at most the window) and returns false: the next attempt reports the store's state.
+bool watch_for_change(LockWatcher& watcher, const std::string& lock, Duration window,
+                      Duration pause, const std::stop_token& stop) {
+  const auto start = std::chrono::steady_clock::now();
+  const auto until = start + window;
+  try {
+    // First the current holders (a watch against an empty snapshot answers at once), then a
+    // watch until they differ from those.
+    const LockState seen = watcher.watch(lock, LockState{lock, {}}, Deadline(until), stop);
+    if (!seen.held()) return true;
+    const LockState now = watcher.watch(lock, seen, Deadline(until), stop);
+    if (stop.stop_requested()) return false;
+    return !same_holders(now, seen);
+  } catch (const Error&) {
+    std::mutex mu;
+    std::condition_variable cv;
+    std::stop_callback wake(stop, [&] {
+      std::lock_guard lock_mu(mu);
+      cv.notify_all();
+    });
+    std::unique_lock lock_mu(mu);
+    cv.wait_until(lock_mu, std::min(until, start + pause), [&] { return stop.stop_requested(); });
+    return false;
+  }
 }
 
 // Sleeps up to `d` on `clock`, returning early when `stop` is requested.
@@ -119,6 +153,10 @@ Acquisition ElectionCore::acquire(const std::string& lock, const std::stop_token
   Duration backoff = kFirstBackoff;
   std::optional<BackendError> last_error;
   bool unknown = false;  // some attempt's outcome is unknown: it may have been granted
+  // A caller that may wait queues behind this process's earlier waiters for the same lock of the
+  // same store (wait_queue.hpp): FIFO within the process, woken at once by its releases.
+  std::optional<WaitTicket> ticket;
+  if (options_.wait_time > Duration{0}) ticket.emplace(store_.get(), lock);
 
   while (true) {
     if (caller.stop_requested()) {
@@ -127,6 +165,16 @@ Acquisition ElectionCore::acquire(const std::string& lock, const std::stop_token
       report_skip(lock, s);
       return {std::nullopt, s};
     }
+    if (ticket && !ticket->head()) {
+      // Behind another waiter of this process: sleep until it is served or gives up (then try at
+      // once: a slot may be free), or until the wait ends (then ask the store once more, so a
+      // skip is always the store's answer).
+      ticket->wait(clock, wait_until, caller);
+      if (caller.stop_requested()) continue;
+      next_sent = clock.now();
+      backoff = kFirstBackoff;
+    }
+    if (ticket) ticket->before_attempt();
     const TimePoint sent = next_sent;
     try {
       Acquired got = store_->try_acquire(request, call_deadline(sent));
@@ -151,8 +199,21 @@ Acquisition ElectionCore::acquire(const std::string& lock, const std::stop_token
     if (now >= wait_until) break;
     Duration pause =
         std::min(jittered(backoff), std::chrono::duration_cast<Duration>(wait_until - now));
-    interruptible_sleep(clock, pause, caller);
-    backoff = std::min(backoff * 2, kMaxBackoff);
+    LockWatcher* watcher = ticket && real_clock_ ? lock_watcher(*store_) : nullptr;
+    const Duration window =
+        std::min(kMaxBackoff, std::chrono::duration_cast<Duration>(wait_until - now));
+    if (watcher != nullptr && ticket->head() &&
+        watch_for_change(*watcher, lock, window, pause, caller)) {
+      backoff = kFirstBackoff;  // the store reported a change of holder: try at once
+    } else if (watcher == nullptr && ticket && ticket->wait(clock, now + pause, caller)) {
+      backoff = kFirstBackoff;  // released by this process (or now the head): try at once
+    } else if (watcher != nullptr && !ticket->head()) {
+      ticket->wait(clock, now + pause, caller);  // the head watches; this one waits its turn
+      backoff = std::min(backoff * 2, kMaxBackoff);
+    } else {
+      if (!ticket) interruptible_sleep(clock, pause, caller);
+      backoff = std::min(backoff * 2, kMaxBackoff);
+    }
     next_sent = clock.now();
   }
   if (unknown) release_ghost(request);
@@ -301,6 +362,7 @@ void ElectionCore::finish(HeldLease& held, bool failed, const std::string& error
       (void)store_->release(lease, keep_for, Deadline::after(options_.effective_call_timeout()));
     } catch (...) {  // the lease then expires on the server after its ttl
     }
+    if (keep_for == Duration{0}) notify_released(store_.get(), held.info.lock);
   }
   held.caller_link.reset();
   std::string detail = failed ? error : std::string();

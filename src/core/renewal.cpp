@@ -2,8 +2,11 @@
 
 #include <algorithm>
 #include <map>
+#include <optional>
 #include <random>
+#include <string>
 #include <thread>
+#include <vector>
 
 #include "store_lanes.hpp"
 
@@ -28,9 +31,15 @@ class Scheduler final : public RenewalScheduler {
 
   void watch(const std::shared_ptr<HeldLease>& held) override {
     if (held->options.auto_extend) {
+      Duration window;
       {
         std::lock_guard hl(held->mu);
         held->next_renew += jitter(held->renew_every);
+        window = early_window(held->renew_every);
+      }
+      {
+        std::lock_guard lock(mu_);
+        max_window_ = std::max(max_window_, window);
       }
       lanes_.open(held->store.get());
     }
@@ -82,17 +91,39 @@ class Scheduler final : public RenewalScheduler {
     return Duration(d(rng_));
   }
 
+  /// How early a renewal may be sent to join a batch of its store: a fifth of its period (so
+  /// batching adds at most a quarter to the renewal rate), at most kMaxEarly.
+  static Duration early_window(Duration renew_every) {
+    return std::min<Duration>(renew_every / 5, kMaxEarly);
+  }
+
   void timer_loop() {
     std::unique_lock lock(mu_);
     while (!stopping_) {
       TimePoint now = clock_->now();
       if (!queue_.empty() && queue_.begin()->first.first <= now) {
-        std::weak_ptr<HeldLease> weak = queue_.begin()->second;
-        queue_.erase(queue_.begin());
-        auto held = weak.lock();
-        if (held) held->scheduled.reset();
+        // Everything due now leaves the queue; the leases due within the early window after it
+        // stay queued but may join the batch of their store (sweep()).
+        std::vector<std::shared_ptr<HeldLease>> due;
+        std::vector<std::shared_ptr<HeldLease>> soon;
+        const TimePoint horizon = now + max_window_;
+        for (auto it = queue_.begin(); it != queue_.end() && it->first.first <= horizon;) {
+          auto held = it->second.lock();
+          if (it->first.first <= now) {
+            if (held) {
+              held->scheduled.reset();
+              due.push_back(std::move(held));
+            }
+            it = queue_.erase(it);
+          } else {
+            if (held) soon.push_back(std::move(held));
+            ++it;
+          }
+        }
         lock.unlock();
-        if (held) handle(held);
+        sweep(now, due, soon);
+        due.clear();  // the last references may be dropped here: outside the lock
+        soon.clear();
         lock.lock();
         continue;
       }
@@ -106,58 +137,83 @@ class Scheduler final : public RenewalScheduler {
     }
   }
 
-  void handle(const std::shared_ptr<HeldLease>& held) {
-    bool expired = false;
-    bool renew = false;
-    {
-      std::lock_guard hl(held->mu);
-      if (held->finished || held->lost) return;
-      TimePoint now = clock_->now();
-      if (now >= held->local_deadline) {
-        expired = true;
-      } else if (held->options.auto_extend && !held->renewing && now >= held->next_renew) {
-        renew = true;
-        held->renewing = true;  // one renew call per lease at a time: extend() waits for it
+  using Batch = std::vector<std::shared_ptr<HeldLease>>;
+
+  /// Handles the leases due at `now` (expired: lost; renewal due: into their store's batch), then
+  /// adds to each store's batch the leases of that store whose renewal falls due within their
+  /// early window, and posts every batch to its store's lane.
+  void sweep(TimePoint now, const Batch& due, const Batch& soon) {
+    std::map<LeaseStore*, Batch> batches;
+    for (const auto& held : due) {
+      bool expired = false;
+      bool renew = false;
+      {
+        std::lock_guard hl(held->mu);
+        if (held->finished || held->lost) continue;
+        const TimePoint t = clock_->now();
+        if (t >= held->local_deadline) {
+          expired = true;
+        } else if (held->options.auto_extend && !held->renewing && t >= held->next_renew) {
+          renew = true;
+          held->renewing = true;  // one renew call per lease at a time: extend() waits for it
+        }
+      }
+      if (expired) {
+        held->mark_lost("local deadline passed without a confirmed renewal", LeaseOutcome::expired);
+        continue;
+      }
+      if (renew) batches[held->store.get()].push_back(held);
+      reschedule(held);  // the deadline stays watched while the renewal is in flight
+    }
+    if (batches.empty()) return;
+    for (const auto& held : soon) {
+      auto it = batches.find(held->store.get());
+      if (it == batches.end()) continue;
+      {
+        std::lock_guard hl(held->mu);
+        if (held->finished || held->lost || !held->options.auto_extend || held->renewing) continue;
+        if (now >= held->local_deadline) continue;  // handled when its own entry is due
+        if (held->next_renew - now > early_window(held->renew_every)) continue;
+        held->renewing = true;
+      }
+      it->second.push_back(held);
+      reschedule(held);
+    }
+    for (auto& [store, batch] : batches) {
+      for (std::size_t from = 0; from < batch.size(); from += kMaxBatch) {
+        const auto to = std::min(batch.size(), from + kMaxBatch);
+        Batch part(batch.begin() + static_cast<std::ptrdiff_t>(from),
+                   batch.begin() + static_cast<std::ptrdiff_t>(to));
+        lanes_.post(store, [this, part = std::move(part)] { renew_batch(part); });
       }
     }
-    if (expired) {
-      held->mark_lost("local deadline passed without a confirmed renewal", LeaseOutcome::expired);
-      return;
-    }
-    if (renew) lanes_.post(held->store.get(), [this, held] { renew_once(held); });
-    reschedule(held);  // the deadline stays watched while the renewal is in flight
   }
 
-  void renew_once(const std::shared_ptr<HeldLease>& held) {
+  /// One renewal about to be sent: what it renews, from the lease's state at the time.
+  struct Attempt {
     Lease copy;
-    Duration ttl;
-    TimePoint local_deadline;
-    {
-      std::lock_guard hl(held->mu);
-      if (held->finished || held->lost) {
-        held->renewing = false;
-        held->cv.notify_all();
-        return;
-      }
-      held->calling = true;
-      copy = held->lease;
-      ttl = held->ttl;
-      local_deadline = held->local_deadline;
+    Duration ttl{};
+    TimePoint local_deadline{};
+  };
+
+  /// Marks `held`'s renew call as under way and copies what it sends; nullopt when the lease
+  /// ended meanwhile (its renew slot is then freed).
+  static std::optional<Attempt> begin_renewal(HeldLease& held) {
+    std::lock_guard hl(held.mu);
+    if (held.finished || held.lost) {
+      held.renewing = false;
+      held.cv.notify_all();
+      return std::nullopt;
     }
-    const TimePoint sent = clock_->now();
-    auto left = std::chrono::duration_cast<Duration>(local_deadline - sent);
-    auto budget = std::clamp(left, Duration{1}, held->options.effective_call_timeout());
-    std::optional<Renewal> outcome;
-    std::optional<BackendError> error;
-    try {
-      outcome = held->store->renew(copy, ttl, Deadline::after(budget));
-    } catch (const BackendError& e) {  // outcome unknown: the local deadline is bounded by it
-      error = e;
-    } catch (...) {
-      error = BackendError(ErrorCode::internal, std::string(held->store->scheme()),
-                           "renew threw a non-BackendError exception");
-    }
-    std::string misfit = held->end_renewal(sent, ttl, copy, outcome);
+    held.calling = true;
+    return Attempt{held.lease, held.ttl, held.local_deadline};
+  }
+
+  /// Applies one renewal's outcome (nullopt with `error`: unknown) to `held`.
+  void end_renewal(const std::shared_ptr<HeldLease>& held, TimePoint sent, const Attempt& a,
+                   const std::optional<Renewal>& outcome,
+                   const std::optional<BackendError>& error) {
+    std::string misfit = held->end_renewal(sent, a.ttl, a.copy, outcome);
     if (error) held->publish(EventKind::renew_failed, error->what(), error->code());
     if (!misfit.empty()) {      // kept until the action ends: releasing now would admit a second
       held->mark_lost(misfit);  // leader while this one still runs
@@ -175,12 +231,96 @@ class Scheduler final : public RenewalScheduler {
     reschedule(held);
   }
 
+  /// The time a renewal sent at `sent` may take: until the earliest local deadline among the
+  /// leases it renews, at most their call timeout.
+  static Duration budget_for(TimePoint sent, TimePoint local_deadline, Duration call_timeout) {
+    auto left = std::chrono::duration_cast<Duration>(local_deadline - sent);
+    return std::clamp(left, Duration{1}, call_timeout);
+  }
+
+  void renew_once(const std::shared_ptr<HeldLease>& held) {
+    const auto a = begin_renewal(*held);
+    if (!a) return;
+    const TimePoint sent = clock_->now();
+    const auto budget = budget_for(sent, a->local_deadline, held->options.effective_call_timeout());
+    std::optional<Renewal> outcome;
+    std::optional<BackendError> error;
+    try {
+      outcome = held->store->renew(a->copy, a->ttl, Deadline::after(budget));
+    } catch (const BackendError& e) {  // outcome unknown: the local deadline is bounded by it
+      error = e;
+    } catch (...) {
+      error = BackendError(ErrorCode::internal, std::string(held->store->scheme()),
+                           "renew threw a non-BackendError exception");
+    }
+    end_renewal(held, sent, *a, outcome, error);
+  }
+
+  /// Renews the leases of one store in one renew_batch call (one renew for a lone lease). One
+  /// `sent` stamp, taken before the call, dates every lease's renewal.
+  void renew_batch(const Batch& batch) {
+    if (batch.size() == 1) {
+      renew_once(batch.front());
+      return;
+    }
+    Batch live;
+    std::vector<Attempt> attempts;
+    live.reserve(batch.size());
+    attempts.reserve(batch.size());
+    for (const auto& held : batch) {
+      if (auto a = begin_renewal(*held)) {
+        live.push_back(held);
+        attempts.push_back(std::move(*a));
+      }
+    }
+    if (live.empty()) return;
+    LeaseStore& store = *live.front()->store;
+    const TimePoint sent = clock_->now();
+    Duration budget = Duration::max();
+    std::vector<RenewalRequest> requests;
+    requests.reserve(live.size());
+    for (std::size_t i = 0; i < live.size(); ++i) {
+      budget = std::min(budget, budget_for(sent, attempts[i].local_deadline,
+                                           live[i]->options.effective_call_timeout()));
+      requests.push_back({&attempts[i].copy, attempts[i].ttl});
+    }
+    std::vector<BatchRenewal> out;
+    std::optional<BackendError> failed;  // the whole call failed: every outcome unknown
+    try {
+      out = store.renew_batch(requests, Deadline::after(budget));
+      if (out.size() != live.size())
+        failed = BackendError(ErrorCode::internal, std::string(store.scheme()),
+                              "renew_batch answered " + std::to_string(out.size()) +
+                                  " outcomes for " + std::to_string(live.size()) + " leases");
+    } catch (const BackendError& e) {
+      failed = e;
+    } catch (...) {
+      failed = BackendError(ErrorCode::internal, std::string(store.scheme()),
+                            "renew_batch threw a non-BackendError exception");
+    }
+    for (std::size_t i = 0; i < live.size(); ++i) {
+      if (failed) {
+        end_renewal(live[i], sent, attempts[i], std::nullopt, failed);
+      } else if (out[i].error) {
+        end_renewal(live[i], sent, attempts[i], std::nullopt, out[i].error);
+      } else {
+        end_renewal(live[i], sent, attempts[i], out[i].renewal, std::nullopt);
+      }
+    }
+  }
+
+  /// The most leases one renew_batch call carries (a store may still split it into chunks).
+  static constexpr std::size_t kMaxBatch = 4096;
+  /// The longest early window (early_window()).
+  static constexpr Duration kMaxEarly = std::chrono::seconds(5);
+
   std::shared_ptr<Clock> clock_;
   std::mutex mu_;
   std::condition_variable cv_;
   std::map<Key, std::weak_ptr<HeldLease>> queue_;  // one entry per watched lease
   std::uint64_t sequence_ = 0;
   TimePoint planned_wake_ = TimePoint::max();  // when the timer thread wakes anyway
+  Duration max_window_{0};  // the longest early window of any lease watched so far
   bool stopping_ = false;
   std::mutex rng_mu_;
   std::mt19937_64 rng_{std::random_device{}()};

@@ -59,6 +59,15 @@ class InstrumentedStore final : public LeaseStore,
   Renewal renew(const Lease& lease, Duration ttl, Deadline deadline) override {
     return timed(Operation::renew, [&] { return inner_->renew(lease, ttl, deadline); });
   }
+  // One latency observation per batch (one round trip); each lease's error is counted.
+  std::vector<BatchRenewal> renew_batch(std::span<const RenewalRequest> requests,
+                                        Deadline deadline) override {
+    auto out = timed(Operation::renew, [&] { return inner_->renew_batch(requests, deadline); });
+    for (const BatchRenewal& r : out)
+      if (r.error)
+        state_->store_error(scheme_, Operation::renew, std::string(to_string(r.error->code())));
+    return out;
+  }
   LeaseStatus release(const Lease& lease, Duration keep_for, Deadline deadline) override {
     return timed(Operation::release, [&] { return inner_->release(lease, keep_for, deadline); });
   }

@@ -1,0 +1,130 @@
+#include "wait_queue.hpp"
+
+#include <algorithm>
+#include <atomic>
+#include <functional>
+#include <map>
+#include <optional>
+
+namespace leader::detail {
+
+struct WaitTicket::Queue {
+  std::mutex mu;
+  std::condition_variable cv;
+  std::deque<std::uint64_t> order;  // ticket ids, arrival order
+  std::uint64_t next_id = 0;
+  std::uint64_t releases = 0;  // releases of the lock by this process while queued
+};
+
+namespace {
+
+struct Key {
+  const void* store;
+  std::string lock;
+};
+struct KeyView {
+  const void* store;
+  std::string_view lock;
+};
+struct KeyLess {
+  using is_transparent = void;
+  template <class A, class B>
+  bool operator()(const A& a, const B& b) const {
+    if (a.store != b.store) return std::less<const void*>{}(a.store, b.store);
+    return std::string_view(a.lock) < std::string_view(b.lock);
+  }
+};
+
+struct Registry {
+  std::mutex mu;
+  std::map<Key, std::shared_ptr<WaitTicket::Queue>, KeyLess> queues;
+  std::atomic<std::size_t> count{0};  // queues.size(), read without the mutex
+};
+
+Registry& registry() {
+  static auto* r = new Registry();  // never destroyed: electors may outlive static destructors
+  return *r;
+}
+
+}  // namespace
+
+WaitTicket::WaitTicket(const void* store, std::string_view lock) {
+  Registry& r = registry();
+  std::lock_guard lock_r(r.mu);
+  auto it = r.queues.find(KeyView{store, lock});
+  if (it == r.queues.end()) {
+    it = r.queues.emplace(Key{store, std::string(lock)}, std::make_shared<Queue>()).first;
+    r.count.store(r.queues.size());
+  }
+  queue_ = it->second;
+  std::lock_guard lock_q(queue_->mu);
+  id_ = queue_->next_id++;
+  queue_->order.push_back(id_);
+  seen_ = queue_->releases;
+}
+
+WaitTicket::~WaitTicket() {
+  Registry& r = registry();
+  std::lock_guard lock_r(r.mu);
+  bool empty;
+  {
+    std::lock_guard lock_q(queue_->mu);
+    auto& order = queue_->order;
+    const bool was_head = !order.empty() && order.front() == id_;
+    order.erase(std::find(order.begin(), order.end(), id_));
+    empty = order.empty();
+    if (was_head && !empty) queue_->cv.notify_all();  // the next one is the head now
+  }
+  if (!empty) return;
+  for (auto it = r.queues.begin(); it != r.queues.end(); ++it) {
+    if (it->second == queue_) {
+      r.queues.erase(it);
+      break;
+    }
+  }
+  r.count.store(r.queues.size());
+}
+
+bool WaitTicket::head() const {
+  std::lock_guard lock(queue_->mu);
+  return queue_->order.front() == id_;
+}
+
+void WaitTicket::before_attempt() {
+  std::lock_guard lock(queue_->mu);
+  seen_ = queue_->releases;
+}
+
+bool WaitTicket::wait(const Clock& clock, TimePoint until, const std::stop_token& stop) {
+  Queue& q = *queue_;
+  // Registered before the queue's mutex is taken: a stop already requested runs it at once.
+  std::stop_callback wake(stop, [&q] {
+    std::lock_guard lock(q.mu);
+    q.cv.notify_all();
+  });
+  std::unique_lock lock(q.mu);
+  const bool was_head = q.order.front() == id_;
+  while (!stop.stop_requested() && clock.now() < until) {
+    const bool is_head = q.order.front() == id_;
+    if (is_head && (!was_head || q.releases != seen_)) return true;
+    clock.wait_until(lock, q.cv, until);
+  }
+  return false;
+}
+
+void notify_released(const void* store, std::string_view lock) noexcept {
+  Registry& r = registry();
+  if (r.count.load() == 0) return;
+  std::shared_ptr<WaitTicket::Queue> q;
+  {
+    std::lock_guard lock_r(r.mu);
+    auto it = r.queues.find(KeyView{store, lock});
+    if (it == r.queues.end()) return;
+    q = it->second;
+  }
+  std::lock_guard lock_q(q->mu);
+  ++q->releases;
+  q->cv.notify_all();
+}
+
+}  // namespace leader::detail
