@@ -158,6 +158,7 @@ void Connection::prepare(const std::string& name, const std::string& sql, Deadli
   drive(mysql_stmt_prepare_start(&ret, stmt, sql.c_str(), sql.size()), deadline, "prepare",
         [&](int ready) { return mysql_stmt_prepare_cont(&ret, stmt, ready); });
   if (ret != 0) fail_stmt("cannot prepare a statement", stmt);
+  prepared_.insert(name);
 }
 
 Rows Connection::execute(const std::string& name, const std::vector<Param>& params,

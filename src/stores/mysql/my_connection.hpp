@@ -11,6 +11,7 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <set>
 #include <string>
 #include <variant>
 #include <vector>
@@ -60,6 +61,8 @@ class Connection {
 
   /// Prepares `sql` once under `name` on this connection.
   void prepare(const std::string& name, const std::string& sql, Deadline deadline);
+  /// True when `name` was prepared successfully on this connection.
+  [[nodiscard]] bool prepared(const std::string& name) const { return prepared_.contains(name); }
   /// Executes the prepared statement `name` and reads every result (CALL included).
   Rows execute(const std::string& name, const std::vector<Param>& params, Deadline deadline);
   /// Runs one text-protocol statement (DDL; no user values) and discards any result.
@@ -82,6 +85,7 @@ class Connection {
   MYSQL* mysql_;
   bool broken_ = false;
   std::map<std::string, MYSQL_STMT*> statements_;
+  std::set<std::string> prepared_;
 };
 
 }  // namespace leader::detail::my

@@ -69,7 +69,17 @@ MysqlStore::MysqlStore(StoreOptions options)
 void MysqlStore::set_up(Connection& conn, Deadline deadline) {
   deadline = deadline.min(Deadline::after(options_.connect_timeout));
   ensure_schema(conn, options_.tables, options_.create_schema, deadline);
-  for (const auto& [name, sql] : statements(options_.tables)) conn.prepare(name, sql, deadline);
+  for (const auto& [name, sql] : statements(options_.tables)) {
+    if (name != kRenewBatch) {
+      conn.prepare(name, sql, deadline);
+      continue;
+    }
+    try {  // optional: a server without compound statements or JSON_TABLE refuses it
+      conn.prepare(name, sql, deadline);
+    } catch (const BackendError&) {
+      if (conn.broken()) throw;
+    }
+  }
 }
 
 Rows MysqlStore::run(const char* statement, const std::vector<Param>& params, Deadline deadline) {
@@ -106,6 +116,61 @@ Renewal MysqlStore::renew(const Lease& lease, Duration ttl, Deadline deadline) {
   auto r = run(kRenew, {micros(ttl), lease.lock, std::int64_t{lease.slot}, lease.owner}, deadline);
   if (r.affected != 1) return {};
   return {LeaseStatus::ok, ttl};
+}
+
+std::vector<BatchRenewal> MysqlStore::renew_batch(std::span<const RenewalRequest> requests,
+                                                  Deadline deadline) {
+  std::vector<BatchRenewal> out(requests.size());
+  std::optional<ConnectionPool<Connection>::Handle> conn;
+  bool sent = false;
+  for (std::size_t begin = 0; begin < requests.size(); begin += kBatchChunk) {
+    const std::size_t end = std::min(requests.size(), begin + kBatchChunk);
+    auto fail = [&](const BackendError& e) {
+      for (std::size_t i = begin; i < end; ++i) out[i].error = e;
+    };
+    if (deadline.expired()) {
+      fail(BackendError(ErrorCode::deadline_exceeded, kScheme,
+                        "renew_batch: deadline passed before this lease was sent"));
+      continue;
+    }
+    try {
+      if (!conn || (*conn)->broken()) {
+        conn.reset();  // a broken one goes back to the pool, which drops it
+        conn.emplace(pool_.acquire(deadline));
+      }
+    } catch (const BackendError& e) {
+      if (!sent) throw;  // nothing sent yet: as renew() would throw
+      fail(e);
+      continue;
+    }
+    if (!(*conn)->prepared(kRenewBatch)) {  // MySQL, MariaDB < 10.6: one renew at a time
+      conn.reset();
+      auto rest = LeaseStore::renew_batch(requests.subspan(begin), deadline);
+      std::move(rest.begin(), rest.end(), out.begin() + static_cast<std::ptrdiff_t>(begin));
+      return out;
+    }
+    nlohmann::json batch = nlohmann::json::array();
+    for (std::size_t i = begin; i < end; ++i) {
+      const Lease& l = *requests[i].lease;
+      batch.push_back({l.lock, l.slot, l.owner, micros(requests[i].ttl)});
+    }
+    std::string text = batch.dump();
+    sent = true;
+    try {
+      Rows r = (*conn)->execute(kRenewBatch, {std::move(text)}, deadline);
+      const std::string flags =
+          r.rows.size() == 1 && r.rows[0].size() == 1 ? r.rows[0][0].value_or("") : "";
+      if (flags.size() != end - begin)
+        throw BackendError(ErrorCode::internal, kScheme,
+                           "renew_batch: the server answered " + std::to_string(flags.size()) +
+                               " outcomes for " + std::to_string(end - begin) + " leases");
+      for (std::size_t i = begin; i < end; ++i)
+        if (flags[i - begin] == '1') out[i].renewal = {LeaseStatus::ok, requests[i].ttl};
+    } catch (const BackendError& e) {
+      fail(e);
+    }
+  }
+  return out;
 }
 
 LeaseStatus MysqlStore::release(const Lease& lease, Duration keep_for, Deadline deadline) {

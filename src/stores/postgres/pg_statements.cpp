@@ -85,6 +85,15 @@ std::vector<std::pair<std::string, std::string>> statements(const Tables& t) {
       {kRenew, "UPDATE " + t.leases + " SET expires_at = now() + " + ms("$4") +
                    " WHERE lock_name = $1::text AND slot = $2::int AND owner = $3::text"
                    " AND expires_at > now()"},
+      // The same condition and expiry as kRenew for each lease of the arrays, all in one
+      // statement (one implicit transaction: now() is its start, after the call began).
+      {kRenewBatch,
+       "UPDATE " + t.leases +
+           " l SET expires_at = now() + b.ttl_ms * interval '1 millisecond'"
+           " FROM unnest($1::text[], $2::int[], $3::text[], $4::bigint[]) WITH ORDINALITY"
+           " AS b (lock_name, slot, owner, ttl_ms, n)"
+           " WHERE l.lock_name = b.lock_name AND l.slot = b.slot AND l.owner = b.owner"
+           " AND l.expires_at > now() RETURNING b.n"},
       // A renewal keeps the holders (no notification); a release or a keep (a shorter expiry the
       // watchers re-read to wake at) notifies, as a granted acquisition does.
       {kRelease, "DELETE FROM " + t.leases +

@@ -16,7 +16,11 @@ inline constexpr const char* kFenceRow = "le_fence_row";    ///< $1 lock
 inline constexpr const char* kLockFence = "le_fence_lock";  ///< $1 lock
 inline constexpr const char* kGrant =
     "le_grant";  ///< $1 lock $2 owner $3 node $4 ttl_ms $5 slots (after the two above)
-inline constexpr const char* kRenew = "le_renew";          ///< $1 lock $2 slot $3 owner $4 ttl_ms
+inline constexpr const char* kRenew = "le_renew";  ///< $1 lock $2 slot $3 owner $4 ttl_ms
+/// kRenew of many leases in one statement: $1 locks (text[]) $2 slots (int[]) $3 owners (text[])
+/// $4 ttls in ms (bigint[]), one element per lease; returns the 1-based position of each lease it
+/// renewed (the others are lost). A lease must appear at most once per call.
+inline constexpr const char* kRenewBatch = "le_renew_batch";
 inline constexpr const char* kRelease = "le_release";      ///< $1 lock $2 slot $3 owner
 inline constexpr const char* kKeep = "le_keep";            ///< $1 lock $2 slot $3 owner $4 keep_ms
 inline constexpr const char* kInspect = "le_inspect";      ///< $1 lock

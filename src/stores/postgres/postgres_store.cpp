@@ -2,7 +2,10 @@
 
 #include <algorithm>
 #include <charconv>
+#include <cstdlib>
 #include <nlohmann/json.hpp>
+#include <set>
+#include <tuple>
 
 #include "leader/detail/group_size.hpp"
 #include "leader/detail/store_support.hpp"
@@ -39,6 +42,40 @@ std::string libpq_uri(const std::string& original) {
 }
 
 std::string affected(PGresult* r) { return PQcmdTuples(r); }
+
+// A PostgreSQL array literal of text elements: each one double-quoted, '"' and backslash escaped.
+void append_text_element(std::string& array, const std::string& value) {
+  array += array.size() > 1 ? ",\"" : "\"";
+  for (char c : value) {
+    if (c == '"' || c == '\\') array += '\\';
+    array += c;
+  }
+  array += '"';
+}
+
+void append_int_element(std::string& array, long long value) {
+  if (array.size() > 1) array += ',';
+  array += std::to_string(value);
+}
+
+// Splits a batch into chunks of at most `limit` positions, in order; a lease (lock, slot, owner)
+// already in the current chunk starts a new one, so that each statement names a row once.
+std::vector<std::vector<std::size_t>> chunks_of(std::span<const RenewalRequest> requests,
+                                                std::size_t limit) {
+  std::vector<std::vector<std::size_t>> chunks;
+  std::set<std::tuple<std::string_view, int, std::string_view>> named;
+  for (std::size_t i = 0; i < requests.size(); ++i) {
+    const Lease& l = *requests[i].lease;
+    auto key = std::make_tuple(std::string_view(l.lock), l.slot, std::string_view(l.owner));
+    if (chunks.empty() || chunks.back().size() >= limit || named.contains(key)) {
+      chunks.emplace_back();
+      named.clear();
+    }
+    named.insert(key);
+    chunks.back().push_back(i);
+  }
+  return chunks;
+}
 
 std::string metadata_json(const std::map<std::string, std::string>& metadata) {
   return nlohmann::json(metadata).dump();
@@ -134,6 +171,62 @@ Renewal PostgresStore::renew(const Lease& lease, Duration ttl, Deadline deadline
           deadline);
   if (affected(results[0].get()) != "1") return {};
   return {LeaseStatus::ok, ttl};
+}
+
+std::vector<BatchRenewal> PostgresStore::renew_batch(std::span<const RenewalRequest> requests,
+                                                     Deadline deadline) {
+  std::vector<BatchRenewal> out(requests.size());
+  std::optional<ConnectionPool<Connection>::Handle> conn;
+  bool sent = false;
+  for (const auto& chunk : chunks_of(requests, kBatchChunk)) {
+    auto fail = [&](const BackendError& e) {
+      for (std::size_t i : chunk) out[i].error = e;
+    };
+    if (deadline.expired()) {
+      fail(BackendError(ErrorCode::deadline_exceeded, kScheme,
+                        "renew_batch: deadline passed before this lease was sent"));
+      continue;
+    }
+    try {
+      if (!conn || (*conn)->broken()) {
+        conn.reset();  // a broken one goes back to the pool, which drops it
+        conn.emplace(pool_.acquire(deadline));
+      }
+    } catch (const BackendError& e) {
+      if (!sent) throw;  // nothing sent yet: as renew() would throw
+      fail(e);
+      continue;
+    }
+    std::string locks = "{", slots = "{", owners = "{", ttls = "{";
+    for (std::size_t i : chunk) {
+      const Lease& l = *requests[i].lease;
+      append_text_element(locks, l.lock);
+      append_int_element(slots, l.slot);
+      append_text_element(owners, l.owner);
+      append_int_element(ttls, requests[i].ttl.count());
+    }
+    for (std::string* a : {&locks, &slots, &owners, &ttls}) *a += '}';
+    sent = true;
+    try {
+      auto results = (*conn)->run(
+          {{kRenewBatch, {std::move(locks), std::move(slots), std::move(owners), std::move(ttls)}}},
+          deadline);
+      PGresult* r = results[0].get();
+      for (int row = 0; row < PQntuples(r); ++row) {
+        const long long n = std::atoll(PQgetvalue(r, row, 0));
+        if (n < 1 || n > static_cast<long long>(chunk.size()))
+          throw BackendError(ErrorCode::internal, kScheme,
+                             "renew_batch: the server returned position " + std::to_string(n) +
+                                 " of a chunk of " + std::to_string(chunk.size()));
+        const std::size_t i = chunk[static_cast<std::size_t>(n - 1)];
+        out[i].renewal = {LeaseStatus::ok, requests[i].ttl};
+      }
+    } catch (const BackendError& e) {
+      for (std::size_t i : chunk) out[i].renewal = {};
+      fail(e);
+    }
+  }
+  return out;
 }
 
 LeaseStatus PostgresStore::release(const Lease& lease, Duration keep_for, Deadline deadline) {

@@ -6,6 +6,7 @@
 
 #include <memory>
 #include <mutex>
+#include <span>
 #include <vector>
 
 #include "leader/detail/connection_pool.hpp"
@@ -40,6 +41,15 @@ class PostgresStore final : public LeaseStore, public LockLister, public LockWat
 
   [[nodiscard]] std::string_view scheme() const override { return "postgresql"; }
   LEADER_LEASE_STORE_OPERATIONS;  // the LeaseStore operations, store_support.hpp
+  /// kRenewBatch (one UPDATE ... FROM unnest(...) RETURNING statement, renew()'s condition and
+  /// server time) per chunk of at most kBatchChunk leases, the chunks one after another on one
+  /// pooled connection; a lease named twice goes to a later chunk. A chunk whose round trip
+  /// fails gets that error for each of its leases (unknown outcome). README.md, "Batched
+  /// renewals".
+  [[nodiscard]] std::vector<BatchRenewal> renew_batch(std::span<const RenewalRequest> requests,
+                                                      Deadline deadline) override;
+  /// Most leases one renew_batch statement carries.
+  static constexpr std::size_t kBatchChunk = 1000;
   [[nodiscard]] std::vector<LockState> list_locks(std::string_view prefix,
                                                   Deadline deadline) override;
 

@@ -213,6 +213,35 @@ Renewal SqliteStore::renew(const Lease& lease, Duration ttl, Deadline deadline) 
   return {LeaseStatus::ok, ttl};
 }
 
+std::vector<BatchRenewal> SqliteStore::renew_batch(std::span<const RenewalRequest> requests,
+                                                   Deadline deadline) {
+  std::vector<BatchRenewal> out(requests.size());
+  if (requests.empty()) return out;
+  with_session("renew_batch", deadline, [&](Session& s, Statements& st) {
+    // Waiting for the write lock (busy handler, deadline) happens here, before any lease is
+    // touched: a failure throws, as renew() would.
+    s.run(st.begin, "starting the renew_batch transaction");
+    try {
+      for (std::size_t i = 0; i < requests.size(); ++i) {
+        const Lease& lease = *requests[i].lease;
+        ResetOnExit reset(st.renew);
+        st.renew.bind(1, lease.lock).bind(2, std::int64_t{lease.slot}).bind(3, lease.owner);
+        st.renew.bind(4, ms(requests[i].ttl));
+        if (st.renew.execute("renewing a lease") != 0)
+          out[i].renewal = {LeaseStatus::ok, requests[i].ttl};
+      }
+      s.run(st.commit, "committing the renew_batch transaction");
+    } catch (const BackendError& e) {
+      s.conn.rollback_quietly();
+      for (auto& r : out) r = BatchRenewal{{}, e};  // unknown outcome for every lease
+    } catch (...) {
+      s.conn.rollback_quietly();  // nothing committed: as if nothing was sent
+      throw;
+    }
+  });
+  return out;
+}
+
 LeaseStatus SqliteStore::release(const Lease& lease, Duration keep_for, Deadline deadline) {
   const int changed = with_session("release", deadline, [&](Session&, Statements& st) {
     Statement& q = keep_for.count() > 0 ? st.release_keep : st.release;
