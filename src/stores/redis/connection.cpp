@@ -237,9 +237,16 @@ std::string wire_format(const std::vector<Command>& commands) {
 }  // namespace
 
 std::vector<Reply> Connection::exchange(const std::vector<Command>& commands, Deadline deadline) {
+  std::vector<Reply> replies;
+  pipeline(commands, replies, deadline);
+  return replies;
+}
+
+void Connection::pipeline(const std::vector<Command>& commands, std::vector<Reply>& replies,
+                          Deadline deadline) {
+  replies.clear();
   const std::string out = wire_format(commands);
   write_all(out.data(), out.size(), deadline);
-  std::vector<Reply> replies;
   replies.reserve(commands.size());
   while (replies.size() < commands.size()) {
     void* r = nullptr;
@@ -254,7 +261,6 @@ std::vector<Reply> Connection::exchange(const std::vector<Command>& commands, De
     std::size_t got = read_some(buf, sizeof buf, deadline);
     redisReaderFeed(reader_, buf, got);
   }
-  return replies;
 }
 
 Reply Connection::call(const Command& command, Deadline deadline) {

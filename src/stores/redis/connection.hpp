@@ -57,6 +57,12 @@ class Connection {
 
   /// Sends all `commands` in one write and reads one reply each (error replies included).
   std::vector<Reply> exchange(const std::vector<Command>& commands, Deadline deadline);
+  /// exchange() that keeps what it read: `replies` is cleared, then receives the replies in order
+  /// as they arrive. When the connection fails or `deadline` passes (BackendError, as exchange()
+  /// throws it), `replies` holds those read before: the commands after them have no answer (a
+  /// pipeline, e.g. RedisStore::renew_batch, reports each command's outcome on its own).
+  void pipeline(const std::vector<Command>& commands, std::vector<Reply>& replies,
+                Deadline deadline);
   /// Sends one command and reads its reply.
   Reply call(const Command& command, Deadline deadline);
   /// Sends one command without reading a reply (a subscriber's SUBSCRIBE).

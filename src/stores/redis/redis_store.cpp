@@ -1,6 +1,7 @@
 #include "redis_store.hpp"
 
 #include <algorithm>
+#include <optional>
 #include <set>
 
 #include "leader/errors.hpp"
@@ -140,6 +141,17 @@ int wait_for_replicas(Connection& c, const Config& config, Deadline d) {
   return static_cast<int>(r->integer);
 }
 
+// Renew's message when too few replicas acknowledged a renewal (`acked` of `wanted`).
+BackendError not_replicated_renewal(const Lease& lease, int acked, int wanted) {
+  return BackendError(
+      ErrorCode::deadline_exceeded, "redis",
+      "lock '" + lease.lock + "' was renewed on the primary, but only " + std::to_string(acked) +
+          " of the " + std::to_string(wanted) +
+          " replicas required (?wait_replicas=) acknowledged within WAIT's timeout: the "
+          "renewal is not known to survive a failover (the lease is possibly held until the "
+          "previous ttl or the new one)");
+}
+
 }  // namespace
 
 Reply RedisStore::eval(const Script& script, const std::vector<std::string>& keys,
@@ -257,14 +269,181 @@ Renewal RedisStore::renew(const Lease& lease, Duration ttl, Deadline deadline) {
            {lease.owner, ms(ttl), changes_channel(lease.lock)}, deadline, nullptr, &acked);
   if (!decode_owned(reply.get(), "renew")) return {};
   if (acked >= 0 && acked < pool_.config().wait_replicas)
-    throw BackendError(
-        ErrorCode::deadline_exceeded, "redis",
-        "lock '" + lease.lock + "' was renewed on the primary, but only " + std::to_string(acked) +
-            " of the " + std::to_string(pool_.config().wait_replicas) +
-            " replicas required (?wait_replicas=) acknowledged within WAIT's timeout: the "
-            "renewal is not known to survive a failover (the lease is possibly held until the "
-            "previous ttl or the new one)");
+    throw not_replicated_renewal(lease, acked, pool_.config().wait_replicas);
   return {LeaseStatus::ok, ttl};
+}
+
+std::vector<BatchRenewal> RedisStore::renew_batch(std::span<const RenewalRequest> requests,
+                                                  Deadline deadline) {
+  std::vector<BatchRenewal> out(requests.size());
+  if (requests.empty()) return out;
+  // The leases by the pool that serves them: the one server, or on a cluster each slot's primary.
+  std::vector<std::pair<ConnectionPool*, std::vector<std::size_t>>> groups;
+  for (std::size_t i = 0; i < requests.size(); ++i) {
+    ConnectionPool* pool = &pool_;
+    if (cluster_) {
+      try {
+        pool = &pool_for(slot_key(requests[i].lease->lock, requests[i].lease->slot), deadline);
+      } catch (const BackendError& e) {  // no slot map: nothing sent for this lease
+        out[i].error = e;
+        continue;
+      }
+    }
+    auto g = std::find_if(groups.begin(), groups.end(),
+                          [&](const auto& group) { return group.first == pool; });
+    if (g == groups.end()) g = groups.insert(groups.end(), {pool, {}});
+    g->second.push_back(i);
+  }
+  std::vector<std::size_t> redirected;  // MOVED / ASK: not executed there
+  bool moved = false;
+  for (auto& [pool, indices] : groups)
+    for (std::size_t at = 0; at < indices.size(); at += kBatchChunk)
+      renew_chunk(*pool, requests,
+                  std::span<const std::size_t>(indices).subspan(
+                      at, std::min(kBatchChunk, indices.size() - at)),
+                  deadline, out, redirected, moved);
+  if (redirected.empty()) return out;
+  if (moved) {
+    try {  // once for all of them, instead of once per renew() below
+      cluster_->refresh(deadline);
+    } catch (const BackendError&) {  // each renew() follows its redirection anyway
+    }
+  }
+  for (std::size_t i : redirected) {  // resharding: one by one, following the redirections
+    if (deadline.expired()) {
+      out[i].error = BackendError(ErrorCode::deadline_exceeded, "redis",
+                                  "renew_batch: deadline passed before this lease was sent to the "
+                                  "node its slot moved to");
+      continue;
+    }
+    try {
+      out[i].renewal = renew(*requests[i].lease, requests[i].ttl, deadline);
+    } catch (const BackendError& e) {
+      out[i].error = e;
+    }
+  }
+  return out;
+}
+
+void RedisStore::renew_chunk(ConnectionPool& pool, std::span<const RenewalRequest> requests,
+                             std::span<const std::size_t> chunk, Deadline deadline,
+                             std::vector<BatchRenewal>& out, std::vector<std::size_t>& redirected,
+                             bool& moved) {
+  const Config& config = pool_.config();
+  const Script& script = renew_script();
+  std::vector<Command> commands;  // exactly what renew() sends, one per lease
+  commands.reserve(chunk.size());
+  for (std::size_t i : chunk) {
+    const Lease& lease = *requests[i].lease;
+    commands.push_back({"EVALSHA", script.sha1, "1", slot_key(lease.lock, lease.slot), lease.owner,
+                        ms(requests[i].ttl), changes_channel(lease.lock)});
+  }
+  std::vector<Reply> answers;               // answers[k] is commands[k]'s reply; null: none came
+  int acked = -1;                           // what WAIT answered; -1 when no WAIT was sent
+  std::optional<BackendError> failed;       // the round trip's failure
+  std::optional<BackendError> wait_failed;  // WAIT's, after every reply came
+  try {
+    pool.run(deadline, [&](Connection& c, Deadline d) {
+      answers.clear();  // a retry on a fresh connection starts over
+      answers.resize(commands.size());
+      acked = -1;
+      wait_failed.reset();
+      auto send = [&](const std::vector<std::size_t>& which, const std::vector<Command>& what) {
+        std::vector<Reply> got;
+        try {
+          c.pipeline(what, got, d);
+        } catch (const BackendError&) {
+          for (std::size_t j = 0; j < got.size(); ++j) answers[which[j]] = std::move(got[j]);
+          throw;
+        }
+        for (std::size_t j = 0; j < got.size(); ++j) answers[which[j]] = std::move(got[j]);
+      };
+      std::vector<std::size_t> all(commands.size());
+      for (std::size_t k = 0; k < all.size(); ++k) all[k] = k;
+      send(all, commands);
+      // NOSCRIPT (not executed; the server lost its script cache): EVAL, as eval() does.
+      std::vector<std::size_t> again;
+      std::vector<Command> full;
+      for (std::size_t k = 0; k < answers.size(); ++k) {
+        if (error_text(answers[k].get()).rfind("NOSCRIPT", 0) != 0) continue;
+        again.push_back(k);
+        full.push_back(commands[k]);
+        full.back()[0] = "EVAL";
+        full.back()[1] = script.source;
+        answers[k].reset();
+      }
+      if (!again.empty()) send(again, full);
+      if (config.wait_replicas > 0 && std::any_of(answers.begin(), answers.end(),
+                                                  [](const Reply& r) { return wrote(r.get()); })) {
+        try {  // one WAIT covers every write of this connection so far
+          acked = wait_for_replicas(c, config, d);
+        } catch (const BackendError& e) {
+          wait_failed = e;
+          throw;  // the connection is dropped, as after renew()'s failed WAIT
+        }
+      }
+    });
+  } catch (const BackendError& e) {
+    failed = e;
+    // The slot's owner is dead, paused or cut off (maybe a failover): read the slot map again on
+    // the next call, as routed() does; nothing is replayed elsewhere.
+    if (cluster_ &&
+        (e.code() == ErrorCode::unavailable || e.code() == ErrorCode::deadline_exceeded))
+      cluster_->forget();
+  }
+  answers.resize(commands.size());
+  for (std::size_t k = 0; k < chunk.size(); ++k) {
+    const std::size_t i = chunk[k];
+    const Lease& lease = *requests[i].lease;
+    const redisReply* r = answers[k].get();
+    if (r == nullptr) {  // sent or not, no answer: what renew() would have thrown
+      out[i].error = failed.value_or(
+          BackendError(ErrorCode::internal, "redis", "renew_batch: no reply and no error"));
+      continue;
+    }
+    if (const std::string text = error_text(r); !text.empty()) {
+      if (cluster_ && (text.rfind("MOVED ", 0) == 0 || text.rfind("ASK ", 0) == 0)) {
+        moved = moved || text.rfind("MOVED ", 0) == 0;
+        redirected.push_back(i);
+        continue;
+      }
+      if (cluster_ && text.rfind("CLUSTERDOWN", 0) == 0) cluster_->forget();
+      if (text.rfind("READONLY", 0) == 0) pool.forget_primary();  // demoted
+      try {
+        throw_reply_error(text, config, "a script");
+      } catch (const BackendError& e) {
+        out[i].error = e;
+      }
+      continue;
+    }
+    bool owned = false;
+    try {
+      owned = decode_owned(r, "renew");
+    } catch (const BackendError& e) {
+      out[i].error = e;
+      continue;
+    }
+    if (!owned) continue;  // lost: Renewal{} as renew() returns it
+    if (config.wait_replicas > 0) {
+      if (wait_failed) {
+        out[i].error = *wait_failed;
+        continue;
+      }
+      if (acked < 0) {  // renewed on the primary, then the connection failed before WAIT
+        out[i].error = BackendError(
+            ErrorCode::deadline_exceeded, "redis",
+            "lock '" + lease.lock +
+                "' was renewed on the primary, then the connection failed before WAIT: " +
+                (failed ? failed->what() : std::string("no WAIT sent")));
+        continue;
+      }
+      if (acked < config.wait_replicas) {
+        out[i].error = not_replicated_renewal(lease, acked, config.wait_replicas);
+        continue;
+      }
+    }
+    out[i].renewal = {LeaseStatus::ok, requests[i].ttl};
+  }
 }
 
 LeaseStatus RedisStore::release(const Lease& lease, Duration keep_for, Deadline deadline) {

@@ -3,6 +3,7 @@
 
 #include <functional>
 #include <memory>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -26,6 +27,16 @@ class RedisStore final : public LeaseStore, public LockLister, public LockWatche
 
   [[nodiscard]] std::string_view scheme() const override;
   LEADER_LEASE_STORE_OPERATIONS;  // the LeaseStore operations, store_support.hpp
+  /// The renew script of every lease pipelined on one pooled connection (all commands written,
+  /// then all replies read), in chunks of at most kBatchChunk, with one WAIT after a chunk that
+  /// renewed something when `?wait_replicas=` is set. On a cluster, grouped by the node serving
+  /// each lease's slot, one pipeline per node; a MOVED or ASK reply (not executed) is renewed
+  /// again alone by renew(). Commands without a reply when the connection fails or the deadline
+  /// passes get that error (unknown outcome). README.md, section "Batched renewals".
+  [[nodiscard]] std::vector<BatchRenewal> renew_batch(std::span<const RenewalRequest> requests,
+                                                      Deadline deadline) override;
+  /// Most renewals one pipeline of renew_batch carries.
+  static constexpr std::size_t kBatchChunk = 1000;
   /// Held locks under `prefix`: SCAN (never KEYS) for lease keys `<key prefix><prefix>*` and
   /// group size keys `{<key prefix><prefix>*}:slots`, then inspect() of each name found. The
   /// SCAN walks the whole database (MATCH filters on the server), in batches of 1000 keys.
@@ -65,6 +76,12 @@ class RedisStore final : public LeaseStore, public LockLister, public LockWatche
   /// A grant that too few replicas acknowledged (`?wait_replicas=`): released at once (best
   /// effort; otherwise it expires after its ttl), then BackendError(deadline_exceeded).
   [[noreturn]] void not_replicated(const Lease& lease, int acked, Deadline deadline);
+  /// One pipelined round trip of renew_batch: `requests[i]` for each i of `chunk`, on `pool`;
+  /// fills `out[i]`, or appends i to `redirected` on a MOVED or ASK reply.
+  void renew_chunk(ConnectionPool& pool, std::span<const RenewalRequest> requests,
+                   std::span<const std::size_t> chunk, Deadline deadline,
+                   std::vector<BatchRenewal>& out, std::vector<std::size_t>& redirected,
+                   bool& moved);
   /// Runs one plain command; error replies throw. Routed by its key (`command[1]`) on a cluster.
   Reply command(const Command& command, Deadline deadline);
   /// The pool serving `key`: the one pool, or on a cluster the primary of its slot.
