@@ -3,6 +3,7 @@
 #include <zookeeper/zookeeper.h>
 
 #include <algorithm>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <thread>
 
@@ -146,15 +147,71 @@ Renewal Core::renew(const Lease& lease, Duration ttl, Deadline deadline) {
   // On the session that created the node only: a newer session proves nothing about it.
   const bool ours = session_.stat_own(h->path, h->czxid, h->generation, deadline).has_value();
   const Duration g = granted(ttl);
-  std::lock_guard lock(mu_);
-  auto it = held_.find(lease.owner);
-  if (it == held_.end() || it->second.czxid != h->czxid || it->second.kept) return {};
-  if (!ours) {
-    held_.erase(it);
-    return {};
+  bool sooner = false;  // the timer sleeps until the earliest deletion time it saw: wake it
+  {
+    std::lock_guard lock(mu_);
+    auto it = held_.find(lease.owner);
+    if (it == held_.end() || it->second.czxid != h->czxid || it->second.kept) return {};
+    if (!ours) {
+      held_.erase(it);
+      return {};
+    }
+    sooner = sent_at + ttl < it->second.expire_at;
+    it->second.expire_at = sent_at + ttl;
   }
-  it->second.expire_at = sent_at + ttl;
+  if (sooner) cv_.notify_all();
   return {LeaseStatus::ok, g};
+}
+
+void Core::renew_batch(std::span<const RenewalRequest> requests,
+                       const std::vector<std::size_t>& indices, Deadline deadline,
+                       std::vector<BatchRenewal>& out) {
+  std::vector<std::pair<std::size_t, Held>> asked;  // request index, its tracked lease
+  asked.reserve(indices.size());
+  for (std::size_t i : indices)
+    if (auto h = held(requests[i].lease->owner)) asked.emplace_back(i, std::move(*h));
+  const TimePoint sent_at = steady_now();  // before anything is sent, as in renew()
+  // Per session generation (a lease tracked under an older one was dropped by held()).
+  std::map<std::uint64_t, std::vector<std::size_t>> by_generation;  // -> positions in `asked`
+  for (std::size_t k = 0; k < asked.size(); ++k) {
+    const Lease& lease = *requests[asked[k].first].lease;
+    const Held& h = asked[k].second;
+    if (h.kept || h.czxid != static_cast<std::int64_t>(lease.fencing_token) ||
+        sent_at >= h.expire_at)
+      continue;  // lost, as renew() answers it
+    by_generation[h.generation].push_back(k);
+  }
+  for (const auto& [generation, positions] : by_generation) {
+    std::vector<std::pair<std::string, std::int64_t>> nodes;
+    nodes.reserve(positions.size());
+    for (std::size_t k : positions) nodes.emplace_back(asked[k].second.path, asked[k].second.czxid);
+    // On the session that created the nodes only: a newer session proves nothing about them.
+    const auto stats = session_.stat_own_batch(nodes, generation, deadline);
+    std::vector<Duration> grants;
+    grants.reserve(positions.size());
+    for (std::size_t k : positions) grants.push_back(granted(requests[asked[k].first].ttl));
+    bool sooner = false;  // the timer sleeps until the earliest deletion time it saw: wake it
+    std::unique_lock lock(mu_);
+    for (std::size_t j = 0; j < positions.size(); ++j) {
+      const auto& [i, h] = asked[positions[j]];
+      if (stats[j].error) {  // unknown: the lease stays as it was, as when renew() throws
+        out[i].error = stats[j].error;
+        continue;
+      }
+      const Lease& lease = *requests[i].lease;
+      auto it = held_.find(lease.owner);
+      if (it == held_.end() || it->second.czxid != h.czxid || it->second.kept) continue;
+      if (!stats[j].stat) {
+        held_.erase(it);
+        continue;
+      }
+      sooner = sooner || sent_at + requests[i].ttl < it->second.expire_at;
+      it->second.expire_at = sent_at + requests[i].ttl;
+      out[i].renewal = {LeaseStatus::ok, grants[j]};
+    }
+    lock.unlock();
+    if (sooner) cv_.notify_all();
+  }
 }
 
 LeaseStatus Core::release(const Lease& lease, Duration keep_for, Deadline deadline) {

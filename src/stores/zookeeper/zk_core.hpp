@@ -12,6 +12,7 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -96,6 +97,13 @@ class Core {
   };
   /// Confirms the session and the node in one round trip and extends the local deadline.
   Renewal renew(const Lease& lease, Duration ttl, Deadline deadline);
+  /// renew() of each `requests[i]` for i in `indices` (leases this Core holds), into `out[i]`:
+  /// the checks of renew() for each, then one stat_own_batch (one round trip) per session
+  /// generation, then each lease's result applied as renew() applies it, with the local time
+  /// taken before anything was sent. A lease without a reply by `deadline` gets the error.
+  void renew_batch(std::span<const RenewalRequest> requests,
+                   const std::vector<std::size_t>& indices, Deadline deadline,
+                   std::vector<BatchRenewal>& out);
   /// Deletes the node now, or lets the timer delete it `keep_for` from now.
   LeaseStatus release(const Lease& lease, Duration keep_for, Deadline deadline);
   /// Queues a node for removal by the timer thread.

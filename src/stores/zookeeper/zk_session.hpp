@@ -17,6 +17,7 @@
 #include <utility>
 #include <vector>
 
+#include "leader/errors.hpp"
 #include "leader/time.hpp"
 
 typedef struct _zhandle zhandle_t;  // NOLINT: the C library's own typedef
@@ -113,6 +114,19 @@ class Session {
   /// and the node is the one it created with `czxid`; nullopt otherwise (never a newer session).
   std::optional<NodeStat> stat_own(const std::string& path, std::int64_t czxid,
                                    std::uint64_t generation, Deadline deadline);
+  /// What stat_own answers for one node of a batch: the stat, nullopt, or the error it throws.
+  struct OwnStat {
+    std::optional<NodeStat> stat;
+    std::optional<BackendError> error;
+  };
+  /// stat_own for many `nodes` ({path, czxid}) of the session of `generation`, in one round trip:
+  /// every exists is sent before any reply is awaited (the C client pipelines them on its one
+  /// connection). Nodes whose reply was a connection loss are asked again on the same handle
+  /// within `deadline`, as stat_own does; result i is node i's, and a node without a reply by
+  /// `deadline` gets deadline_exceeded.
+  std::vector<OwnStat> stat_own_batch(
+      const std::vector<std::pair<std::string, std::int64_t>>& nodes, std::uint64_t generation,
+      Deadline deadline);
   /// Deletes `path` only if it is a node of the session of `generation` (czxid `czxid` unless 0,
   /// and `accept(get reply)` when given): a get and a delete with that version, both on that
   /// session's handle, serialized with every other such delete of this Session. A node path can

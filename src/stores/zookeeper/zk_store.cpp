@@ -196,6 +196,23 @@ Renewal ZooKeeperStore::renew(const Lease& lease, Duration ttl, Deadline deadlin
   return core ? core->renew(lease, ttl, deadline) : Renewal{};
 }
 
+std::vector<BatchRenewal> ZooKeeperStore::renew_batch(std::span<const RenewalRequest> requests,
+                                                      Deadline deadline) {
+  std::vector<BatchRenewal> out(requests.size());
+  // Only the owning session can confirm a lease: group by it (a lease no Core holds is lost).
+  std::vector<std::pair<std::shared_ptr<Core>, std::vector<std::size_t>>> groups;
+  for (std::size_t i = 0; i < requests.size(); ++i) {
+    auto core = Core::holding(requests[i].lease->owner);
+    if (!core) continue;
+    auto g = std::find_if(groups.begin(), groups.end(),
+                          [&](const auto& group) { return group.first == core; });
+    if (g == groups.end()) g = groups.insert(groups.end(), {std::move(core), {}});
+    g->second.push_back(i);
+  }
+  for (const auto& [core, indices] : groups) core->renew_batch(requests, indices, deadline, out);
+  return out;
+}
+
 LeaseStatus ZooKeeperStore::release(const Lease& lease, Duration keep_for, Deadline deadline) {
   if (auto core = Core::holding(lease.owner)) return core->release(lease, keep_for, deadline);
   return release_untracked(lease, keep_for, deadline);

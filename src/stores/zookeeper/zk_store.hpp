@@ -6,6 +6,7 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -41,6 +42,11 @@ class ZooKeeperStore final : public LeaseStore, public LockLister, public LockWa
 
   [[nodiscard]] std::string_view scheme() const override { return config_.scheme; }
   LEADER_LEASE_STORE_OPERATIONS;  // the LeaseStore operations, store_support.hpp
+  /// renew() of every lease at once: grouped by the Core (session) that holds each one, then one
+  /// pipelined round of exists requests per session (Core::renew_batch). README.md, section
+  /// "Batched renewals".
+  [[nodiscard]] std::vector<BatchRenewal> renew_batch(std::span<const RenewalRequest> requests,
+                                                      Deadline deadline) override;
   /// Held locks under `prefix`: the children of the lock root whose names start with `prefix`,
   /// then inspect() of each (lock directories stay after release: listed only while held).
   [[nodiscard]] std::vector<LockState> list_locks(std::string_view prefix,
