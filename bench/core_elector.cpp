@@ -66,6 +66,15 @@ void BM_RunIfLeader(benchmark::State& state) {
 }
 BENCHMARK(BM_RunIfLeader)->Arg(0)->Arg(1)->ArgName("auto_extend");
 
+// Uncontended with a wait (the default wait_time is 5 s): fair waiting takes a ticket in the
+// process's wait queue for each call (ElectionOptions::fair); fair:0 is the baseline.
+void BM_RunIfLeaderWaiting(benchmark::State& state) {
+  auto store = leader::make_memory_store();
+  leader::LeaderElector e(store, {.wait_time = 5s, .lease_time = 30s, .fair = state.range(0) != 0});
+  for (auto _ : state) benchmark::DoNotOptimize(e.run_if_leader("bench", [] { return 1; }));
+}
+BENCHMARK(BM_RunIfLeaderWaiting)->Arg(0)->Arg(1)->ArgName("fair");
+
 void BM_RunIfLeaderContended(benchmark::State& state) {
   static auto store = leader::make_memory_store();
   static leader::LeaderElector holder(store, {.wait_time = 0s, .lease_time = 30s});

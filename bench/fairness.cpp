@@ -8,7 +8,9 @@
 // held throughout, while others acquired it again); wait: from the call to the action's start
 // (elected calls only); starved: threads that never ran; min/max_runs: per thread; jain: Jain's
 // fairness index of the per-thread runs (1 = equal shares, 1/T = one thread ran everything).
-//   bench_fairness URI THREADS SECONDS WAIT_MS HOLD_MS PAUSE_MS LOCK
+// MODE (optional): `fair` (the default, ElectionOptions::fair) or `unfair` (each caller polls on
+// its own with backoff: the behaviour before issue 14's fair waiting), printed as mode=.
+//   bench_fairness URI THREADS SECONDS WAIT_MS HOLD_MS PAUSE_MS LOCK [fair|unfair]
 
 #include <algorithm>
 #include <atomic>
@@ -44,8 +46,9 @@ double percentile(std::vector<double> v, double q) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  if (argc != 8) {
-    std::cerr << "usage: bench_fairness URI THREADS SECONDS WAIT_MS HOLD_MS PAUSE_MS LOCK\n";
+  if (argc != 8 && argc != 9) {
+    std::cerr << "usage: bench_fairness URI THREADS SECONDS WAIT_MS HOLD_MS PAUSE_MS LOCK "
+                 "[fair|unfair]\n";
     return 64;
   }
   const std::string uri = argv[1];
@@ -53,6 +56,12 @@ int main(int argc, char** argv) {
   const double seconds = std::stod(argv[3]);
   const Ms wait{std::stol(argv[4])}, hold{std::stol(argv[5])}, pause{std::stol(argv[6])};
   const std::string lock = argv[7];
+  const std::string mode = argc == 9 ? argv[8] : "fair";
+  if (mode != "fair" && mode != "unfair") {
+    std::cerr << "MODE must be fair or unfair, got '" << mode << "'\n";
+    return 64;
+  }
+  const bool fair = mode == "fair";
   auto store = leader::open(uri);
   Totals totals;
   totals.runs.assign(static_cast<std::size_t>(threads), 0);
@@ -62,6 +71,7 @@ int main(int argc, char** argv) {
     pool.emplace_back([&, t] {
       leader::ElectionOptions o;
       o.wait_time = wait;
+      o.fair = fair;
       o.lease_time = std::max(Ms{2000}, hold * 10);
       o.node_id = "fair-" + std::to_string(t);
       leader::LeaderElector elector(store, o);
@@ -110,9 +120,10 @@ int main(int argc, char** argv) {
                               ? 0
                               : *std::max_element(totals.waits_ms.begin(), totals.waits_ms.end());
   std::printf(
-      "%s threads=%d runs=%ld skipped=%ld errors=%ld max_wait_ms=%.1f p50_wait_ms=%.1f "
+      "%s mode=%s threads=%d runs=%ld skipped=%ld errors=%ld max_wait_ms=%.1f p50_wait_ms=%.1f "
       "p99_wait_ms=%.1f starved=%ld min_runs=%ld max_runs=%ld jain=%.3f\n",
-      std::string(store->scheme()).c_str(), threads, all, totals.skipped, totals.errors, max_wait,
-      percentile(totals.waits_ms, 0.5), percentile(totals.waits_ms, 0.99), starved, lo, hi, jain);
+      std::string(store->scheme()).c_str(), mode.c_str(), threads, all, totals.skipped,
+      totals.errors, max_wait, percentile(totals.waits_ms, 0.5), percentile(totals.waits_ms, 0.99),
+      starved, lo, hi, jain);
   return 0;
 }

@@ -51,6 +51,13 @@ struct ElectionOptions {
   /// directly under the outer lease (same token, same stop_token). Off: it tries the lock like
   /// any caller, which skips it (a group elector may give it another slot).
   bool reentrant = false;
+  /// Fair waiting (docs/design.md, "Waiting"): callers of this process that wait (wait_time > 0)
+  /// for the same lock of the same store are served in arrival order; only the first asks the
+  /// store, woken at once by this process's releases and, where the store can watch the lock,
+  /// by the store's notification of another process's release. Off: each caller asks on its own
+  /// and retries with backoff (faster hand-overs under saturation; the caller that just released
+  /// usually wins again and others can wait their whole wait_time).
+  bool fair = true;
 
   /// Throws InvalidArgument when a rule is broken.
   void validate() const;
@@ -71,6 +78,7 @@ struct GroupOptions {
   Duration safety_margin = Duration{0};
   Duration call_timeout = Duration{0};
   bool reentrant = false;
+  bool fair = true;  ///< as ElectionOptions::fair
   /// Number of slots; >= 1.
   int max_leaders = 2;
 

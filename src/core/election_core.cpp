@@ -44,15 +44,16 @@ bool retryable(ErrorCode code) {
 // expiry (which publishes nothing), and the caller asks the store again after each window. True
 // when a change was seen; false after `window` or a stop; after an error of the watch it sleeps
 // `pause` (at most the window) and returns false: the next attempt reports the store's state.
-bool watch_for_change(LockWatcher& watcher, const std::string& lock, Duration window,
+bool watch_for_change(LockWatcher& watcher, const std::string& lock, int slots, Duration window,
                       Duration pause, const std::stop_token& stop) {
   const auto start = std::chrono::steady_clock::now();
   const auto until = start + window;
   try {
-    // First the current holders (a watch against an empty snapshot answers at once), then a
-    // watch until they differ from those.
-    const LockState seen = watcher.watch(lock, LockState{lock, {}}, Deadline(until), stop);
-    if (!seen.held()) return true;
+    // First the current holders (a watch against a snapshot no lock can be in answers at once:
+    // an empty one would wait while the lock is free), then a watch until they differ.
+    const LockState never{lock, {Holder{.node_id = "", .owner = "-", .fencing_token = 0}}};
+    const LockState seen = watcher.watch(lock, never, Deadline(until), stop);
+    if (seen.holders.size() < static_cast<std::size_t>(std::max(slots, 1))) return true;
     const LockState now = watcher.watch(lock, seen, Deadline(until), stop);
     if (stop.stop_requested()) return false;
     return !same_holders(now, seen);
@@ -67,6 +68,13 @@ bool watch_for_change(LockWatcher& watcher, const std::string& lock, Duration wi
     cv.wait_until(lock_mu, std::min(until, start + pause), [&] { return stop.stop_requested(); });
     return false;
   }
+}
+
+// How long a head waiter watches before it asks the store again: the longest backoff, or what is
+// left of its wait.
+Duration window_until(const Clock& clock, TimePoint wait_until) {
+  return std::clamp(std::chrono::duration_cast<Duration>(wait_until - clock.now()), Duration{0},
+                    kMaxBackoff);
 }
 
 // Sleeps up to `d` on `clock`, returning early when `stop` is requested.
@@ -153,10 +161,14 @@ Acquisition ElectionCore::acquire(const std::string& lock, const std::stop_token
   Duration backoff = kFirstBackoff;
   std::optional<BackendError> last_error;
   bool unknown = false;  // some attempt's outcome is unknown: it may have been granted
-  // A caller that may wait queues behind this process's earlier waiters for the same lock of the
-  // same store (wait_queue.hpp): FIFO within the process, woken at once by its releases.
+  // Fair waiting (wait_queue.hpp): a caller that may wait queues behind this process's earlier
+  // waiters for the same lock of the same store: FIFO within the process, woken at once by its
+  // releases. It takes its ticket before the first attempt only when others already queue (one
+  // atomic load when nobody does), otherwise after its first attempt failed: an uncontended
+  // acquisition never touches the queue.
+  const bool fair = options_.fair && options_.wait_time > Duration{0};
   std::optional<WaitTicket> ticket;
-  if (options_.wait_time > Duration{0}) ticket.emplace(store_.get(), lock);
+  if (fair && WaitTicket::queued(store_.get(), lock)) ticket.emplace(store_.get(), lock);
 
   while (true) {
     if (caller.stop_requested()) {
@@ -165,6 +177,7 @@ Acquisition ElectionCore::acquire(const std::string& lock, const std::stop_token
       report_skip(lock, s);
       return {std::nullopt, s};
     }
+    LockWatcher* watcher = ticket && real_clock_ ? lock_watcher(*store_) : nullptr;
     if (ticket && !ticket->head()) {
       // Behind another waiter of this process: sleep until it is served or gives up (then try at
       // once: a slot may be free), or until the wait ends (then ask the store once more, so a
@@ -173,6 +186,11 @@ Acquisition ElectionCore::acquire(const std::string& lock, const std::stop_token
       if (caller.stop_requested()) continue;
       next_sent = clock.now();
       backoff = kFirstBackoff;
+    }
+    // Waiters of this process hold every slot: their release wakes this one (no store call).
+    if (ticket && ticket->wait_while_held_here(clock, wait_until, caller, slots_)) {
+      if (caller.stop_requested()) continue;
+      next_sent = clock.now();
     }
     if (ticket) ticket->before_attempt();
     const TimePoint sent = next_sent;
@@ -184,6 +202,7 @@ Acquisition ElectionCore::acquire(const std::string& lock, const std::stop_token
         // release's keep_for is 0 whatever it is, so `sent` stands in (no clock reading).
         const TimePoint replied = options_.min_lease_time > Duration{0} ? clock.now() : sent;
         auto held = hold(lock, *got.lease, {sent, replied}, caller, unknown);
+        if (ticket) held->local_hold = ticket->mark_held();
         return {LeaseGuard(shared_from_this(), std::move(held)), {}};
       }
     } catch (const BackendError& e) {
@@ -197,13 +216,14 @@ Acquisition ElectionCore::acquire(const std::string& lock, const std::stop_token
     }
     const TimePoint now = clock.now();
     if (now >= wait_until) break;
+    if (fair && !ticket) {
+      ticket.emplace(store_.get(), lock);
+      watcher = real_clock_ ? lock_watcher(*store_) : nullptr;
+    }
     Duration pause =
         std::min(jittered(backoff), std::chrono::duration_cast<Duration>(wait_until - now));
-    LockWatcher* watcher = ticket && real_clock_ ? lock_watcher(*store_) : nullptr;
-    const Duration window =
-        std::min(kMaxBackoff, std::chrono::duration_cast<Duration>(wait_until - now));
     if (watcher != nullptr && ticket->head() &&
-        watch_for_change(*watcher, lock, window, pause, caller)) {
+        watch_for_change(*watcher, lock, slots_, window_until(clock, wait_until), pause, caller)) {
       backoff = kFirstBackoff;  // the store reported a change of holder: try at once
     } else if (watcher == nullptr && ticket && ticket->wait(clock, now + pause, caller)) {
       backoff = kFirstBackoff;  // released by this process (or now the head): try at once
@@ -362,6 +382,7 @@ void ElectionCore::finish(HeldLease& held, bool failed, const std::string& error
       (void)store_->release(lease, keep_for, Deadline::after(options_.effective_call_timeout()));
     } catch (...) {  // the lease then expires on the server after its ttl
     }
+    held.local_hold.reset();  // wakes the waiters of this process queued for the lock
     if (keep_for == Duration{0}) notify_released(store_.get(), held.info.lock);
   }
   held.caller_link.reset();

@@ -40,6 +40,9 @@ struct HeldLease {
   std::optional<std::stop_callback<std::function<void()>>> caller_link;
   std::stop_token caller;
   WallTime started{};  // when the lease was granted (system clock), for events and history
+  /// Counts this lease among the holders of its lock in this process's wait queue (taken by a
+  /// waiter: wait_queue.hpp) until the store release; reset after it.
+  std::shared_ptr<void> local_hold;
 
   std::mutex mu;
   std::condition_variable cv;  // notified when `renewing`, `calling` or `lost` change

@@ -78,7 +78,8 @@ ElectionOptions GroupOptions::election() const {
                          .on_backend_error = on_backend_error,
                          .safety_margin = safety_margin,
                          .call_timeout = call_timeout,
-                         .reentrant = reentrant};
+                         .reentrant = reentrant,
+                         .fair = fair};
 }
 
 }  // namespace leader

@@ -14,6 +14,7 @@ struct WaitTicket::Queue {
   std::deque<std::uint64_t> order;  // ticket ids, arrival order
   std::uint64_t next_id = 0;
   std::uint64_t releases = 0;  // releases of the lock by this process while queued
+  int held = 0;                // leases granted to waiters of this queue, not yet released
 };
 
 namespace {
@@ -46,6 +47,17 @@ Registry& registry() {
   return *r;
 }
 
+// Drops `q` from the registry (its last waiter left and no lease of it is held).
+void erase_locked(Registry& r, const std::shared_ptr<WaitTicket::Queue>& q) {
+  for (auto it = r.queues.begin(); it != r.queues.end(); ++it) {
+    if (it->second == q) {
+      r.queues.erase(it);
+      break;
+    }
+  }
+  r.count.store(r.queues.size());
+}
+
 }  // namespace
 
 WaitTicket::WaitTicket(const void* store, std::string_view lock) {
@@ -72,22 +84,63 @@ WaitTicket::~WaitTicket() {
     auto& order = queue_->order;
     const bool was_head = !order.empty() && order.front() == id_;
     order.erase(std::find(order.begin(), order.end(), id_));
-    empty = order.empty();
-    if (was_head && !empty) queue_->cv.notify_all();  // the next one is the head now
+    empty = order.empty() && queue_->held == 0;
+    if (was_head && !order.empty()) queue_->cv.notify_all();  // the next one is the head now
   }
   if (!empty) return;
-  for (auto it = r.queues.begin(); it != r.queues.end(); ++it) {
-    if (it->second == queue_) {
-      r.queues.erase(it);
-      break;
-    }
-  }
-  r.count.store(r.queues.size());
+  erase_locked(r, queue_);
+}
+
+bool WaitTicket::queued(const void* store, std::string_view lock) {
+  Registry& r = registry();
+  if (r.count.load() == 0) return false;
+  std::lock_guard lock_r(r.mu);
+  return r.queues.find(KeyView{store, lock}) != r.queues.end();  // erased once unused
 }
 
 bool WaitTicket::head() const {
   std::lock_guard lock(queue_->mu);
   return queue_->order.front() == id_;
+}
+
+bool WaitTicket::wait_while_held_here(const Clock& clock, TimePoint until,
+                                      const std::stop_token& stop, int slots) {
+  Queue& q = *queue_;
+  std::stop_callback wake(stop, [&q] {
+    std::lock_guard lock(q.mu);
+    q.cv.notify_all();
+  });
+  std::unique_lock lock(q.mu);
+  const int full = std::max(slots, 1);
+  bool slept = false;
+  while (q.held >= full && !stop.stop_requested() && clock.now() < until) {
+    clock.wait_until(lock, q.cv, until);
+    slept = true;
+  }
+  return slept;
+}
+
+std::shared_ptr<void> WaitTicket::mark_held() {
+  auto q = queue_;
+  {
+    std::lock_guard lock(q->mu);
+    ++q->held;
+  }
+  // The handle keeps the queue, and its entry in the registry, while the lease is held: a waiter
+  // arriving meanwhile joins this queue and sees the lease.
+  return {static_cast<void*>(q.get()), [q](void*) {
+            Registry& r = registry();
+            std::lock_guard lock_r(r.mu);
+            bool unused;
+            {
+              std::lock_guard lock(q->mu);
+              --q->held;
+              ++q->releases;
+              q->cv.notify_all();
+              unused = q->order.empty() && q->held == 0;
+            }
+            if (unused) erase_locked(r, q);
+          }};
 }
 
 void WaitTicket::before_attempt() {

@@ -28,10 +28,21 @@ class WaitTicket {
   WaitTicket(const WaitTicket&) = delete;
   WaitTicket& operator=(const WaitTicket&) = delete;
 
+  /// True when a waiter of this process queues for `lock` of `store`, or a lease one of them was
+  /// granted is held. One atomic load when no lock of this process has a queue.
+  [[nodiscard]] static bool queued(const void* store, std::string_view lock);
   /// True when no earlier waiter of this process is still queued.
   [[nodiscard]] bool head() const;
   /// Call just before each store attempt: releases before it are then not waited for.
   void before_attempt();
+  /// While leases granted to this queue's waiters, not yet released, fill `slots` (0: single),
+  /// a store attempt would fail and their release will come here: sleeps on `clock` until they
+  /// no longer do, until `until` or a stop. No store call. True when it slept.
+  bool wait_while_held_here(const Clock& clock, TimePoint until, const std::stop_token& stop,
+                            int slots);
+  /// Marks a lease this waiter was granted as held here until the returned handle is dropped
+  /// (after the store release): dropping it wakes the head.
+  [[nodiscard]] std::shared_ptr<void> mark_held();
   /// Sleeps on `clock` until `until`, until `stop` is requested, or until this ticket should try
   /// again: it became the head (a slot may be free), or it is the head and this process released
   /// the lock since before_attempt(). True when woken to try again.
