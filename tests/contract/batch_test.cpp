@@ -68,13 +68,15 @@ TEST_P(ContractTest, RenewBatchRenewsEachLeaseAndReportsALostOneAloneExactly) {
   ASSERT_TRUE(h) << "the rival lost the lock it took over";
   EXPECT_EQ(h->owner, taken->owner);
   EXPECT_GT(h->expires_in, unit * 10);
-  // Every other lease now ends about its own granted ttl after the batch (lease 0: shorter than
-  // the 10 units it had, so the batch set it; the others: longer).
+  // Every other lease now ends about its own ttl after the batch (lease 0: shorter than the 10
+  // units it had, so the batch set it; the others: longer).
   for (std::size_t i : {0U, 1U, 3U, 4U}) {
     auto mine = slot_holder(*judge, leases[i]);
     ASSERT_TRUE(mine) << "lease " << i << " lost its holder";
     EXPECT_EQ(mine->owner, leases[i].owner) << "lease " << i;
-    EXPECT_LE(mine->expires_in, out[i].renewal.ttl + Ms{1000}) << "lease " << i;
+    // At most what was asked (a store may report a shorter grant than the expiry it keeps, as
+    // ZooKeeper reports its session timeout), at least the grant.
+    EXPECT_LE(mine->expires_in, batch[i].ttl + Ms{1000}) << "lease " << i;
     EXPECT_GE(mine->expires_in, out[i].renewal.ttl - unit) << "lease " << i;
   }
   // Not before (call start + ttl) on the server: a rival gets lease 0 only after that.
@@ -115,7 +117,7 @@ TEST_P(ContractTest, RenewBatchOfHundredsOfLeasesRenewsEveryOneAndAnEmptyBatchIs
     auto mine = slot_holder(*judge, leases[i]);
     ASSERT_TRUE(mine) << "lease " << i;
     EXPECT_GE(mine->expires_in, out[i].renewal.ttl - unit * 3) << "lease " << i;
-    EXPECT_GT(out[i].renewal.ttl, unit * 12) << "lease " << i;
+    EXPECT_GT(mine->expires_in, unit * 12) << "lease " << i;
   }
   for (const Lease& l : leases) (void)holder->release(l, Ms{0}, soon());
 }
