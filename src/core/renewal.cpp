@@ -180,8 +180,13 @@ class Scheduler final : public RenewalScheduler {
       reschedule(held);
     }
     for (auto& [store, batch] : batches) {
-      for (std::size_t from = 0; from < batch.size(); from += kMaxBatch) {
-        const auto to = std::min(batch.size(), from + kMaxBatch);
+      // A large batch goes out as one part per worker of the lane (at most kMaxBatch each), so a
+      // store that renews a batch one lease at a time (LeaseStore's default) keeps the lane's
+      // parallelism, and a store that batches sends a few round trips at once.
+      const std::size_t parts = batch.size() >= kSplitFrom ? StoreLanes::kWorkersPerLane : 1;
+      const std::size_t step = std::min(kMaxBatch, (batch.size() + parts - 1) / parts);
+      for (std::size_t from = 0; from < batch.size(); from += step) {
+        const auto to = std::min(batch.size(), from + step);
         Batch part(batch.begin() + static_cast<std::ptrdiff_t>(from),
                    batch.begin() + static_cast<std::ptrdiff_t>(to));
         lanes_.post(store, [this, part = std::move(part)] { renew_batch(part); });
@@ -311,6 +316,8 @@ class Scheduler final : public RenewalScheduler {
 
   /// The most leases one renew_batch call carries (a store may still split it into chunks).
   static constexpr std::size_t kMaxBatch = 4096;
+  /// The smallest batch split between the lane's workers.
+  static constexpr std::size_t kSplitFrom = 64;
   /// The longest early window (early_window()).
   static constexpr Duration kMaxEarly = std::chrono::seconds(5);
 
