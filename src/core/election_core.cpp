@@ -222,11 +222,15 @@ Acquisition ElectionCore::acquire(const std::string& lock, const std::stop_token
     }
     Duration pause =
         std::min(jittered(backoff), std::chrono::duration_cast<Duration>(wait_until - now));
-    if (watcher != nullptr && ticket->head() &&
-        watch_for_change(*watcher, lock, slots_, window_until(clock, wait_until), pause, caller)) {
-      backoff = kFirstBackoff;  // the store reported a change of holder: try at once
-    } else if (watcher == nullptr && ticket && ticket->wait(clock, now + pause, caller)) {
-      backoff = kFirstBackoff;  // released by this process (or now the head): try at once
+    // Woken to try again at once: the store reported a change of holder (the head of a store
+    // that can watch), or this process released the lock or made this waiter the head.
+    const bool woken =
+        watcher != nullptr
+            ? ticket->head() && watch_for_change(*watcher, lock, slots_,
+                                                 window_until(clock, wait_until), pause, caller)
+            : ticket && ticket->wait(clock, now + pause, caller);
+    if (woken) {
+      backoff = kFirstBackoff;
     } else if (watcher != nullptr && !ticket->head()) {
       ticket->wait(clock, now + pause, caller);  // the head watches; this one waits its turn
       backoff = std::min(backoff * 2, kMaxBackoff);
