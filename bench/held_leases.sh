@@ -18,7 +18,7 @@ declare -A URI=(
   [postgres]="postgresql://postgres@127.0.0.1:15432/leader_test?prefix=bench_held_"
   [mysql]="mysql://root@127.0.0.1:13306/leader_test?prefix=bench_held_"
   [etcd]="etcd://127.0.0.1:12379?prefix=/leader-bench-held"
-  [zookeeper]="zk://127.0.0.1:12181?root=/leader-bench-held"
+  [zookeeper]="zk://127.0.0.1:12181?prefix=/leader-bench-held"
   [sqlite]="sqlite:///dev/shm/leader-bench-held.db"
 )
 for s in $STORES; do
