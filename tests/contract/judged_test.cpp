@@ -2,6 +2,9 @@
 // holder whose renewals are disturbed and checks that its stop signal came at least the safety
 // margin (minus scheduling slack) before the observer, a second client, really got the lock.
 
+#include <string>
+#include <utility>
+
 #include "judge.hpp"
 #include "scaled_clock.hpp"
 
@@ -21,18 +24,39 @@ Duration required_gap(const ElectionOptions& o, Duration granted) {
   return margin - scheduling_slack(margin);
 }
 
+// Judges a case that `once(lock)` runs (returning its verdict and the lead it needs) until the
+// verdict is conclusive (judge.hpp: the observer's grant does not lie on both sides of the
+// margin), on a fresh lock per run, at most `runs` times; the last run is judged at the earliest
+// instant whatever it is. Under load an observer's granted attempt can be sent long before the
+// server runs it (seen: PostgreSQL, 51 ms of a 100 ms lead at the send in a CI dry run).
+template <class Once>
+Verdict judged_conclusively(const std::string& name, Once&& once, int runs = 3) {
+  for (int run = 1;; ++run) {
+    auto [v, gap] = once(run == 1 ? name : name + "-run" + std::to_string(run));
+    ::testing::Test::RecordProperty("runs", std::to_string(run));
+    if (run < runs && inconclusive(v, gap)) continue;
+    expect_stop_before_takeover(v, gap);
+    if (run > 1 && ::testing::Test::HasFailure())
+      ADD_FAILURE() << "the " << run - 1 << " runs before were inconclusive";
+    return v;
+  }
+}
+
 TEST_P(ContractTest, FailingRenewalsStopTheHolderBeforeTheServerLetsAnotherIn) {
   const Ms lease = backend().lease_unit;
-  auto fs = std::make_shared<test::FaultyStore>(backend().open());
-  auto o = renewing(backend());
-  auto v = judge(backend(), lock(),
-                 {.store = fs,
-                  .options = o,
-                  .scenario = [&](LeaderContext&) { fs->fail_renew = true; },
-                  .hold_limit = lease * 4});
+  std::shared_ptr<test::FaultyStore> fs;
+  const auto v = judged_conclusively(lock(), [&](const std::string& name) {
+    fs = std::make_shared<test::FaultyStore>(backend().open());
+    auto o = renewing(backend());
+    auto verdict = judge(backend(), name,
+                         {.store = fs,
+                          .options = o,
+                          .scenario = [&](LeaderContext&) { fs->fail_renew = true; },
+                          .hold_limit = lease * 4});
+    return std::pair{verdict, required_gap(o, o.lease_time)};
+  });
   EXPECT_GE(fs->renew_calls(), 1) << "no renewal was attempted";
   EXPECT_TRUE(v.stop.has_value()) << "renewals failed for 4 leases without a stop signal";
-  expect_stop_before_takeover(v, required_gap(o, o.lease_time));
 }
 
 // Renewals reach the server `delay` late; after two leases of work they start failing. The stop
@@ -159,16 +183,18 @@ TEST_P(ContractTest, ExtendShorterRacingARenewalKeepsTheStopSignalBeforeTheServe
 
 TEST_P(ContractTest, GrantedTtlShorterThanAskedStopsTheHolderBeforeTheServerLetsAnotherIn) {
   const Ms lease = backend().lease_unit;
-  auto fs = std::make_shared<test::FaultyStore>(backend().open());
-  fs->ttl_cap = lease;  // the server really grants (and expires) one lease, not the two asked
-  auto o = renewing(backend());
-  o.lease_time = lease * 2;
-  auto v = judge(backend(), lock(),
-                 {.store = fs,
-                  .options = o,
-                  .scenario = [&](LeaderContext&) { fs->fail_renew = true; },
-                  .hold_limit = lease * 4});
-  expect_stop_before_takeover(v, required_gap(o, fs->ttl_cap.load()));
+  judged_conclusively(lock(), [&](const std::string& name) {
+    auto fs = std::make_shared<test::FaultyStore>(backend().open());
+    fs->ttl_cap = lease;  // the server really grants (and expires) one lease, not the two asked
+    auto o = renewing(backend());
+    o.lease_time = lease * 2;
+    auto v = judge(backend(), name,
+                   {.store = fs,
+                    .options = o,
+                    .scenario = [&](LeaderContext&) { fs->fail_renew = true; },
+                    .hold_limit = lease * 4});
+    return std::pair{v, required_gap(o, fs->ttl_cap.load())};
+  });
 }
 
 TEST_P(ContractTest, GrantedTtlBelowAnExplicitMarginIsRefusedOrStopsInTime) {
@@ -227,20 +253,22 @@ TEST_P(ContractTest, AnExplicitMarginTheStoreItselfCannotGrantIsRefusedOrKept) {
 TEST_P(ContractTest, ASlowLocalClockStillStopsTheHolderBeforeTheServerLetsAnotherIn) {
   const Ms lease = backend().lease_unit;
   constexpr double kRate = 0.9;  // the holder's steady clock runs 10% slow
-  auto fs = std::make_shared<test::FaultyStore>(backend().open());
   auto o = renewing(backend());
   o.safety_margin = lease * 3 / 10;
-  auto v = judge(backend(), lock(),
-                 {.store = fs,
-                  .options = o,
-                  .clock = std::make_shared<test::ScaledClock>(kRate),
-                  .scenario = [&](LeaderContext&) { fs->fail_renew = true; },
-                  .hold_limit = lease * 4});
   // At rate r the local deadline (lease - margin of local time) ends (lease - margin) / r of real
   // time after the grant: that, not the margin, is what is left before the server expiry.
   const auto left = lease - std::chrono::duration_cast<Ms>((lease - o.safety_margin) / kRate);
   ASSERT_GT(left, Ms{0});
-  expect_stop_before_takeover(v, left - scheduling_slack(left));
+  judged_conclusively(lock(), [&](const std::string& name) {
+    auto fs = std::make_shared<test::FaultyStore>(backend().open());
+    auto v = judge(backend(), name,
+                   {.store = fs,
+                    .options = o,
+                    .clock = std::make_shared<test::ScaledClock>(kRate),
+                    .scenario = [&](LeaderContext&) { fs->fail_renew = true; },
+                    .hold_limit = lease * 4});
+    return std::pair{v, left - scheduling_slack(left)};
+  });
 }
 
 }  // namespace
