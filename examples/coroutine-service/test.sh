@@ -10,8 +10,16 @@ spawn r1 "$bin" "$uri" r1 --lock "$lock" --workers 3
 spawn r2 "$bin" "$uri" r2 --lock "$lock" --workers 3
 for _ in $(seq 400); do [ "$(count '^STEP .* n=3$')" -ge 1 ] && break; sleep 0.05; done
 [ "$(count '^LEADING ')" = 1 ] || fail "expected exactly one leading worker"
-kill -TERM "${pids[@]}"
-wait_all
+# The waiting replica is stopped first: once the leader releases, another replica's waiter is
+# woken by the store's notification and takes the lock within milliseconds, before its own
+# SIGTERM would have cancelled it (a hand-over, not an overlap: the tokens increase).
+lead=$(cat "$out"/*.log | sed -n 's/^LEADING worker=\(r[0-9]*\)\/.*/\1/p')
+if [ "$lead" = r1 ]; then order=(1 0); else order=(0 1); fi
+for i in "${order[@]}"; do
+  kill -TERM "${pids[$i]}"
+  wait "${pids[$i]}" || fail "a process exited non-zero"
+done
+pids=()
 [ "$(count '^RELEASED ')" = 1 ] || fail "the leader was not cancelled and released"
 [ "$(count '^GAVE-UP ')" = 5 ] || fail "expected five workers to give up"
 leader=$(cat "$out"/*.log | sed -n 's/^LEADING worker=\([^ ]*\) .*/\1/p')
