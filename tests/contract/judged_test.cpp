@@ -144,41 +144,45 @@ TEST_P(ContractTest, AnOutageStopsTheHolderBeforeTheServerLetsAnotherInAfterIt) 
 
 TEST_P(ContractTest, ExtendLongerThanTheLeaseKeepsTheStopSignalBeforeTheServerLetsAnotherIn) {
   const Ms lease = backend().lease_unit;
-  auto fs = std::make_shared<test::FaultyStore>(backend().open());
-  auto o = renewing(backend());
-  auto v = judge(backend(), lock(),
-                 {.store = fs,
-                  .options = o,
-                  .scenario =
-                      [&](LeaderContext& ctx) {
-                        ASSERT_TRUE(ctx.extend(lease * 2));
-                        // One scheduled renewal after the extend reaches the server, then none.
-                        ASSERT_TRUE(eventually([&] { return fs->renew_ok() >= 2; }, lease * 2));
-                        fs->fail_renew = true;
-                      },
-                  .hold_limit = lease * 5});
-  expect_stop_before_takeover(v, required_gap(o, lease * 2));
+  judged_conclusively(lock(), [&](const std::string& name) {
+    auto fs = std::make_shared<test::FaultyStore>(backend().open());
+    auto o = renewing(backend());
+    auto v = judge(backend(), name,
+                   {.store = fs,
+                    .options = o,
+                    .scenario =
+                        [&](LeaderContext& ctx) {
+                          ASSERT_TRUE(ctx.extend(lease * 2));
+                          // One scheduled renewal after the extend reaches the server, then none.
+                          ASSERT_TRUE(eventually([&] { return fs->renew_ok() >= 2; }, lease * 2));
+                          fs->fail_renew = true;
+                        },
+                    .hold_limit = lease * 5});
+    return std::pair{v, required_gap(o, lease * 2)};
+  });
 }
 
 TEST_P(ContractTest, ExtendShorterRacingARenewalKeepsTheStopSignalBeforeTheServerLetsAnotherIn) {
   const Ms lease = backend().lease_unit;
-  auto fs = std::make_shared<test::FaultyStore>(backend().open());
-  fs->reply_delay = lease / 6;  // the scheduled renewal's reply is late ...
-  fs->delay_only_ttl = lease;   // ... but not the extend's
-  auto o = renewing(backend());
-  auto v =
-      judge(backend(), lock(),
-            {.store = fs,
-             .options = o,
-             .scenario =
-                 [&](LeaderContext& ctx) {
-                   // The renewal has reached the server; its "ok" is still on the way.
-                   ASSERT_TRUE(eventually([&] { return fs->renew_answered() >= 1; }, lease * 2));
-                   ASSERT_TRUE(ctx.extend(lease / 2));
-                   fs->fail_renew = true;  // no renewal after the extend reaches the server
-                 },
-             .hold_limit = lease * 4});
-  expect_stop_before_takeover(v, required_gap(o, lease / 2));
+  judged_conclusively(lock(), [&](const std::string& name) {
+    auto fs = std::make_shared<test::FaultyStore>(backend().open());
+    fs->reply_delay = lease / 6;  // the scheduled renewal's reply is late ...
+    fs->delay_only_ttl = lease;   // ... but not the extend's
+    auto o = renewing(backend());
+    auto v =
+        judge(backend(), name,
+              {.store = fs,
+               .options = o,
+               .scenario =
+                   [&](LeaderContext& ctx) {
+                     // The renewal has reached the server; its "ok" is still on the way.
+                     ASSERT_TRUE(eventually([&] { return fs->renew_answered() >= 1; }, lease * 2));
+                     ASSERT_TRUE(ctx.extend(lease / 2));
+                     fs->fail_renew = true;  // no renewal after the extend reaches the server
+                   },
+               .hold_limit = lease * 4});
+    return std::pair{v, required_gap(o, lease / 2)};
+  });
 }
 
 TEST_P(ContractTest, GrantedTtlShorterThanAskedStopsTheHolderBeforeTheServerLetsAnotherIn) {
