@@ -471,7 +471,9 @@ std::vector<Session::OwnStat> Session::stat_own_batch(
       }
       sent.emplace_back(i, s.st);
     }
-    for (auto& [i, st] : sent) {
+    for (auto& entry : sent) {
+      const auto i = entry.first;
+      auto& st = entry.second;  // not a structured binding: clang 14 cannot capture one
       Reply r;
       {
         std::unique_lock lock(st->mu);

@@ -206,7 +206,7 @@ std::vector<BatchRenewal> ZooKeeperStore::renew_batch(std::span<const RenewalReq
     if (!core) continue;
     auto g = std::find_if(groups.begin(), groups.end(),
                           [&](const auto& group) { return group.first == core; });
-    if (g == groups.end()) g = groups.insert(groups.end(), {std::move(core), {}});
+    if (g == groups.end()) g = groups.insert(groups.end(), {core, {}});
     g->second.push_back(i);
   }
   for (const auto& [core, indices] : groups) core->renew_batch(requests, indices, deadline, out);
