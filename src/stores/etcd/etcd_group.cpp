@@ -25,6 +25,8 @@ Json claim_lowest_free(const std::string& prefix, int first, int last, const std
                        std::int64_t lease_id, const std::string& slots_key, int slots) {
   const Json no_mutex_holder = ops::create_revision_is(prefix, 0, prefix + "g");
   const Json same_size = ops::value_is(slots_key, std::to_string(slots));
+  const Json reads = Json::array({{{"request_range", ops::range_prefix(prefix)}},
+                                  {{"request_range", ops::range_key(slots_key)}}});
   // Slot i's level: claim it if missing, else run `failure` (the next level, or the reads).
   const auto claim = [&](int i, Json failure) {
     const std::string key = prefix + slot_name(i);
@@ -33,11 +35,13 @@ Json claim_lowest_free(const std::string& prefix, int first, int last, const std
                     std::move(failure));
   };
   // Built from the innermost level (slot last - 1; callers pass first < last) outwards.
-  Json level = claim(last - 1, Json::array({{{"request_range", ops::range_prefix(prefix)}},
-                                            {{"request_range", ops::range_key(slots_key)}}}));
+  Json level = claim(last - 1, reads);
   for (int i = last - 2; i >= first; --i)
     level = claim(i, Json::array({{{"request_txn", std::move(level)}}}));
-  if (first > 0) return level;
+  // No key of this owner's under the prefix (its value names the owner): a retry whose first
+  // attempt landed must find its slot, not take a second one. The range is not empty here.
+  level = ops::txn(Json::array({ops::no_value_is(prefix, value, prefix_end(prefix))}),
+                   Json::array({{{"request_txn", std::move(level)}}}), reads);
   // No key at all under the prefix: nobody holds the lock, so this request's size applies.
   return ops::txn(
       Json::array({ops::create_revision_is(prefix, 0, prefix_end(prefix))}),
@@ -92,30 +96,54 @@ void read_holder_value(const std::string& value, const std::string& name, Holder
   h.owner = text("owner", name);  // etcdctl lock writes no value
 }
 
-EtcdStore::Claim EtcdStore::claim_group(const LeaseRequest& request, std::int64_t lease_id,
-                                        TimePoint sent, Deadline deadline) {
+std::optional<EtcdStore::Claim> EtcdStore::claim_group(const LeaseRequest& request,
+                                                       std::int64_t lease_id, TimePoint sent,
+                                                       Deadline deadline) {
   const std::string prefix = lock_prefix(request.lock);
   const std::string value =
       Json{{"node_id", request.node_id}, {"owner", request.owner}, {"slots", request.slots}}.dump();
   Claim claim;
+  const auto granted = [&](int slot, const Json& reply) {
+    claim.lease = Lease{request.lock, request.owner, request.node_id, 0,
+                        slot,         request.slots, request.ttl,     sent};
+    claim.lease->fencing_token = static_cast<std::uint64_t>(int_field(reply["header"], "revision"));
+  };
+  const auto inner = [](const Json& node) -> const Json* {
+    auto rs = node.find("responses");
+    if (rs == node.end() || !rs->is_array() || rs->empty() || !(*rs)[0].is_object()) return nullptr;
+    auto t = (*rs)[0].find("response_txn");
+    return t == (*rs)[0].end() ? nullptr : &*t;
+  };
   for (int first = 0; first < request.slots; first += kSlotsPerTxn) {
     const int last = std::min(request.slots, first + kSlotsPerTxn);
-    Json reply = gateway_.call("/v3/kv/txn",
-                               claim_lowest_free(prefix, first, last, value, lease_id,
-                                                 slots_key(request.lock), request.slots),
-                               deadline);
-    auto level = claimed_level(reply);
-    if (const int* depth = std::get_if<int>(&level)) {
-      const int slot = first == 0 ? std::max(0, *depth - 1) : first + *depth;
-      claim.lease = Lease{request.lock, request.owner, request.node_id, 0,
-                          slot,         request.slots, request.ttl,     sent};
-      claim.lease->fencing_token =
-          static_cast<std::uint64_t>(int_field(reply["header"], "revision"));
+    std::optional<Json> reply =
+        txn_on_lease(claim_lowest_free(prefix, first, last, value, lease_id,
+                                       slots_key(request.lock), request.slots),
+                     deadline);
+    if (!reply) return std::nullopt;
+    if (txn_succeeded(*reply)) {  // the prefix was empty: slot 0
+      granted(0, *reply);
       return claim;
     }
-    const Json& innermost = *std::get<const Json*>(level);
-    claim.seen.keys = range_kvs(innermost, 0);
-    claim.seen.slots = recorded_slots(range_kvs(innermost, 1));
+    const Json* mine = inner(*reply);  // the owner check
+    if (mine == nullptr)
+      throw BackendError(ErrorCode::internal, "etcd", "group claim answered no nested reply");
+    const Json* innermost = mine;
+    if (txn_succeeded(*mine)) {
+      const Json* levels = inner(*mine);
+      if (levels == nullptr)
+        throw BackendError(ErrorCode::internal, "etcd", "group claim answered no nested reply");
+      auto level = claimed_level(*levels);
+      if (const int* depth = std::get_if<int>(&level)) {
+        granted(first + *depth, *reply);
+        return claim;
+      }
+      innermost = std::get<const Json*>(level);
+    }
+    // A key of this owner's (the caller adopts it), or every slot of this range taken.
+    claim.seen.keys = range_kvs(*innermost, 0);
+    claim.seen.slots = recorded_slots(range_kvs(*innermost, 1));
+    if (!txn_succeeded(*mine)) return claim;
     if (!claim.seen.keys.empty() && !slot_of(claim.seen.keys.front().key.substr(prefix.size())))
       return claim;  // a single leader holds the lock: no slot of any chunk can be free
   }

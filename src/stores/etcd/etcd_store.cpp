@@ -16,6 +16,16 @@ using Json = nlohmann::json;
 
 TimePoint steady_now() { return std::chrono::steady_clock::now(); }
 
+// How long a lease last refreshed `granted` s after local time `sent` still lives from `now`, at
+// least: the server restarted its TTL when it ran that grant or keep-alive, after `sent`.
+Duration covered(TimePoint sent, std::int64_t granted, TimePoint now) {
+  return std::chrono::floor<Duration>(sent + std::chrono::seconds(granted) - now);
+}
+
+bool too_many_ops(const Reply& r) {
+  return r.message.find("too many operations") != std::string::npos;
+}
+
 }  // namespace
 
 // The first kv of a Range, DeleteRange (prev_kvs) or Put (prev_kv) response inside a Txn reply.
@@ -68,6 +78,33 @@ std::string owner_of(const KeyValue& kv) {
 
 EtcdStore::EtcdStore(Config config) : gateway_(std::move(config)), scheme_("etcd") {}
 
+EtcdStore::~EtcdStore() {
+  std::vector<std::int64_t> ids;
+  {
+    std::lock_guard lock(sessions_mu_);
+    for (auto& entry : sessions_) {
+      std::lock_guard session(entry.second->mu);
+      if (entry.second->s.id != 0) ids.push_back(entry.second->s.id);
+    }
+  }
+  // A session that still carries keys is left to expire on the server: those keys may be leases
+  // handed to another store object, which keeps them (its renew moves them to its own session).
+  const Deadline all = Deadline::after(std::chrono::seconds(1));
+  for (const std::int64_t id : ids) {
+    if (all.expired()) break;
+    try {
+      Reply r =
+          gateway_.post("/v3/lease/timetolive", {{"ID", std::to_string(id)}, {"keys", true}}, all);
+      if (!r.ok() || int_field(r.body, "TTL") < 0) continue;
+      if (auto keys = r.body.find("keys");
+          keys != r.body.end() && keys->is_array() && !keys->empty())
+        continue;
+      revoke_quietly(id, all);
+    } catch (...) {  // it then expires on the server after its ttl
+    }
+  }
+}
+
 std::string EtcdStore::lock_prefix(std::string_view lock) const {
   return gateway_.config().prefix + "/" + std::string(lock) + "/";
 }
@@ -89,14 +126,6 @@ std::int64_t EtcdStore::grant(std::int64_t id, std::int64_t ttl_s, Deadline dead
   return int_field(r, "ID");
 }
 
-bool EtcdStore::grant_own(std::int64_t id, std::int64_t ttl_s, Deadline deadline) {
-  Reply r = gateway_.post("/v3/lease/grant",
-                          {{"ID", std::to_string(id)}, {"TTL", std::to_string(ttl_s)}}, deadline);
-  if (r.ok()) return true;
-  if (r.message.find("lease already exists") != std::string::npos) return false;
-  gateway_.fail(r, "lease grant");
-}
-
 void EtcdStore::revoke_quietly(std::int64_t id, Deadline deadline) noexcept {
   if (id == 0 || deadline.expired()) return;
   try {
@@ -104,6 +133,114 @@ void EtcdStore::revoke_quietly(std::int64_t id, Deadline deadline) noexcept {
   } catch (...) {  // the lease then expires on the server after its ttl
   }
 }
+
+// ---- session leases ----------------------------------------------------------------------------
+
+EtcdStore::SessionSlot& EtcdStore::slot(std::int64_t ttl_s) {
+  std::lock_guard lock(sessions_mu_);
+  auto& entry = sessions_[ttl_s];
+  if (!entry) entry = std::make_unique<SessionSlot>();
+  return *entry;
+}
+
+EtcdStore::Session EtcdStore::current(std::int64_t ttl_s) {
+  SessionSlot* found = nullptr;
+  {
+    std::lock_guard lock(sessions_mu_);
+    auto it = sessions_.find(ttl_s);
+    if (it == sessions_.end()) return {};
+    found = it->second.get();
+  }
+  std::lock_guard lock(found->mu);
+  return found->s;
+}
+
+std::int64_t EtcdStore::session_lease(std::int64_t ttl_s) { return current(ttl_s).id; }
+
+void EtcdStore::refreshed(std::int64_t ttl_s, std::int64_t id, std::int64_t granted,
+                          TimePoint sent) {
+  SessionSlot& sl = slot(ttl_s);
+  std::lock_guard lock(sl.mu);
+  if (sl.s.id != id) return;  // replaced meanwhile
+  sl.s.granted = granted;
+  sl.s.sent = std::max(sl.s.sent, sent);
+}
+
+void EtcdStore::drop(std::int64_t ttl_s, std::int64_t id) {
+  SessionSlot& sl = slot(ttl_s);
+  std::lock_guard lock(sl.mu);
+  if (sl.s.id == id) sl.s = {};
+}
+
+std::int64_t EtcdStore::keep_alive(std::int64_t id, Deadline deadline) {
+  Json r = gateway_.call("/v3/lease/keepalive", {{"ID", std::to_string(id)}}, deadline);
+  return int_field(r, "TTL");  // absent (0) or -1 when the lease is gone
+}
+
+EtcdStore::Session EtcdStore::ensure(std::int64_t ttl_s, Duration want, TimePoint now,
+                                     Deadline deadline, std::optional<TimePoint> fresh_since) {
+  const auto good = [&](const Session& s) {
+    if (s.id == 0) return false;
+    if (fresh_since) return s.sent >= *fresh_since;
+    // Refreshed when what the session still covers would cut the ttl asked by more than a tenth
+    // or a second (etcd rounds TTLs up to whole seconds: usually nothing is cut at all).
+    const Duration cut = want - covered(s.sent, s.granted, now);
+    return cut <= std::min<Duration>(want / 10, std::chrono::seconds(1));
+  };
+  SessionSlot& sl = slot(ttl_s);
+  {
+    std::lock_guard lock(sl.mu);
+    if (good(sl.s)) return sl.s;
+  }
+  // Single flight: concurrent callers wait for one grant or keep-alive and share it.
+  std::unique_lock refresh(sl.refresh, std::defer_lock);
+  if (!refresh.try_lock_until(deadline.at()))
+    throw BackendError(ErrorCode::deadline_exceeded, "etcd",
+                       "deadline passed while waiting for the session lease of " +
+                           std::to_string(ttl_s) + " s (nothing was sent)");
+  Session s;
+  {
+    std::lock_guard lock(sl.mu);
+    s = sl.s;
+  }
+  if (good(s)) return s;
+  if (s.id != 0 && covered(s.sent, s.granted, steady_now()) > Duration{0}) {
+    const TimePoint sent = steady_now();
+    const std::int64_t kept = keep_alive(s.id, deadline);
+    if (kept > 0) {
+      refreshed(ttl_s, s.id, kept, sent);
+      std::lock_guard lock(sl.mu);
+      return sl.s;
+    }
+    drop(ttl_s, s.id);  // gone on the server: its keys with it
+  }
+  // None yet, gone, or past what this store ever kept it alive for (no holder relies on it: each
+  // holder's reported ttl ended by then), so a new one.
+  const TimePoint sent = steady_now();
+  Json r = gateway_.call("/v3/lease/grant", {{"TTL", std::to_string(ttl_s)}}, deadline);
+  Session fresh{int_field(r, "ID"), int_field(r, "TTL"), sent};
+  if (fresh.id == 0 || fresh.granted <= 0)
+    throw BackendError(ErrorCode::internal, "etcd", "lease grant answered no lease: " + r.dump());
+  if (fresh.granted > ttl_s) {
+    std::int64_t seen = min_ttl_.load();
+    while (fresh.granted > seen && !min_ttl_.compare_exchange_weak(seen, fresh.granted)) {
+    }
+  }
+  std::lock_guard lock(sl.mu);
+  sl.s = fresh;
+  return fresh;
+}
+
+std::optional<Json> EtcdStore::txn_on_lease(const Json& txn, Deadline deadline) {
+  Reply r = gateway_.post("/v3/kv/txn", txn, deadline);
+  if (r.ok()) return std::move(r.body);
+  // "etcdserver: requested lease not found": refused as a whole, nothing was written.
+  if (r.code == kNotFound && r.message.find("lease not found") != std::string::npos)
+    return std::nullopt;
+  gateway_.fail(r, "/v3/kv/txn");
+}
+
+// ---- reads -------------------------------------------------------------------------------------
 
 std::optional<KeyValue> EtcdStore::get(const std::string& key, Deadline deadline) {
   Json r = gateway_.call("/v3/kv/range", ops::range_key(key), deadline);
@@ -129,51 +266,35 @@ std::string EtcdStore::slots_key(std::string_view lock) const {
   return gateway_.config().prefix + "/" + std::string(lock);  // outside the Mutex prefix
 }
 
-Acquired EtcdStore::try_acquire(const LeaseRequest& request, Deadline deadline) {
-  const std::int64_t lease_id = lease_id_for_owner(request.owner);
-  const std::int64_t ttl_s = ttl_seconds(request.ttl.count());
-  const TimePoint sent = steady_now();
-  if (!grant_own(lease_id, ttl_s, deadline)) {
-    // This owner's lease exists: a retry after an unknown outcome, or a repeated call.
-    if (auto mine = attached(request, lease_id, deadline)) return {std::move(mine)};
-    revoke_quietly(lease_id, deadline);  // it holds nothing of this lock: start from a clean one
-    if (!grant_own(lease_id, ttl_s, deadline))
-      throw BackendError(ErrorCode::internal, "etcd",
-                         "lease " + lease_hex(lease_id) + " still exists after its revoke");
-  }
-  Claim claim;
-  try {
-    claim = request.slots >= 1 ? claim_group(request, lease_id, sent, deadline)
-                               : claim_single(request, lease_id, sent, deadline);
-  } catch (const BackendError&) {
-    revoke_quietly(lease_id, deadline);
-    throw;
-  }
-  if (claim.lease) return {std::move(claim.lease)};
-  revoke_quietly(lease_id, deadline);
-  for (const KeyValue& kv : claim.seen.keys)  // ours, moved to another lease by a longer renew
-    if (owner_of(kv) == request.owner)
-      if (auto mine = adopt(request, kv, deadline)) return {std::move(mine)};
-  refuse_other_shape(request, claim.seen);
-  return {};
-}
+// ---- acquire -----------------------------------------------------------------------------------
 
-// The key this owner's lease carries under the lock, refreshed to the requested ttl.
-std::optional<Lease> EtcdStore::attached(const LeaseRequest& request, std::int64_t lease_id,
-                                         Deadline deadline) {
-  Json r = gateway_.call("/v3/lease/timetolive", {{"ID", std::to_string(lease_id)}, {"keys", true}},
-                         deadline);
-  if (int_field(r, "TTL") < 0) return std::nullopt;  // -1: gone; 0: less than a second left
-  const std::string prefix = lock_prefix(request.lock);
-  auto keys = r.find("keys");
-  if (keys == r.end() || !keys->is_array()) return std::nullopt;
-  for (const auto& k : *keys) {
-    const std::string key = k.is_string() ? base64_decode(k.get<std::string>()) : "";
-    if (!key.starts_with(prefix)) continue;
-    if (auto kv = get(key, deadline); kv && owner_of(*kv) == request.owner)
-      return adopt(request, *kv, deadline);
+Acquired EtcdStore::try_acquire(const LeaseRequest& request, Deadline deadline) {
+  const std::int64_t ttl_s = ttl_seconds(request.ttl.count());
+  for (int attempt = 0;; ++attempt) {
+    // Read inside this call, before the Txn is sent: the elector's own stamp is earlier still.
+    const TimePoint now = steady_now();
+    const Session s = ensure(ttl_s, request.ttl, now, deadline);
+    std::optional<Claim> claim = request.slots >= 1 ? claim_group(request, s.id, now, deadline)
+                                                    : claim_single(request, s.id, now, deadline);
+    if (!claim) {  // the session lease is gone on the server (expired, revoked): a new one, once
+      drop(ttl_s, s.id);
+      if (attempt == 0) continue;
+      throw BackendError(ErrorCode::unavailable, "etcd",
+                         "the session lease of " + std::to_string(ttl_s) +
+                             " s was gone on the server twice in one acquisition");
+    }
+    if (claim->lease) {
+      // The key lives as long as the session lease: until (its last refresh's send + TTL) at
+      // least, which may come before now + ttl.
+      claim->lease->ttl = std::min(request.ttl, covered(s.sent, s.granted, now));
+      return {std::move(claim->lease)};
+    }
+    for (const KeyValue& kv : claim->seen.keys)  // ours: a retry after an unknown outcome
+      if (owner_of(kv) == request.owner)
+        if (auto mine = adopt(request, kv, deadline)) return {std::move(mine)};
+    refuse_other_shape(request, claim->seen);
+    return {};
   }
-  return std::nullopt;
 }
 
 // `kv` is this owner's holder key: the same token and slot, its server expiry reset by a renew.
@@ -186,26 +307,32 @@ std::optional<Lease> EtcdStore::adopt(const LeaseRequest& request, const KeyValu
               request.node_id,  static_cast<std::uint64_t>(kv.create_revision),
               slot.value_or(0), request.slots,
               request.ttl,      steady_now()};
-  if (renew(lease, request.ttl, deadline).status != LeaseStatus::ok) return std::nullopt;
+  const Renewal renewed = renew(lease, request.ttl, deadline);
+  if (renewed.status != LeaseStatus::ok) return std::nullopt;
+  lease.ttl = renewed.ttl;
   return lease;
 }
 
 // Free means no key at all under the prefix: the lowest create revision (the holder) of
-// concurrency.Mutex exists whenever any contender key does. The failure branch reads the holder.
-EtcdStore::Claim EtcdStore::claim_single(const LeaseRequest& request, std::int64_t lease_id,
-                                         TimePoint sent, Deadline deadline) {
+// concurrency.Mutex exists whenever any contender key does. The failure branch reads the holder
+// (this owner's own key, when a retry finds its first attempt landed).
+std::optional<EtcdStore::Claim> EtcdStore::claim_single(const LeaseRequest& request,
+                                                        std::int64_t lease_id, TimePoint sent,
+                                                        Deadline deadline) {
   const std::string prefix = lock_prefix(request.lock);
-  const std::string key = prefix + lease_hex(lease_id);
+  const std::string key = prefix + lease_hex(lease_id_for_owner(request.owner));
   const Json value = {{"node_id", request.node_id}, {"owner", request.owner}};
   Json txn = ops::txn(Json::array({ops::create_revision_is(prefix, 0, prefix_end(prefix))}),
                       Json::array({{{"request_put", ops::put(key, value.dump(), lease_id)}}}),
                       Json::array({{{"request_range", ops::range_prefix(prefix, 1)}}}));
-  Json reply = gateway_.call("/v3/kv/txn", txn, deadline);
+  std::optional<Json> reply = txn_on_lease(txn, deadline);
+  if (!reply) return std::nullopt;
   Claim claim;
-  if (txn_succeeded(reply)) {
+  if (txn_succeeded(*reply)) {
     claim.lease = Lease{request.lock, request.owner, request.node_id, 0, 0, 0, request.ttl, sent};
-    claim.lease->fencing_token = static_cast<std::uint64_t>(int_field(reply["header"], "revision"));
-  } else if (auto holder = first_kv(reply, "response_range", "kvs")) {
+    claim.lease->fencing_token =
+        static_cast<std::uint64_t>(int_field((*reply)["header"], "revision"));
+  } else if (auto holder = first_kv(*reply, "response_range", "kvs")) {
     claim.seen.keys.push_back(std::move(*holder));
   }
   return claim;
@@ -226,68 +353,223 @@ void EtcdStore::refuse_other_shape(const LeaseRequest& request, const Snapshot& 
   throw detail::group_size_mismatch("etcd", request.lock, held, request.slots);
 }
 
-bool EtcdStore::move_key(const std::string& key, std::int64_t create_revision, std::int64_t ttl_s,
-                         Deadline deadline) {
-  const std::int64_t fresh = grant(0, ttl_s, deadline);
+// ---- renew / release ---------------------------------------------------------------------------
+
+namespace {
+// A key written by versions before session leases sat on a lease of its own, whose id came from
+// its owner token: once the key has left it, that lease carries nothing.
+bool own_lease_of_old_version(const KeyValue& prev) {
+  return prev.lease != 0 && prev.lease == lease_id_for_owner(owner_of(prev));
+}
+}  // namespace
+
+std::optional<bool> EtcdStore::move_key(const std::string& key, std::int64_t create_revision,
+                                        std::int64_t lease, Deadline deadline) {
   Json txn = ops::txn(Json::array({ops::create_revision_is(key, create_revision)}),
-                      Json::array({{{"request_put", ops::move_to_lease(key, fresh)}}}));
-  Json reply;
-  try {
-    reply = gateway_.call("/v3/kv/txn", txn, deadline);
-  } catch (const BackendError&) {
-    revoke_quietly(fresh, deadline);
-    throw;
-  }
-  if (!txn_succeeded(reply)) {
-    revoke_quietly(fresh, deadline);
-    return false;
-  }
-  if (auto prev = first_kv(reply, "response_put", "prev_kv"); prev && prev->lease != fresh)
+                      Json::array({{{"request_put", ops::move_to_lease(key, lease)}}}));
+  std::optional<Json> reply = txn_on_lease(txn, deadline);
+  if (!reply) return std::nullopt;
+  if (!txn_succeeded(*reply)) return false;
+  if (auto prev = first_kv(*reply, "response_put", "prev_kv");
+      prev && prev->lease != lease && own_lease_of_old_version(*prev))
     revoke_quietly(prev->lease, deadline);
   return true;
 }
 
-Renewal EtcdStore::renew(const Lease& lease, Duration ttl, Deadline deadline) {
-  const std::string key = holder_key(lease);
-  auto kv = get(key, deadline);
-  if (!kv || kv->create_revision != static_cast<std::int64_t>(lease.fencing_token) ||
-      kv->lease == 0)
-    return {};
+// The key moves to this store's session of `ttl`, kept alive or granted after `start` (within
+// this call): the server then holds it at least `ttl` from `start`. The create revision, thus the
+// token, is unchanged (a Put with ignore_value).
+Renewal EtcdStore::move_to_session(const std::string& key, std::int64_t create_revision,
+                                   Duration ttl, TimePoint start, Deadline deadline) {
   const std::int64_t want = ttl_seconds(ttl.count());
-  Json r = gateway_.call("/v3/lease/keepalive", {{"ID", std::to_string(kv->lease)}}, deadline);
-  const std::int64_t granted = int_field(r, "TTL");
-  if (granted <= 0) return {};
-  // A keep-alive restores the lease's granted TTL, whatever ttl is asked now: a longer ttl needs
-  // a longer lease, and a shorter one a shorter lease (issue 13: the key stayed on the longer
-  // lease, so the server held it up to the old TTL while the holder believed the new one; safe
-  // for exclusion, but a takeover after the holder's end waited for the old TTL). A fresh lease
-  // is granted after this call was sent, so its expiry is at least sent + want seconds; want is
-  // the ttl rounded up to whole seconds, and a server's minimum TTL can raise it further: the
-  // server may still hold the key up to that rounding longer than the ttl reported (README.md).
-  const bool shorter = granted > std::max(want, min_ttl_.load());
-  if ((granted < want || shorter) && !move_key(key, kv->create_revision, want, deadline)) return {};
-  return {LeaseStatus::ok, ttl};
+  for (int attempt = 0;; ++attempt) {
+    const Session s = ensure(want, ttl, start, deadline, start);
+    const std::optional<bool> moved = move_key(key, create_revision, s.id, deadline);
+    if (!moved) {
+      drop(want, s.id);
+      if (attempt == 0) continue;
+      throw BackendError(ErrorCode::unavailable, "etcd",
+                         "the session lease of " + std::to_string(want) +
+                             " s was gone on the server twice in one renewal");
+    }
+    if (!*moved) return {};
+    return {LeaseStatus::ok, std::min(ttl, covered(s.sent, s.granted, start))};
+  }
+}
+
+Renewal EtcdStore::renew(const Lease& lease, Duration ttl, Deadline deadline) {
+  return renew_from(lease, ttl, steady_now(), deadline);
+}
+
+// Keep-alive first, verify second: a key seen on the session after its keep-alive was applied
+// lives at least that keep-alive's TTL from its send, which is after `start`.
+Renewal EtcdStore::renew_from(const Lease& lease, Duration ttl, TimePoint start,
+                              Deadline deadline) {
+  const std::string key = holder_key(lease);
+  const auto token = static_cast<std::int64_t>(lease.fencing_token);
+  const std::int64_t want = ttl_seconds(ttl.count());
+  const Session s = current(want);
+  std::int64_t kept = 0;
+  if (s.id != 0) {
+    const TimePoint sent = steady_now();
+    kept = keep_alive(s.id, deadline);
+    if (kept > 0)
+      refreshed(want, s.id, kept, sent);
+    else
+      drop(want, s.id);
+  }
+  auto kv = get(key, deadline);
+  if (!kv || kv->create_revision != token || kv->lease == 0) return {};
+  if (s.id != 0 && kv->lease == s.id) {
+    if (kept <= 0) return {};
+    return {LeaseStatus::ok, std::min<Duration>(ttl, std::chrono::seconds(kept))};
+  }
+  // On another lease: a session of another ttl (extend(), a shorter renew), another store
+  // object's session, a min_lease_time lease, or this ttl has no session here yet. A keep-alive
+  // restores a lease's own TTL only, so the key moves to our session of the ttl asked.
+  return move_to_session(key, token, ttl, start, deadline);
+}
+
+std::vector<BatchRenewal> EtcdStore::renew_batch(std::span<const RenewalRequest> requests,
+                                                 Deadline deadline) {
+  std::vector<BatchRenewal> out(requests.size());
+  if (requests.empty()) return out;
+  const TimePoint start = steady_now();
+  const auto not_sent = [&](std::size_t i) {
+    out[i].error = BackendError(ErrorCode::deadline_exceeded, "etcd",
+                                "renew_batch: deadline passed before this lease was sent");
+  };
+  // The leases by the session of their ttl: their keys are on it unless moved (checked below).
+  struct Group {
+    Session s;
+    std::int64_t kept = 0;
+    std::optional<BackendError> error;
+  };
+  std::map<std::int64_t, Group> groups;
+  std::vector<std::int64_t> want(requests.size());
+  std::vector<std::size_t> verify;
+  std::vector<std::size_t> single;
+  for (std::size_t i = 0; i < requests.size(); ++i) {
+    want[i] = ttl_seconds(requests[i].ttl.count());
+    auto it = groups.find(want[i]);
+    if (it == groups.end()) it = groups.emplace(want[i], Group{current(want[i]), 0, {}}).first;
+    (it->second.s.id != 0 ? verify : single).push_back(i);
+  }
+  // 1. One keep-alive per session: it renews every key on it at once.
+  for (auto& [ttl_s, g] : groups) {
+    if (g.s.id == 0) continue;
+    if (deadline.expired()) {
+      g.error = BackendError(ErrorCode::deadline_exceeded, "etcd",
+                             "renew_batch: deadline passed before this lease was sent");
+      continue;
+    }
+    try {
+      const TimePoint sent = steady_now();
+      g.kept = keep_alive(g.s.id, deadline);
+      if (g.kept > 0)
+        refreshed(ttl_s, g.s.id, g.kept, sent);
+      else
+        drop(ttl_s, g.s.id);  // revoked or expired: its keys are gone with it
+    } catch (const BackendError& e) {
+      g.error = e;  // unknown outcome for exactly the leases it covered
+    }
+  }
+  std::erase_if(verify, [&](std::size_t i) {
+    const Group& g = groups.at(want[i]);
+    if (g.error) out[i].error = g.error;
+    return g.error.has_value();
+  });
+  // 2. Every key read back after the keep-alives, Range ops in one Txn per chunk.
+  for (std::size_t pos = 0; pos < verify.size();) {
+    const std::size_t n = std::min(verify_chunk_.load(), verify.size() - pos);
+    const auto chunk = std::span(verify).subspan(pos, n);
+    if (deadline.expired()) {
+      for (std::size_t i : chunk) not_sent(i);
+      pos += n;
+      continue;
+    }
+    Json reads = Json::array();
+    for (std::size_t i : chunk)
+      reads.push_back({{"request_range", ops::range_key(holder_key(*requests[i].lease), true)}});
+    Reply r;
+    try {
+      r = gateway_.post("/v3/kv/txn", ops::txn(Json::array(), std::move(reads)), deadline);
+      if (!r.ok() && too_many_ops(r) && n > 1) {  // a server with a lower --max-txn-ops
+        std::size_t seen = n;
+        verify_chunk_.compare_exchange_strong(seen, n / 2);
+        continue;
+      }
+      if (!r.ok()) gateway_.fail(r, "/v3/kv/txn");
+    } catch (const BackendError& e) {
+      for (std::size_t i : chunk) out[i].error = e;
+      pos += n;
+      continue;
+    }
+    const Json none = Json::object();
+    const auto rs = r.body.find("responses");
+    for (std::size_t j = 0; j < n; ++j) {
+      const std::size_t i = chunk[j];
+      std::optional<KeyValue> kv;
+      if (rs != r.body.end() && rs->is_array() && j < rs->size() && (*rs)[j].is_object()) {
+        const Json range = (*rs)[j].value("response_range", none);
+        if (auto kvs = range.find("kvs"); kvs != range.end() && kvs->is_array() && !kvs->empty())
+          kv = decode_kv((*kvs)[0]);
+      }
+      const Group& g = groups.at(want[i]);
+      const auto token = static_cast<std::int64_t>(requests[i].lease->fencing_token);
+      if (!kv || kv->create_revision != token || kv->lease == 0) continue;  // lost
+      if (kv->lease != g.s.id) {
+        single.push_back(i);  // on another lease: renew() moves it
+      } else if (g.kept > 0) {
+        out[i].renewal = {LeaseStatus::ok,
+                          std::min<Duration>(requests[i].ttl, std::chrono::seconds(g.kept))};
+      }  // else lost with its session
+    }
+    pos += n;
+  }
+  // 3. The rest one by one, as renew() (dated from this call's start).
+  for (std::size_t i : single) {
+    if (deadline.expired()) {
+      not_sent(i);
+      continue;
+    }
+    try {
+      out[i].renewal = renew_from(*requests[i].lease, requests[i].ttl, start, deadline);
+    } catch (const BackendError& e) {
+      out[i].error = e;
+    }
+  }
+  return out;
 }
 
 LeaseStatus EtcdStore::release(const Lease& lease, Duration keep_for, Deadline deadline) {
   const std::string key = holder_key(lease);
   const auto token = static_cast<std::int64_t>(lease.fencing_token);
-  if (keep_for > Duration{0})
-    return move_key(key, token, ttl_seconds(keep_for.count()), deadline) ? LeaseStatus::ok
-                                                                         : LeaseStatus::lost;
-  // Revoking the acquisition's own lease deletes its key in the same raft entry.
-  const std::int64_t own = lease_id_for_owner(lease.owner);
-  Reply r = gateway_.post("/v3/lease/revoke", {{"ID", std::to_string(own)}}, deadline);
-  if (r.ok()) return LeaseStatus::ok;
-  if (r.code != kNotFound) gateway_.fail(r, "lease revoke");
-  // The key may have moved to another lease (a longer renew): delete it only if still ours.
+  if (keep_for > Duration{0}) {
+    // A lease of its own, not a session: held at least keep_for from now, then freed.
+    const std::int64_t fresh = grant(0, ttl_seconds(keep_for.count()), deadline);
+    std::optional<bool> moved;
+    try {
+      moved = move_key(key, token, fresh, deadline);
+    } catch (const BackendError&) {
+      revoke_quietly(fresh, deadline);
+      throw;
+    }
+    if (moved && *moved) return LeaseStatus::ok;
+    revoke_quietly(fresh, deadline);
+    if (!moved)
+      throw BackendError(ErrorCode::unavailable, "etcd",
+                         "the lease granted for keep_for was gone before the key moved to it");
+    return LeaseStatus::lost;
+  }
+  // One Txn: delete the key only if still ours. Its session lease stays for the other keys.
   Json txn = ops::txn(Json::array({ops::create_revision_is(key, token)}),
                       Json::array({{{"request_delete_range", ops::delete_key(key)}}}));
   Json reply = gateway_.call("/v3/kv/txn", txn, deadline);
   if (!txn_succeeded(reply)) return LeaseStatus::lost;
   auto prev = first_kv(reply, "response_delete_range", "prev_kvs");
   if (!prev) return LeaseStatus::lost;
-  revoke_quietly(prev->lease, deadline);
+  if (own_lease_of_old_version(*prev)) revoke_quietly(prev->lease, deadline);
   return LeaseStatus::ok;
 }
 

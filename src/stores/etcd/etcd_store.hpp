@@ -3,8 +3,11 @@
 
 #include <atomic>
 #include <cstdint>
+#include <map>
 #include <memory>
+#include <mutex>
 #include <optional>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -26,15 +29,27 @@ struct KeyValue {
   std::int64_t lease = 0;
 };
 
-/// The etcd store. Thread-safe; holds no lease state of its own (renew and release find the
-/// holder key from the lease's lock, owner, slot and fencing token).
+/// The etcd store. Thread-safe. Holder keys are attached to session leases, one per distinct
+/// ttl (whole seconds) per store object, granted on first use and kept alive by the renewals
+/// (README.md); renew and release still find the holder key from the lease's lock, owner, slot
+/// and fencing token alone, so a lease works the same through another store object.
 class EtcdStore : public LeaseStore, public LockLister, public LockWatcher {
  public:
   /// A store over the cluster described by `config`; no I/O until the first call.
   explicit EtcdStore(Config config);
+  /// Revokes, quietly and within about a second, the session leases that carry no key any more.
+  ~EtcdStore() override;
+  EtcdStore(const EtcdStore&) = delete;
+  EtcdStore& operator=(const EtcdStore&) = delete;
 
   [[nodiscard]] std::string_view scheme() const override { return scheme_; }
   LEADER_LEASE_STORE_OPERATIONS;  // the LeaseStore operations, store_support.hpp
+  /// One LeaseKeepAlive per session lease the keys of `requests` are attached to, then every key
+  /// verified (create revision = token, attached to a lease kept alive in this call) by Range ops
+  /// in Txns of at most 128 (README.md, "Batched renewals"). Leases whose key is elsewhere, or
+  /// whose ttl has no session here, go through renew().
+  [[nodiscard]] std::vector<BatchRenewal> renew_batch(std::span<const RenewalRequest> requests,
+                                                      Deadline deadline) override;
   /// Held locks under `prefix`: one Range over `<key prefix>/<prefix>` (the holder keys of every
   /// matching lock), then inspect() of each lock found.
   [[nodiscard]] std::vector<LockState> list_locks(std::string_view prefix,
@@ -51,8 +66,41 @@ class EtcdStore : public LeaseStore, public LockLister, public LockWatcher {
   [[nodiscard]] Gateway& gateway() { return gateway_; }
   /// `<prefix>/<lock>/`: the key prefix of a lock, as `etcdctl lock <prefix>/<lock>` uses it.
   [[nodiscard]] std::string lock_prefix(std::string_view lock) const;
+  /// The id of this store's session lease of `ttl_s` seconds, 0 when it has none (tests).
+  [[nodiscard]] std::int64_t session_lease(std::int64_t ttl_s);
 
  private:
+  /// A session lease: one per ttl (whole seconds), shared by every key acquired with that ttl.
+  struct Session {
+    std::int64_t id = 0;       ///< 0: none yet (or dropped)
+    std::int64_t granted = 0;  ///< the TTL (s) the server granted or last kept alive
+    TimePoint sent{};  ///< local time read before the grant/keep-alive that last refreshed it
+  };
+  struct SessionSlot {
+    std::timed_mutex refresh;  ///< single-flight grant / keep-alive
+    std::mutex mu;             ///< guards `s`
+    Session s;
+  };
+  SessionSlot& slot(std::int64_t ttl_s);
+  Session current(std::int64_t ttl_s);
+  void refreshed(std::int64_t ttl_s, std::int64_t id, std::int64_t granted, TimePoint sent);
+  void drop(std::int64_t ttl_s, std::int64_t id);
+  /// The session of `ttl_s`, granted or kept alive first when it would not cover `want` from
+  /// `now` (more than a tenth or a second short), or when `fresh_since` is set and the session was
+  /// last refreshed before it. Throws as the grant / keep-alive does.
+  Session ensure(std::int64_t ttl_s, Duration want, TimePoint now, Deadline deadline,
+                 std::optional<TimePoint> fresh_since = std::nullopt);
+  /// LeaseKeepAlive of `id`: the TTL (s) it was restored to, <= 0 when the lease is gone.
+  std::int64_t keep_alive(std::int64_t id, Deadline deadline);
+  /// POSTs a Txn that attaches keys to a lease; nullopt when the server no longer has that lease.
+  std::optional<nlohmann::json> txn_on_lease(const nlohmann::json& txn, Deadline deadline);
+  /// renew(), its keep-alives and moves dated from `start` (renew_batch: the batch's start).
+  Renewal renew_from(const Lease& lease, Duration ttl, TimePoint start, Deadline deadline);
+  /// Moves `key` (if its create revision is `create_revision`) onto our session of `ttl` and
+  /// reports the ttl it now holds for, or lost.
+  Renewal move_to_session(const std::string& key, std::int64_t create_revision, Duration ttl,
+                          TimePoint start, Deadline deadline);
+
   /// What a failed claim saw in the same Txn: the lock's keys by create revision (for a single
   /// lock only the lowest, its holder) and the group size recorded for the lock, if any.
   struct Snapshot {
@@ -64,21 +112,20 @@ class EtcdStore : public LeaseStore, public LockLister, public LockWatcher {
     std::optional<Lease> lease;
     Snapshot seen;
   };
-  Claim claim_single(const LeaseRequest& request, std::int64_t lease_id, TimePoint sent,
-                     Deadline deadline);
-  Claim claim_group(const LeaseRequest& request, std::int64_t lease_id, TimePoint sent,
-                    Deadline deadline);
-  std::optional<Lease> attached(const LeaseRequest& request, std::int64_t lease_id,
-                                Deadline deadline);
+  /// nullopt: the session lease `lease_id` is gone on the server (nothing was written).
+  std::optional<Claim> claim_single(const LeaseRequest& request, std::int64_t lease_id,
+                                    TimePoint sent, Deadline deadline);
+  std::optional<Claim> claim_group(const LeaseRequest& request, std::int64_t lease_id,
+                                   TimePoint sent, Deadline deadline);
   std::optional<Lease> adopt(const LeaseRequest& request, const KeyValue& kv, Deadline deadline);
   void refuse_other_shape(const LeaseRequest& request, const Snapshot& seen) const;
   [[nodiscard]] std::string holder_key(const Lease& lease) const;
   [[nodiscard]] std::string slots_key(std::string_view lock) const;
   std::int64_t grant(std::int64_t id, std::int64_t ttl_s, Deadline deadline);
-  bool grant_own(std::int64_t id, std::int64_t ttl_s, Deadline deadline);
   void revoke_quietly(std::int64_t id, Deadline deadline) noexcept;
-  bool move_key(const std::string& key, std::int64_t create_revision, std::int64_t ttl_s,
-                Deadline deadline);
+  /// nullopt: `lease` is gone on the server; else whether the key was ours and moved.
+  std::optional<bool> move_key(const std::string& key, std::int64_t create_revision,
+                               std::int64_t lease, Deadline deadline);
   std::optional<KeyValue> get(const std::string& key, Deadline deadline);
   std::vector<KeyValue> list(const std::string& prefix, Deadline deadline,
                              std::int64_t* revision = nullptr);
@@ -91,6 +138,11 @@ class EtcdStore : public LeaseStore, public LockLister, public LockWatcher {
   /// (etcd raises every grant to 1.5 x the election timeout, rounded up to seconds). A renewal
   /// does not move a lease that cannot get any shorter.
   std::atomic<std::int64_t> min_ttl_{1};
+  std::mutex sessions_mu_;
+  std::map<std::int64_t, std::unique_ptr<SessionSlot>> sessions_;  // by ttl (s)
+  /// Range ops per verifying Txn of renew_batch: etcd's default --max-txn-ops, halved when a
+  /// server refuses "too many operations".
+  std::atomic<std::size_t> verify_chunk_{128};
 };
 
 /// Decodes one `kvs` entry of a Range reply.

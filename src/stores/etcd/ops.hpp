@@ -38,6 +38,17 @@ inline Json value_is(const std::string& key, const std::string& value) {
           {"value", base64_encode(value)}};
 }
 
+/// Compare: no key in [key, range_end) has the value `value`. etcd fails a VALUE compare over a
+/// range without keys: callers use it where the range is known not to be empty.
+inline Json no_value_is(const std::string& key, const std::string& value,
+                        const std::string& range_end) {
+  return {{"key", base64_encode(key)},
+          {"range_end", base64_encode(range_end)},
+          {"target", "VALUE"},
+          {"result", "NOT_EQUAL"},
+          {"value", base64_encode(value)}};
+}
+
 /// A Put request body attaching `key` to `lease` (0: no lease).
 inline Json put(const std::string& key, const std::string& value, std::int64_t lease,
                 bool prev_kv = false) {
@@ -65,8 +76,12 @@ inline Json range_prefix(const std::string& prefix, std::int64_t limit = 0) {
   return r;
 }
 
-/// A Range request body for one key.
-inline Json range_key(const std::string& key) { return {{"key", base64_encode(key)}}; }
+/// A Range request body for one key (`keys_only`: no value, the revisions and lease still).
+inline Json range_key(const std::string& key, bool keys_only = false) {
+  Json r = {{"key", base64_encode(key)}};
+  if (keys_only) r["keys_only"] = true;
+  return r;
+}
 
 /// A DeleteRange request body for one key, returning the deleted pair.
 inline Json delete_key(const std::string& key) {
