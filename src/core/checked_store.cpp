@@ -46,9 +46,19 @@ namespace {
 
 // `call` names the operation and its lock or group, e.g. "try_acquire of lock 'job'".
 void check_owner(std::string_view owner, const CheckedStore::Call& call) {
-  const bool ok = owner.size() == 32 && std::all_of(owner.begin(), owner.end(), [](char c) {
-                    return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f');
-                  });
+  // Branch-free per byte (the compiler vectorises it): a random token's mix of digits and
+  // letters made a two-range test with branches mispredict about every other byte.
+  bool ok = owner.size() == 32;
+  if (ok) {
+    unsigned bad = 0;
+    for (char ch : owner) {
+      const auto c = static_cast<unsigned char>(ch);
+      const unsigned digit = static_cast<unsigned char>(c - '0') < 10 ? 1U : 0U;
+      const unsigned letter = static_cast<unsigned char>(c - 'a') < 6 ? 1U : 0U;
+      bad |= (digit | letter) ^ 1U;
+    }
+    ok = bad == 0;
+  }
   if (!ok)
     refuse(call.str() + ": owner token " + shown(owner) +
            " must be 32 lower-case hex characters (leader::new_owner_token())");

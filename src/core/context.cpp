@@ -21,7 +21,7 @@ TimePoint LeaderContext::deadline() const {
 bool LeaderContext::still_leader() const {
   if (held_->stop.stop_requested()) return false;
   std::lock_guard lock(held_->mu);
-  return !held_->lost && held_->clock->now() < held_->local_deadline;
+  return !held_->lost && held_->clock().now() < held_->local_deadline;
 }
 
 bool LeaderContext::extend(Duration lease_time) {
@@ -41,35 +41,36 @@ bool LeaderContext::extend(Duration lease_time) {
     h.renewing = true;
     h.calling = true;
     h.ttl = lease_time;  // later renewals request this ttl too
-    copy = h.lease;
+    copy = h.store_lease_locked();
   }
-  const TimePoint sent = h.clock->now();
+  const TimePoint sent = h.clock().now();
   std::optional<Renewal> outcome;
   try {
-    outcome = h.store->renew(copy, lease_time, Deadline::after(h.options.effective_call_timeout()));
+    outcome =
+        h.store()->renew(copy, lease_time, Deadline::after(h.options().effective_call_timeout()));
   } catch (const std::exception& e) {
-    h.end_renewal(sent, lease_time, copy, std::nullopt);  // it may still land: bound by it
+    h.end_renewal(sent, lease_time, std::nullopt);  // it may still land: bound by it
     const auto* backend = dynamic_cast<const BackendError*>(&e);
     h.publish(EventKind::renew_failed, e.what(),
               backend ? std::optional(backend->code()) : std::nullopt);
-    detail::RenewalScheduler::for_clock(h.clock).reschedule(held_);
+    detail::RenewalScheduler::for_clock(h.core->clock()).reschedule(held_);
     throw;
   } catch (...) {
-    h.end_renewal(sent, lease_time, copy, std::nullopt);
+    h.end_renewal(sent, lease_time, std::nullopt);
     h.publish(EventKind::renew_failed, "renew threw a non-standard exception");
-    detail::RenewalScheduler::for_clock(h.clock).reschedule(held_);
+    detail::RenewalScheduler::for_clock(h.core->clock()).reschedule(held_);
     throw;
   }
-  std::string misfit = h.end_renewal(sent, lease_time, copy, outcome);
+  std::string misfit = h.end_renewal(sent, lease_time, outcome);
   if (!misfit.empty()) {
     h.mark_lost(misfit);
-    throw BackendError(ErrorCode::failed_precondition, std::string(h.store->scheme()), misfit);
+    throw BackendError(ErrorCode::failed_precondition, std::string(h.store()->scheme()), misfit);
   }
   if (outcome->status != LeaseStatus::ok) {
     h.mark_lost("extend refused: the lease was taken over or expired on the server");
     return false;
   }
-  detail::RenewalScheduler::for_clock(h.clock).reschedule(held_);
+  detail::RenewalScheduler::for_clock(h.core->clock()).reschedule(held_);
   return true;
 }
 

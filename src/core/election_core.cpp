@@ -18,7 +18,7 @@ constexpr Duration kFirstBackoff{25};
 constexpr Duration kMaxBackoff{1000};
 
 template <class F>
-void notify(const std::shared_ptr<ElectionListener>& listener, F&& f) noexcept {
+void notify(ElectionListener* listener, F&& f) noexcept {
   if (!listener) return;
   try {
     f(*listener);
@@ -267,11 +267,8 @@ std::shared_ptr<HeldLease> ElectionCore::hold(const std::string& lock, const Lea
                                               Exchange acquire, const std::stop_token& caller,
                                               bool unknown_before) {
   const TimePoint sent = acquire.sent;
-  auto held = std::make_shared<HeldLease>(shared_options());
-  held->store = store_;
-  held->clock = hooks_.clock;
-  held->listener = hooks_.listener;
-  held->bus = hooks_.events;
+  auto held = std::make_shared<HeldLease>(shared_from_this());
+  held->listener = hooks_.listener.get();
   held->ttl = options_.lease_time;
   held->replied_at = acquire.replied;
   // A lost attempt of this call may still land and reset the lease to lease_time from then.
@@ -299,10 +296,9 @@ std::shared_ptr<HeldLease> ElectionCore::hold(const std::string& lock, const Lea
                          .acquired_at = sent,
                          .fail_open = false,
                          .granted_ttl = granted_ttl};
-  held->caller = caller;
   held->started = std::chrono::system_clock::now();
-  held->caller_link.emplace(caller, [h = held.get()] { h->stop.request_stop(); });
-  notify(hooks_.listener, [&](ElectionListener& l) { l.on_elected(held->info); });
+  held->caller_link.emplace(caller, HeldLease::StopRelay{held.get()});
+  notify(hooks_.listener.get(), [&](ElectionListener& l) { l.on_elected(held->info); });
   held->publish(EventKind::elected);
   scheduler().watch(held);
   return held;
@@ -328,11 +324,8 @@ Acquisition ElectionCore::on_backend_error(const std::string& lock, const Backen
       return {std::nullopt, s};
     }
     case OnBackendError::fail_open: {
-      auto held = std::make_shared<HeldLease>(shared_options());
-      held->store = store_;
-      held->clock = hooks_.clock;
-      held->listener = hooks_.listener;
-      held->bus = hooks_.events;
+      auto held = std::make_shared<HeldLease>(shared_from_this());
+      held->listener = hooks_.listener.get();
       held->fail_open = true;
       held->started = std::chrono::system_clock::now();
       const TimePoint now = hooks_.clock->now();
@@ -342,7 +335,7 @@ Acquisition ElectionCore::on_backend_error(const std::string& lock, const Backen
                              .lease_time = options_.lease_time,
                              .acquired_at = now,
                              .fail_open = true};
-      notify(hooks_.listener, [&](ElectionListener& l) { l.on_elected(held->info); });
+      notify(hooks_.listener.get(), [&](ElectionListener& l) { l.on_elected(held->info); });
       held->publish(EventKind::elected);
       return {LeaseGuard(shared_from_this(), held), {}};
     }
@@ -351,7 +344,7 @@ Acquisition ElectionCore::on_backend_error(const std::string& lock, const Backen
 }
 
 void ElectionCore::report_skip(const std::string& lock, const Skipped& skipped) noexcept {
-  notify(hooks_.listener, [&](ElectionListener& l) { l.on_skipped(lock, skipped); });
+  notify(hooks_.listener.get(), [&](ElectionListener& l) { l.on_skipped(lock, skipped); });
   publish(*hooks_.events, {.kind = EventKind::skipped,
                            .lock = lock,
                            .skip_reason = skipped.reason,
@@ -380,7 +373,7 @@ void ElectionCore::finish(HeldLease& held, bool failed, const std::string& error
     Lease lease;
     {
       std::lock_guard lock(held.mu);
-      lease = held.lease;
+      lease = held.store_lease_locked();
     }
     try {
       (void)store_->release(lease, keep_for, Deadline::after(options_.effective_call_timeout()));
@@ -399,8 +392,8 @@ void ElectionCore::finish(HeldLease& held, bool failed, const std::string& error
       held.loss = failed ? LeaseOutcome::failed : LeaseOutcome::completed;
     }
   }
-  notify(hooks_.listener, [&](ElectionListener& l) { l.on_revoked(held.info); });
-  held.publish(EventKind::released, sanitize_error_text(detail));
+  notify(hooks_.listener.get(), [&](ElectionListener& l) { l.on_revoked(held.info); });
+  held.publish(EventKind::released, detail.empty() ? std::string() : sanitize_error_text(detail));
   if (turns_.record && !held.fail_open) {
     bool completed;
     {

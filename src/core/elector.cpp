@@ -33,7 +33,7 @@ LeaseGuard& LeaseGuard::operator=(LeaseGuard&& other) noexcept {
 
 LeaseGuard::~LeaseGuard() { release(); }
 
-const LeaseStore* LeaseGuard::store() const { return held_ ? held_->store.get() : nullptr; }
+const LeaseStore* LeaseGuard::store() const { return held_ ? held_->store().get() : nullptr; }
 
 void LeaseGuard::release(bool failed, const std::string& error) noexcept {
   if (core_ && held_) core_->finish(*held_, failed, error);

@@ -130,10 +130,27 @@ class BusCore {
     int slot;
     TimePoint deadline;
   };
+  // The state of one lock without its name (the map's key is the one copy of the name: 32 bytes
+  // less per lock than a LeadershipState).
   struct LockEntry {
-    LeadershipState state;
     std::vector<Hold> holds;
+    std::uint64_t fencing_token = 0;  // of the latest held lease (of the last one when not held)
+    TimePoint deadline{};
+    std::uint64_t version = 0;
+    int slot = 0;
   };
+  // The state of the lock at `it`, with its name.
+  template <class It>
+  static LeadershipState named(const It& it) {
+    const LockEntry& e = it->second;
+    return LeadershipState{.lock = it->first,
+                           .held = !e.holds.empty(),
+                           .holds = static_cast<int>(e.holds.size()),
+                           .fencing_token = e.fencing_token,
+                           .slot = e.slot,
+                           .deadline = e.deadline,
+                           .version = e.version};
+  }
   struct Notification {
     std::string lock;
     std::uint64_t after;
@@ -181,16 +198,12 @@ class BusCore {
         holds.erase(it);
         break;
     }
-    LeadershipState& s = entry.state;
-    if (s.lock.empty()) s.lock = found->first;
-    s.holds = static_cast<int>(holds.size());
-    s.held = !holds.empty();
     const Hold latest = holds.empty() ? Hold{token, slot, {}} : holds.back();
-    s.fencing_token = latest.token;
-    s.slot = latest.slot;
-    s.deadline = latest.deadline;
-    ++s.version;
-    if (out != nullptr) *out = s;
+    entry.fencing_token = latest.token;
+    entry.slot = latest.slot;
+    entry.deadline = latest.deadline;
+    ++entry.version;
+    if (out != nullptr) *out = named(found);
     return true;
   }
 
@@ -391,14 +404,15 @@ LeadershipState EventBus::state(std::string_view lock) const {
   std::lock_guard guard(core_->mu);
   auto it = core_->locks.find(lock);
   if (it == core_->locks.end()) return LeadershipState{.lock = std::string(lock)};
-  return it->second.state;
+  return detail::BusCore::named(it);
 }
 
 std::vector<LeadershipState> EventBus::states() const {
   std::lock_guard guard(core_->mu);
   std::vector<LeadershipState> out;
   out.reserve(core_->locks.size());
-  for (const auto& [name, entry] : core_->locks) out.push_back(entry.state);
+  for (auto it = core_->locks.begin(); it != core_->locks.end(); ++it)
+    out.push_back(detail::BusCore::named(it));
   return out;
 }
 
@@ -408,13 +422,13 @@ std::optional<LeadershipState> EventBus::wait_state_change(std::string_view lock
   std::unique_lock guard(core_->mu);
   auto version = [&] {
     auto it = core_->locks.find(lock);
-    return it == core_->locks.end() ? std::uint64_t{0} : it->second.state.version;
+    return it == core_->locks.end() ? std::uint64_t{0} : it->second.version;
   };
   ++core_->waiters;  // under mu: a publisher that changes the state after this wakes us
   const bool changed = core_->changed.wait(guard, stop, [&] { return version() > after_version; });
   --core_->waiters;
   if (!changed) return std::nullopt;
-  return core_->locks.find(lock)->second.state;
+  return detail::BusCore::named(core_->locks.find(lock));
 }
 
 std::uint64_t EventBus::notify_state_change(std::string_view lock, std::uint64_t after_version,
@@ -423,8 +437,8 @@ std::uint64_t EventBus::notify_state_change(std::string_view lock, std::uint64_t
   std::unique_lock guard(core_->mu);
   const std::uint64_t id = ++core_->next_notification;
   auto it = core_->locks.find(lock);
-  if (it != core_->locks.end() && it->second.state.version > after_version) {
-    LeadershipState now = it->second.state;
+  if (it != core_->locks.end() && it->second.version > after_version) {
+    LeadershipState now = detail::BusCore::named(it);
     guard.unlock();
     once(now);
     return id;

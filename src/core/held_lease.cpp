@@ -7,13 +7,21 @@
 namespace leader::detail {
 
 Duration HeldLease::margin_for(Duration ttl) const {
-  return options.safety_margin > Duration{0} ? options.safety_margin : ttl / 5;
+  return options().safety_margin > Duration{0} ? options().safety_margin : ttl / 5;
 }
 
 void HeldLease::confirm_locked(TimePoint sent, Duration asked, const Lease& granted_lease) {
-  lease = granted_lease;
+  // Only the ttl and the send time change with a renewal; the lock name and node id stay in
+  // `info` (no string is copied per renewal).
+  if (lease.owner.empty()) {
+    lease.owner = granted_lease.owner;
+    lease.fencing_token = granted_lease.fencing_token;
+    lease.slot = granted_lease.slot;
+    lease.slots = granted_lease.slots;
+  }
+  lease.ttl = granted_lease.ttl;
   lease.sent_at = sent;
-  const Duration g = granted(asked, lease);
+  const Duration g = granted(asked, lease.ttl);
   if (g < asked) grant_cap = std::min(grant_cap, g);
   const Duration bound = std::min(g, unknown_min_ttl);
   local_deadline = sent + bound - margin_for(bound);
@@ -28,12 +36,12 @@ void HeldLease::unknown_outcome_locked(TimePoint sent, Duration asked) {
 }
 
 std::string HeldLease::margin_misfit(Duration ttl) const {
-  const Duration m = options.safety_margin;
+  const Duration m = options().safety_margin;
   if (m <= Duration{0}) return {};  // the default margin is a fifth of every grant
   if (m >= ttl)
     return "safety_margin " + format_duration(m) + " is not shorter than the granted ttl " +
            format_duration(ttl);
-  if (options.auto_extend && m > ttl / 2)
+  if (options().auto_extend && m > ttl / 2)
     return "safety_margin " + format_duration(m) + " is more than half the granted ttl " +
            format_duration(ttl) + ", so auto_extend's renewals (at a third of it) do not fit";
   return {};
@@ -73,13 +81,12 @@ void HeldLease::publish(EventKind kind, std::string detail,
                                       e.error_code = p.code;
                                       return e;
                                     }};
-    bus->publish_lease(kind, info, pending.deadline, make);
+    bus().publish_lease(kind, info, pending.deadline, make);
   } catch (...) {  // events never disturb the election (allocation failure at worst)
   }
 }
 
-std::string HeldLease::end_renewal(TimePoint sent, Duration asked, const Lease& copy,
-                                   std::optional<Renewal> outcome) {
+std::string HeldLease::end_renewal(TimePoint sent, Duration asked, std::optional<Renewal> outcome) {
   std::string misfit;
   bool renewed = false;
   {
@@ -88,7 +95,7 @@ std::string HeldLease::end_renewal(TimePoint sent, Duration asked, const Lease& 
     renewing = false;
     calling = false;
     if (outcome && outcome->status == LeaseStatus::ok) {
-      Lease grant = copy;
+      Lease grant;  // only its ttl is read: the lease's identity does not change on renewal
       grant.ttl = outcome->ttl;
       if (!lost) confirm_locked(sent, asked, grant);
       const Duration g = granted(asked, grant);
@@ -98,7 +105,7 @@ std::string HeldLease::end_renewal(TimePoint sent, Duration asked, const Lease& 
                  " where " + format_duration(asked) + " was asked; " + misfit;
     } else if (!outcome) {
       unknown_outcome_locked(sent, asked);
-      next_renew = clock->now() + retry_after_failure();
+      next_renew = clock().now() + retry_after_failure();
     }
   }
   cv.notify_all();

@@ -22,23 +22,44 @@
 namespace leader::detail {
 
 struct HeldLease {
-  /// `opts`: the elector's options, shared (not copied: an acquisition copies no strings and
-  /// computes no default node id for them).
-  explicit HeldLease(std::shared_ptr<const ElectionOptions> opts)
-      : options_owner(std::move(opts)), options(*options_owner) {}
+  /// `core`: the elector this lease belongs to. It outlives the lease through this pointer and
+  /// owns everything every lease of the elector shares (store, clock, bus, options): one
+  /// pointer here instead of a copy of each (issue 14: memory per held lease).
+  explicit HeldLease(std::shared_ptr<ElectionCore> owner) : core(std::move(owner)) {}
 
-  std::shared_ptr<const ElectionOptions> options_owner;  // keeps `options` alive
-  const ElectionOptions& options;
-  std::shared_ptr<LeaseStore> store;
-  std::shared_ptr<Clock> clock;
-  std::shared_ptr<ElectionListener> listener;
-  std::shared_ptr<EventBus> bus;  // never null
-  LeaseInfo info;
-  bool fail_open = false;
+  std::shared_ptr<ElectionCore> core;    // never null
+  ElectionListener* listener = nullptr;  // the elector's synchronous listener (owned by `core`)
+  [[nodiscard]] const ElectionOptions& options() const { return core->options(); }
+  [[nodiscard]] const std::shared_ptr<LeaseStore>& store() const { return core->store(); }
+  [[nodiscard]] Clock& clock() const { return *core->clock(); }
+  [[nodiscard]] EventBus& bus() const { return *core->events(); }
+
+  /// The lease as the store knows it (lock and node id from `info`, the rest from `lease`), for
+  /// a store call. Call with `mu` held.
+  [[nodiscard]] Lease store_lease_locked() const {
+    return Lease{info.lock,  lease.owner, info.node_id, lease.fencing_token,
+                 lease.slot, lease.slots, lease.ttl,    lease.sent_at};
+  }
+  /// What a held lease keeps of the store's `Lease` (its lock name and node id are in `info`).
+  struct Grant {
+    std::string owner;
+    std::uint64_t fencing_token = 0;
+    int slot = 0;
+    int slots = 0;
+    Duration ttl{};       // the ttl last granted by the server
+    TimePoint sent_at{};  // when the request that granted it was sent
+  };
+
+  LeaseInfo info;  // the lock name and node id are kept here only (`lease` leaves them empty)
   TimePoint replied_at{};  // when the acquire's reply came: min_lease_time counts from here
   std::stop_source stop;
-  std::optional<std::stop_callback<std::function<void()>>> caller_link;
-  std::stop_token caller;
+  /// Forwards the caller's stop request to `stop` (a function object of one pointer, not a
+  /// std::function: 40 bytes less per lease).
+  struct StopRelay {
+    HeldLease* self;
+    void operator()() const noexcept { self->stop.request_stop(); }
+  };
+  std::optional<std::stop_callback<StopRelay>> caller_link;
   WallTime started{};  // when the lease was granted (system clock), for events and history
   /// Counts this lease among the holders of its lock in this process's wait queue (taken by a
   /// waiter: wait_queue.hpp) until the store release; reset after it.
@@ -46,7 +67,8 @@ struct HeldLease {
 
   std::mutex mu;
   std::condition_variable cv;  // notified when `renewing`, `calling` or `lost` change
-  Lease lease;                 // guarded by mu: the last confirmed grant
+  /// Guarded by mu: the last confirmed grant (store_lease_locked() for a store call).
+  Grant lease;
   Duration ttl{};              // guarded by mu: what renewals request (lease_time, then extend's)
   TimePoint local_deadline{};  // guarded by mu
   TimePoint next_renew{};      // guarded by mu
@@ -55,11 +77,12 @@ struct HeldLease {
   Duration unknown_min_ttl = Duration::max();
   /// Guarded by mu: the smallest ttl the store granted when it granted less than asked.
   Duration grant_cap = Duration::max();
-  bool renewing = false;  // guarded by mu: a renew (scheduled or extend) is queued or running
-  bool calling = false;   // guarded by mu: that renew's store call is under way
-  bool lost = false;      // guarded by mu
-  bool finished = false;  // guarded by mu
-  bool released = false;  // guarded by mu: finish() ran
+  bool renewing = false;   // guarded by mu: a renew (scheduled or extend) is queued or running
+  bool calling = false;    // guarded by mu: that renew's store call is under way
+  bool lost = false;       // guarded by mu
+  bool finished = false;   // guarded by mu
+  bool released = false;   // guarded by mu: finish() ran
+  bool fail_open = false;  // set before the lease is shared, then constant
   std::optional<LeaseOutcome> loss;  // guarded by mu: how the lease ended (lost: set at once)
   std::string loss_reason;           // guarded by mu: why it was lost
 
@@ -69,8 +92,11 @@ struct HeldLease {
 
   /// The ttl to judge a grant by: the requested one, or the store's shorter grant (ZooKeeper
   /// sessions can grant less than asked for).
+  [[nodiscard]] static Duration granted(Duration requested, Duration granted_ttl) {
+    return granted_ttl > Duration{0} && granted_ttl < requested ? granted_ttl : requested;
+  }
   [[nodiscard]] static Duration granted(Duration requested, const Lease& lease) {
-    return lease.ttl > Duration{0} && lease.ttl < requested ? lease.ttl : requested;
+    return granted(requested, lease.ttl);
   }
   /// The safety margin for a grant of `ttl`: the explicit one, or ttl / 5 by default.
   [[nodiscard]] Duration margin_for(Duration ttl) const;
@@ -85,11 +111,10 @@ struct HeldLease {
   [[nodiscard]] std::string margin_misfit(Duration ttl) const;
   /// When to retry after a failed renewal.
   [[nodiscard]] Duration retry_after_failure() const;
-  /// Ends a renew call (scheduled or extend) of `copy`: applies its outcome (nullopt = unknown)
+  /// Ends a renew call (scheduled or extend): applies its outcome (nullopt = unknown)
   /// and wakes whoever waits for the renew slot. Call without `mu` held. Returns why a confirmed
   /// grant is unsafe (margin_misfit), empty otherwise.
-  std::string end_renewal(TimePoint sent, Duration asked, const Lease& copy,
-                          std::optional<Renewal> outcome);
+  std::string end_renewal(TimePoint sent, Duration asked, std::optional<Renewal> outcome);
   /// Marks the lease lost once: fires the stop_token, emits on_lost and a `lost` event. Call
   /// without `mu` held.
   void mark_lost(const std::string& reason, LeaseOutcome outcome = LeaseOutcome::lost) noexcept;

@@ -30,7 +30,7 @@ class Scheduler final : public RenewalScheduler {
   }
 
   void watch(const std::shared_ptr<HeldLease>& held) override {
-    if (held->options.auto_extend) {
+    if (held->options().auto_extend) {
       Duration window;
       {
         std::lock_guard hl(held->mu);
@@ -41,7 +41,7 @@ class Scheduler final : public RenewalScheduler {
         std::lock_guard lock(mu_);
         max_window_ = std::max(max_window_, window);
       }
-      lanes_.open(held->store.get());
+      lanes_.open(held->store().get());
     }
     reschedule(held);
   }
@@ -52,7 +52,7 @@ class Scheduler final : public RenewalScheduler {
       std::lock_guard hl(held->mu);
       if (held->finished || held->lost) return;
       due = held->local_deadline;
-      if (held->options.auto_extend && !held->renewing) due = std::min(due, held->next_renew);
+      if (held->options().auto_extend && !held->renewing) due = std::min(due, held->next_renew);
     }
     bool earliest;
     {
@@ -78,7 +78,7 @@ class Scheduler final : public RenewalScheduler {
       if (held.scheduled) queue_.erase(*held.scheduled);
       held.scheduled.reset();
     }
-    if (held.options.auto_extend) lanes_.close(held.store.get());
+    if (held.options().auto_extend) lanes_.close(held.store().get());
   }
 
  private:
@@ -153,7 +153,7 @@ class Scheduler final : public RenewalScheduler {
         const TimePoint t = clock_->now();
         if (t >= held->local_deadline) {
           expired = true;
-        } else if (held->options.auto_extend && !held->renewing && t >= held->next_renew) {
+        } else if (held->options().auto_extend && !held->renewing && t >= held->next_renew) {
           renew = true;
           held->renewing = true;  // one renew call per lease at a time: extend() waits for it
         }
@@ -162,16 +162,17 @@ class Scheduler final : public RenewalScheduler {
         held->mark_lost("local deadline passed without a confirmed renewal", LeaseOutcome::expired);
         continue;
       }
-      if (renew) batches[held->store.get()].push_back(held);
+      if (renew) batches[held->store().get()].push_back(held);
       reschedule(held);  // the deadline stays watched while the renewal is in flight
     }
     if (batches.empty()) return;
     for (const auto& held : soon) {
-      auto it = batches.find(held->store.get());
+      auto it = batches.find(held->store().get());
       if (it == batches.end()) continue;
       {
         std::lock_guard hl(held->mu);
-        if (held->finished || held->lost || !held->options.auto_extend || held->renewing) continue;
+        if (held->finished || held->lost || !held->options().auto_extend || held->renewing)
+          continue;
         if (now >= held->local_deadline) continue;  // handled when its own entry is due
         if (held->next_renew - now > early_window(held->renew_every)) continue;
         held->renewing = true;
@@ -211,14 +212,14 @@ class Scheduler final : public RenewalScheduler {
       return std::nullopt;
     }
     held.calling = true;
-    return Attempt{held.lease, held.ttl, held.local_deadline};
+    return Attempt{held.store_lease_locked(), held.ttl, held.local_deadline};
   }
 
   /// Applies one renewal's outcome (nullopt with `error`: unknown) to `held`.
   void end_renewal(const std::shared_ptr<HeldLease>& held, TimePoint sent, const Attempt& a,
                    const std::optional<Renewal>& outcome,
                    const std::optional<BackendError>& error) {
-    std::string misfit = held->end_renewal(sent, a.ttl, a.copy, outcome);
+    std::string misfit = held->end_renewal(sent, a.ttl, outcome);
     if (error) held->publish(EventKind::renew_failed, error->what(), error->code());
     if (!misfit.empty()) {      // kept until the action ends: releasing now would admit a second
       held->mark_lost(misfit);  // leader while this one still runs
@@ -247,15 +248,16 @@ class Scheduler final : public RenewalScheduler {
     const auto a = begin_renewal(*held);
     if (!a) return;
     const TimePoint sent = clock_->now();
-    const auto budget = budget_for(sent, a->local_deadline, held->options.effective_call_timeout());
+    const auto budget =
+        budget_for(sent, a->local_deadline, held->options().effective_call_timeout());
     std::optional<Renewal> outcome;
     std::optional<BackendError> error;
     try {
-      outcome = held->store->renew(a->copy, a->ttl, Deadline::after(budget));
+      outcome = held->store()->renew(a->copy, a->ttl, Deadline::after(budget));
     } catch (const BackendError& e) {  // outcome unknown: the local deadline is bounded by it
       error = e;
     } catch (...) {
-      error = BackendError(ErrorCode::internal, std::string(held->store->scheme()),
+      error = BackendError(ErrorCode::internal, std::string(held->store()->scheme()),
                            "renew threw a non-BackendError exception");
     }
     end_renewal(held, sent, *a, outcome, error);
@@ -279,14 +281,14 @@ class Scheduler final : public RenewalScheduler {
       }
     }
     if (live.empty()) return;
-    LeaseStore& store = *live.front()->store;
+    LeaseStore& store = *live.front()->store();
     const TimePoint sent = clock_->now();
     Duration budget = Duration::max();
     std::vector<RenewalRequest> requests;
     requests.reserve(live.size());
     for (std::size_t i = 0; i < live.size(); ++i) {
       budget = std::min(budget, budget_for(sent, attempts[i].local_deadline,
-                                           live[i]->options.effective_call_timeout()));
+                                           live[i]->options().effective_call_timeout()));
       requests.push_back({&attempts[i].copy, attempts[i].ttl});
     }
     std::vector<BatchRenewal> out;
