@@ -91,6 +91,18 @@ void Connection::exec(const char* sql, std::string_view what) {
   if (rc != SQLITE_OK) fail(rc, what);
 }
 
+void Connection::exec_retrying_busy(const char* sql, std::string_view what) {
+  for (int attempt = 0;; ++attempt) {
+    const int rc = sqlite3_exec(db_, sql, nullptr, nullptr, nullptr);
+    if (rc == SQLITE_OK) return;
+    const int primary = rc & 0xff;
+    // The busy handler said "give up" (busy_timeout or deadline reached): report that.
+    if (primary != SQLITE_BUSY || busy_hit_ || deadline_hit_) fail(rc, what);
+    rollback_quietly();
+    if (on_busy(this, attempt) == 0) fail(rc, what);  // sleeps its back-off; 0: out of time
+  }
+}
+
 void Connection::rollback_quietly() noexcept {
   if (sqlite3_get_autocommit(db_) == 0) sqlite3_exec(db_, "ROLLBACK", nullptr, nullptr, nullptr);
 }

@@ -36,6 +36,11 @@ class Connection {
   void begin_call(Deadline deadline, Duration busy_timeout);
   /// Runs constant SQL without parameters (pragmas, DDL, BEGIN/COMMIT); throws on failure.
   void exec(const char* sql, std::string_view what);
+  /// As exec(), but also retries an SQLITE_BUSY that SQLite returned without asking the busy
+  /// handler (it does so when waiting could deadlock: a connection that read the database and
+  /// needs an exclusive lock, as `PRAGMA journal_mode = WAL` on a new database, while others do
+  /// the same), with the busy handler's back-off, until busy_timeout or the call's deadline.
+  void exec_retrying_busy(const char* sql, std::string_view what);
   /// Rolls back an open transaction, ignoring errors (used while unwinding).
   void rollback_quietly() noexcept;
   /// Throws the BackendError that matches the sqlite result code `rc` of operation `what`.

@@ -109,7 +109,7 @@ std::string schema_ddl(const std::string& p) {
 void prepare_schema(Connection& conn, const std::string& prefix, bool create) {
   // WAL lets readers proceed during writes; FULL sync keeps every granted fencing token durable
   // across power loss, so a token is never handed out twice.
-  conn.exec("PRAGMA journal_mode = WAL", "switching to WAL mode");
+  conn.exec_retrying_busy("PRAGMA journal_mode = WAL", "switching to WAL mode");
   conn.exec("PRAGMA synchronous = FULL", "setting synchronous = FULL");
   bool complete = true;  // read-only check first: a started store takes no write lock
   for (const char* table : kTables) complete = complete && has_table(conn, prefix, table);
