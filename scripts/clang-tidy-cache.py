@@ -122,6 +122,30 @@ def output_of(entry):
     return None
 
 
+def preprocessed_deps(entry):
+    """The dependencies of an object the build did not make (CI does not build the benchmarks):
+    the compiler's own list, as its -MD would have written it at the build (-M: the same list,
+    system headers included), from the unit's compile command without compiling. None when the
+    compiler fails (then the unit has no key and is checked)."""
+    args = list(entry.get("arguments") or shlex.split(entry["command"]))
+    cmd, skip = [], False
+    for a in args:
+        if skip:
+            skip = False
+        elif a in ("-o", "-MT", "-MF", "-MQ"):
+            skip = True
+        elif a in ("-c", "-MD", "-MMD"):
+            pass
+        else:
+            cmd.append(a)
+    res = subprocess.run(cmd + ["-M"], cwd=entry["directory"], capture_output=True, text=True)
+    if res.returncode != 0:
+        return None
+    rule = res.stdout.replace("\\\n", " ")
+    _, _, listed = rule.partition(": ")
+    return [p.replace("\\ ", " ") for p in re.split(r"(?<!\\) +", listed.strip()) if p]
+
+
 def ninja_deps(build_dir):
     """{object path as ninja names it: [dependency paths]} (empty without a Ninja build)."""
     if not os.path.exists(os.path.join(build_dir, ".ninja_deps")):
@@ -184,6 +208,8 @@ class Keys:
                 return None
             obj = os.path.relpath(os.path.join(e["directory"], out), self.paths.build)
             listed = self.deps.get(obj, self.deps.get(out))
+            if not listed and os.environ.get("LINT_PREPROCESS_DEPS") == "1":
+                listed = preprocessed_deps(e)
             if not listed:
                 return None
             result.update(self.paths.norm(p, e["directory"]) for p in listed)
