@@ -167,6 +167,11 @@ Acquired CheckedStore::try_acquire(const LeaseRequest& request, Deadline deadlin
     throw BackendError(ErrorCode::deadline_exceeded, scheme_,
                        call.str() + ": the deadline had passed before the call; nothing was sent");
   Acquired got = guarded(call, [&] { return inner_->try_acquire(request, deadline); });
+  if (got.lease && got.lease->owner != request.owner)  // a store defect: renewals would miss it
+    throw BackendError(ErrorCode::internal, scheme_,
+                       call.str() + ": the store granted a lease of owner " +
+                           shown(got.lease->owner) + " to a request of owner " +
+                           shown(request.owner));
   if (got.lease && got.lease->sent_at == TimePoint{}) got.lease->sent_at = sent;
   return got;
 }

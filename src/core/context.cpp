@@ -36,7 +36,7 @@ bool LeaderContext::extend(Duration lease_time) {
   {
     std::unique_lock lock(h.mu);
     // One renew call per lease at a time, so replies cannot be applied out of order.
-    h.cv.wait(lock, [&] { return !h.renewing || h.lost || h.finished; });
+    h.cv().wait(lock, [&] { return !h.renewing || h.lost || h.finished; });
     if (h.lost || h.finished) return false;
     h.renewing = true;
     h.calling = true;

@@ -100,7 +100,7 @@ void HeldLease::mark_lost(const std::string& reason, LeaseOutcome outcome) noexc
     loss = outcome;
     loss_reason = reason;
   }
-  cv.notify_all();
+  cv().notify_all();
   stop.request_stop();
   notify(listener, [&](ElectionListener& l) { l.on_lost(info, reason); });
   publish(EventKind::lost, reason);

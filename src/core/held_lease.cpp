@@ -6,6 +6,11 @@
 
 namespace leader::detail {
 
+std::condition_variable_any& HeldLease::cv() const {
+  static std::array<std::condition_variable_any, 64> stripes;
+  return stripes[(reinterpret_cast<std::uintptr_t>(this) / alignof(HeldLease)) % stripes.size()];
+}
+
 Duration HeldLease::margin_for(Duration ttl) const {
   return options().safety_margin > Duration{0} ? options().safety_margin : ttl / 5;
 }
@@ -13,8 +18,11 @@ Duration HeldLease::margin_for(Duration ttl) const {
 void HeldLease::confirm_locked(TimePoint sent, Duration asked, const Lease& granted_lease) {
   // Only the ttl and the send time change with a renewal; the lock name and node id stay in
   // `info` (no string is copied per renewal).
-  if (lease.owner.empty()) {
-    lease.owner = granted_lease.owner;
+  if (!lease.has_owner) {
+    // A token is 32 hex characters (CheckedStore refuses any other): copied in place.
+    const std::size_t n = std::min(granted_lease.owner.size(), lease.owner.size());
+    std::copy_n(granted_lease.owner.begin(), n, lease.owner.begin());
+    lease.has_owner = true;
     lease.fencing_token = granted_lease.fencing_token;
     lease.slot = granted_lease.slot;
     lease.slots = granted_lease.slots;
@@ -108,7 +116,7 @@ std::string HeldLease::end_renewal(TimePoint sent, Duration asked, std::optional
       next_renew = clock().now() + retry_after_failure();
     }
   }
-  cv.notify_all();
+  cv().notify_all();
   if (renewed && misfit.empty()) publish(EventKind::renewed);
   return misfit;
 }

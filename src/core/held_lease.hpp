@@ -8,6 +8,7 @@
 // calls of one lease are serialised (`renewing`), so only unknown-outcome requests can land out
 // of order; see confirm_locked() and unknown_outcome_locked().
 
+#include <array>
 #include <condition_variable>
 #include <cstdint>
 #include <memory>
@@ -15,6 +16,7 @@
 #include <optional>
 #include <stop_token>
 #include <string>
+#include <string_view>
 #include <utility>
 
 #include "leader/elector.hpp"
@@ -37,12 +39,20 @@ struct HeldLease {
   /// The lease as the store knows it (lock and node id from `info`, the rest from `lease`), for
   /// a store call. Call with `mu` held.
   [[nodiscard]] Lease store_lease_locked() const {
-    return Lease{info.lock,  lease.owner, info.node_id, lease.fencing_token,
-                 lease.slot, lease.slots, lease.ttl,    lease.sent_at};
+    return Lease{info.lock,    std::string(lease.owner_token()),
+                 info.node_id, lease.fencing_token,
+                 lease.slot,   lease.slots,
+                 lease.ttl,    lease.sent_at};
   }
   /// What a held lease keeps of the store's `Lease` (its lock name and node id are in `info`).
   struct Grant {
-    std::string owner;
+    /// The owner token: 32 hex characters (CheckedStore checks every token), kept in place
+    /// instead of a heap string (48 bytes less per lease).
+    std::array<char, 32> owner{};
+    bool has_owner = false;
+    [[nodiscard]] std::string_view owner_token() const {
+      return has_owner ? std::string_view(owner.data(), owner.size()) : std::string_view();
+    }
     std::uint64_t fencing_token = 0;
     int slot = 0;
     int slots = 0;
@@ -66,7 +76,11 @@ struct HeldLease {
   std::shared_ptr<void> local_hold;
 
   std::mutex mu;
-  std::condition_variable cv;  // notified when `renewing`, `calling` or `lost` change
+  /// Notified when `renewing`, `calling` or `lost` change: one of a few condition variables
+  /// shared by all held leases (waits on it are rare: an extend() behind a renewal, an unwatch()
+  /// behind a store call), 48 bytes less per lease; `_any` because leases sharing one wait with
+  /// their own mutexes. A waiter re-checks its predicate, so another lease's notify is harmless.
+  [[nodiscard]] std::condition_variable_any& cv() const;
   /// Guarded by mu: the last confirmed grant (store_lease_locked() for a store call).
   Grant lease;
   Duration ttl{};              // guarded by mu: what renewals request (lease_time, then extend's)

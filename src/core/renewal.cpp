@@ -71,7 +71,7 @@ class Scheduler final : public RenewalScheduler {
       std::unique_lock hl(held.mu);
       held.finished = true;
       // A renewal still queued sees `finished` and does nothing; only a running one is waited for.
-      held.cv.wait(hl, [&] { return !held.calling; });
+      held.cv().wait(hl, [&] { return !held.calling; });
     }
     {
       std::lock_guard lock(mu_);
@@ -208,7 +208,7 @@ class Scheduler final : public RenewalScheduler {
     std::lock_guard hl(held.mu);
     if (held.finished || held.lost) {
       held.renewing = false;
-      held.cv.notify_all();
+      held.cv().notify_all();
       return std::nullopt;
     }
     held.calling = true;
