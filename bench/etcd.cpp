@@ -1,9 +1,11 @@
 // The etcd store's benchmarks (see bench/README.md, section etcd), all against the same server:
-//  - uncontended run_if_leader with a no-op action through LeaderElector (lease grant + Txn,
-//    then lease revoke: three round trips);
+//  - uncontended run_if_leader with a no-op action through LeaderElector (one Txn putting the
+//    key on the store's session lease, one Txn deleting it: two round trips, issue 14 target 2);
 //  - the same acquire + release through the bare LeaseStore, and a contended try_acquire;
 //  - the raw operation measured in the same run: one compare-and-set Txn over the same gateway
-//    client (the store's HTTP connection pool, no lease);
+//    client (the store's HTTP connection pool, no lease), the two raw Txns an election needs on
+//    a session lease granted once (BM_RawSessionCycle: the ratio's baseline), and the three calls
+//    of a lease per election (BM_RawLeaseCycle: grant + Txn + revoke, the design before);
 //  - etcdctl doing the same work: `etcdctl lock <key> -- true` per iteration (a process each:
 //    session lease, Mutex Txn, command, unlock, revoke), next to `etcdctl put` (the process and
 //    gRPC connection cost alone) and `leader run -- true` (our CLI, when built next to us).
@@ -106,6 +108,50 @@ void BM_RawLeaseCycle(benchmark::State& state) {
   report(state, us);
 }
 BENCHMARK(BM_RawLeaseCycle)->UseRealTime();
+
+// What an election needs now, as raw gateway calls on one lease granted before the loop: Txn
+// put-if-prefix-empty attached to it, then Txn If(create_revision == rev) DeleteRange. The
+// baseline of run_if_leader (bench/README.md, etcd).
+void BM_RawSessionCycle(benchmark::State& state) {
+  leader::etcd::EtcdStore s(leader::etcd::Config::from_uri(leader::Uri::parse(uri())));
+  namespace ops = leader::etcd::ops;
+  using Json = nlohmann::json;
+  const std::string prefix = kPrefix + "-raw/session/";
+  const std::string key = prefix + "0123456789abcde";
+  auto granted = s.gateway().call("/v3/lease/grant", {{"TTL", "60"}}, soon());
+  const std::int64_t lease = leader::etcd::int_field(granted, "ID");
+  std::vector<double> us, put_us, delete_us;
+  for (auto _ : state) {
+    auto t0 = Clock::now();
+    auto reply = s.gateway().call(
+        "/v3/kv/txn",
+        ops::txn(
+            Json::array({ops::create_revision_is(prefix, 0, leader::etcd::prefix_end(prefix))}),
+            Json::array(
+                {{{"request_put", ops::put(key, R"({"node_id":"n","owner":"o"})", lease)}}}),
+            Json::array({{{"request_range", ops::range_prefix(prefix, 1)}}})),
+        soon());
+    if (!reply.value("succeeded", false)) state.SkipWithError("contended");
+    const std::int64_t rev = leader::etcd::int_field(reply["header"], "revision");
+    put_us.push_back(micros_since(t0));
+    auto t1 = Clock::now();
+    (void)s.gateway().call(
+        "/v3/kv/txn",
+        ops::txn(Json::array({ops::create_revision_is(key, rev)}),
+                 Json::array({{{"request_delete_range", ops::delete_key(key)}}})),
+        soon());
+    delete_us.push_back(micros_since(t1));
+    us.push_back(micros_since(t0));
+  }
+  (void)s.gateway().post("/v3/lease/revoke", {{"ID", std::to_string(lease)}}, soon());
+  for (auto* v : {&put_us, &delete_us}) std::sort(v->begin(), v->end());
+  if (!us.empty()) {
+    state.counters["put_p50_us"] = put_us[put_us.size() / 2];
+    state.counters["delete_p50_us"] = delete_us[delete_us.size() / 2];
+  }
+  report(state, us);
+}
+BENCHMARK(BM_RawSessionCycle)->UseRealTime();
 
 int spawn_wait(const std::vector<std::string>& argv) {
   std::vector<char*> args;
