@@ -41,34 +41,48 @@ TEST_P(ContractTest, AHolderProcessWithASlowClockStopsBeforeTheServerLetsAnother
   constexpr double kRate = 0.9;
   const Ms lease = backend().lease_unit;
   const Ms margin = lease * 3 / 10;
-  auto name = lock();
-  Child holder({"judged-hold", "--uri", backend().uri, "--lock", name, "--lease-ms",
-                std::to_string(lease.count()), "--margin-ms", std::to_string(margin.count()),
-                "--clock-rate", "0.9"},
-               {"LD_PRELOAD=" + faketime, "FAKETIME=+0 x0.9", "FAKETIME_NO_CACHE=1",
-                "DONT_FAKE_MONOTONIC=1"});
-  auto held = parse_stamp(holder.read_line(Ms{30000}), "HELD");
-  ASSERT_TRUE(held) << "the holder process did not acquire";
-  test::Observer observer(backend().open(), name, {.ttl = lease * 10});
-  auto stop = parse_stamp(holder.read_line(lease * 4), "STOP");
-  ASSERT_TRUE(stop) << "no stop signal within 4 leases of failing renewals";
-  ASSERT_TRUE(observer.wait_for_takeover(lease * 4)) << "the observer never got in";
-  holder.signal(SIGKILL);
-  holder.wait();
-  // The fault really applied: the child's steady clock ran at about kRate.
-  const double seen =
-      static_cast<double>(stop->clock_ns - held->clock_ns) /
-      static_cast<double>(
-          std::chrono::duration_cast<std::chrono::nanoseconds>(stop->real - held->real).count());
-  EXPECT_NEAR(seen, kRate, 0.04) << "the child's steady clock did not run at the rate asked";
   // (lease - margin) of local time lasts (lease - margin) / rate of real time.
   const auto left = lease - std::chrono::duration_cast<Ms>((lease - margin) / kRate);
   const auto gap = left - std::min(left / 2, Ms{100});
-  const auto lead = std::chrono::duration_cast<Ms>(*observer.earliest_takeover() - stop->real);
-  ::testing::Test::RecordProperty("stop_before_takeover_ms", std::to_string(lead.count()));
-  EXPECT_GE(lead, gap) << "the stop signal came " << lead.count()
-                       << " ms before the server let another owner in; required >= " << gap.count()
-                       << " ms";
+  // A verdict the observer cannot decide (its granted attempt was sent less than `gap` after the
+  // stop but answered more than `gap` after it: where in between the server granted, the judge
+  // cannot tell; seen on Redis Sentinel under a loaded CI run) runs again on a fresh lock, up to
+  // 3 runs, as judged_test.cpp's cases do (judge.hpp, `inconclusive`); the last run is judged at
+  // the earliest instant whatever it shows.
+  constexpr int kRuns = 3;
+  for (int run = 1; run <= kRuns; ++run) {
+    const std::string name = run == 1 ? lock() : lock() + "-run" + std::to_string(run);
+    Child holder({"judged-hold", "--uri", backend().uri, "--lock", name, "--lease-ms",
+                  std::to_string(lease.count()), "--margin-ms", std::to_string(margin.count()),
+                  "--clock-rate", "0.9"},
+                 {"LD_PRELOAD=" + faketime, "FAKETIME=+0 x0.9", "FAKETIME_NO_CACHE=1",
+                  "DONT_FAKE_MONOTONIC=1"});
+    auto held = parse_stamp(holder.read_line(Ms{30000}), "HELD");
+    ASSERT_TRUE(held) << "the holder process did not acquire";
+    test::Observer observer(backend().open(), name, {.ttl = lease * 10});
+    auto stop = parse_stamp(holder.read_line(lease * 4), "STOP");
+    ASSERT_TRUE(stop) << "no stop signal within 4 leases of failing renewals";
+    ASSERT_TRUE(observer.wait_for_takeover(lease * 4)) << "the observer never got in";
+    holder.signal(SIGKILL);
+    holder.wait();
+    // The fault really applied: the child's steady clock ran at about kRate.
+    const double seen =
+        static_cast<double>(stop->clock_ns - held->clock_ns) /
+        static_cast<double>(
+            std::chrono::duration_cast<std::chrono::nanoseconds>(stop->real - held->real).count());
+    EXPECT_NEAR(seen, kRate, 0.04) << "the child's steady clock did not run at the rate asked";
+    const auto lead = std::chrono::duration_cast<Ms>(*observer.earliest_takeover() - stop->real);
+    const auto seen_at = observer.takeover_seen();
+    const bool undecided =
+        lead < gap && seen_at && std::chrono::duration_cast<Ms>(*seen_at - stop->real) >= gap;
+    ::testing::Test::RecordProperty("runs", std::to_string(run));
+    if (undecided && run < kRuns) continue;
+    ::testing::Test::RecordProperty("stop_before_takeover_ms", std::to_string(lead.count()));
+    EXPECT_GE(lead, gap) << "the stop signal came " << lead.count()
+                         << " ms before the server let another owner in; required >= "
+                         << gap.count() << " ms (run " << run << ")";
+    return;
+  }
 }
 
 /// The words of the next line of `child`, "(nothing)" when it printed none.
