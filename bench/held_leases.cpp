@@ -5,11 +5,14 @@
 // its renew_batch, so every lease is renewed by its own renew() call (one round trip each): the
 // baseline, measured in the same run. One line per run:
 //   <scheme> mode=M leases=N lease_s=L acquire_per_s=A rss_bytes_per_lease=B cpu_pct_of_core=C
-//   cpu_us_per_renewal=U renewals_per_s=R store_calls_per_s=K sockets=S alive=V release_all_s=T
+//   cpu_us_per_renewal=U renewals_per_s=R store_calls_per_s=K sockets=S connections=T alive=V
+//   release_all_s=T
 // rss_bytes_per_lease: resident memory grown while acquiring, per lease; cpu: the whole process
 // (every thread: timers, renewal workers, client libraries' own threads) while holding;
 // renewals: leases renewed (confirmed or not); store_calls: renew + renew_batch calls (round
-// trips, but a store may split a large batch into chunks); sockets: open socket descriptors.
+// trips, but a store may split a large batch into chunks); sockets: open socket descriptors
+// (libcurl keeps a socketpair per handle: two of them are not connections); connections: the
+// sockets among them that are established TCP connections (/proc/self/net/tcp and tcp6).
 //   bench_held_leases URI N LEASE_S HOLD_S MODE
 
 #include <dirent.h>
@@ -21,6 +24,8 @@
 #include <cstdio>
 #include <fstream>
 #include <iostream>
+#include <set>
+#include <sstream>
 #include <string>
 #include <thread>
 #include <vector>
@@ -47,17 +52,38 @@ long resident_bytes() {
   return resident * sysconf(_SC_PAGESIZE);
 }
 
-int open_sockets() {
-  int n = 0;
+/// The inodes of the sockets this process has open ("socket:[inode]" links in /proc/self/fd).
+std::set<std::string> socket_inodes() {
+  std::set<std::string> inodes;
   DIR* d = opendir("/proc/self/fd");
-  if (d == nullptr) return -1;
+  if (d == nullptr) return inodes;
   while (dirent* e = readdir(d)) {
     char target[64] = {};
     const std::string path = std::string("/proc/self/fd/") + e->d_name;
     const auto len = readlink(path.c_str(), target, sizeof target - 1);
-    if (len > 0 && std::string(target, static_cast<std::size_t>(len)).starts_with("socket:")) ++n;
+    const std::string link(target, len > 0 ? static_cast<std::size_t>(len) : 0);
+    if (link.starts_with("socket:[") && link.ends_with("]"))
+      inodes.insert(link.substr(8, link.size() - 9));
   }
   closedir(d);
+  return inodes;
+}
+
+/// How many of `inodes` are established TCP connections (state 01 in /proc/self/net/tcp{,6}).
+int established(const std::set<std::string>& inodes) {
+  int n = 0;
+  for (const char* table : {"/proc/self/net/tcp", "/proc/self/net/tcp6"}) {
+    std::ifstream in(table);
+    std::string line;
+    std::getline(in, line);  // the header
+    while (std::getline(in, line)) {
+      std::istringstream row(line);
+      std::string slot, local, remote, state, queues, timer, retransmits, uid, timeout, inode;
+      row >> slot >> local >> remote >> state >> queues >> timer >> retransmits >> uid >> timeout >>
+          inode;
+      if (state == "01" && inodes.contains(inode)) ++n;
+    }
+  }
   return n;
 }
 
@@ -133,7 +159,9 @@ int main(int argc, char** argv) {
     const double held_s = std::chrono::duration<double>(Clock::now() - h0).count();
     const long calls = counting->calls.load() - calls0;
     const long renewals = counting->renewals.load() - renewals0;
-    const int sockets = open_sockets();
+    const auto inodes = socket_inodes();
+    const int sockets = static_cast<int>(inodes.size());
+    const int connections = established(inodes);
     int alive = 0;
     for (auto& g : held) alive += g.context().still_leader() ? 1 : 0;
     const auto r0 = Clock::now();
@@ -142,12 +170,12 @@ int main(int argc, char** argv) {
     std::printf(
         "%s mode=%s leases=%d lease_s=%g acquire_per_s=%.0f rss_bytes_per_lease=%.0f "
         "cpu_pct_of_core=%.3f cpu_us_per_renewal=%.2f renewals_per_s=%.0f store_calls_per_s=%.1f "
-        "sockets=%d alive=%d release_all_s=%.1f\n",
+        "sockets=%d connections=%d alive=%d release_all_s=%.1f\n",
         std::string(counting->scheme()).c_str(), mode.c_str(), n, lease_s, n / acquire_s,
         static_cast<double>(rss1 - rss0) / n, cpu * 100 / held_s,
         renewals > 0 ? cpu * 1e6 / static_cast<double>(renewals) : 0.0,
-        static_cast<double>(renewals) / held_s, static_cast<double>(calls) / held_s, sockets, alive,
-        release_s);
+        static_cast<double>(renewals) / held_s, static_cast<double>(calls) / held_s, sockets,
+        connections, alive, release_s);
     return alive == n ? 0 : 2;
   } catch (const std::exception& e) {
     std::cerr << "bench_held_leases: " << e.what() << "\n";
