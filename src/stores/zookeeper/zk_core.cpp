@@ -69,7 +69,11 @@ Lease Core::track(const LeaseRequest& request, const std::string& path, const No
     std::lock_guard lock(mu_);
     // The node is deleted at the requested ttl; lease.ttl (capped by the session timeout) is
     // what the server guarantees when the session cannot be confirmed.
-    held_[request.owner] = Held{path, stat.czxid, generation, sent_at + request.ttl, false, slot};
+    Held& h = held_[request.owner];
+    // The same node tracked again (an adoption) keeps its renewal watch: no second one on it.
+    const std::uint64_t watch =
+        h.path == path && h.czxid == stat.czxid && h.generation == generation ? h.watch : 0;
+    h = Held{path, stat.czxid, generation, sent_at + request.ttl, false, slot, watch};
   }
   cv_.notify_all();
   return lease;
@@ -182,11 +186,12 @@ void Core::renew_batch(std::span<const RenewalRequest> requests,
     by_generation[h.generation].push_back(k);
   }
   for (const auto& [generation, positions] : by_generation) {
-    std::vector<std::pair<std::string, std::int64_t>> nodes;
+    std::vector<Session::OwnNode> nodes;
     nodes.reserve(positions.size());
-    for (std::size_t k : positions) nodes.emplace_back(asked[k].second.path, asked[k].second.czxid);
+    for (std::size_t k : positions)
+      nodes.push_back({asked[k].second.path, asked[k].second.czxid, asked[k].second.watch});
     // On the session that created the nodes only: a newer session proves nothing about them.
-    const auto stats = session_.stat_own_batch(nodes, generation, deadline);
+    const auto stats = session_.renew_own_batch(nodes, generation, deadline);
     std::vector<Duration> grants;
     grants.reserve(positions.size());
     for (std::size_t k : positions) grants.push_back(granted(requests[asked[k].first].ttl));
@@ -194,13 +199,16 @@ void Core::renew_batch(std::span<const RenewalRequest> requests,
     std::unique_lock lock(mu_);
     for (std::size_t j = 0; j < positions.size(); ++j) {
       const auto& [i, h] = asked[positions[j]];
+      const Lease& lease = *requests[i].lease;
+      auto it = held_.find(lease.owner);
+      const bool same =
+          it != held_.end() && it->second.czxid == h.czxid && it->second.generation == generation;
+      if (same) it->second.watch = nodes[j].watch;  // assigned at its first renewal
       if (stats[j].error) {  // unknown: the lease stays as it was, as when renew() throws
         out[i].error = stats[j].error;
         continue;
       }
-      const Lease& lease = *requests[i].lease;
-      auto it = held_.find(lease.owner);
-      if (it == held_.end() || it->second.czxid != h.czxid || it->second.kept) continue;
+      if (!same || it->second.kept) continue;
       if (!stats[j].stat) {
         held_.erase(it);
         continue;

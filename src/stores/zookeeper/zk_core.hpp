@@ -31,6 +31,7 @@ struct Held {
   TimePoint expire_at{};
   bool kept = false;  ///< released with keep_for > 0: only the timer deletes it
   int slot = 0;
+  std::uint64_t watch = 0;  ///< its renewal watch on the handle of `generation` (0: none yet)
 };
 
 /// A node that may exist without a lease tracking it (a create whose reply never came, a failed
@@ -98,9 +99,10 @@ class Core {
   /// Confirms the session and the node in one round trip and extends the local deadline.
   Renewal renew(const Lease& lease, Duration ttl, Deadline deadline);
   /// renew() of each `requests[i]` for i in `indices` (leases this Core holds), into `out[i]`:
-  /// the checks of renew() for each, then one stat_own_batch (one round trip) per session
-  /// generation, then each lease's result applied as renew() applies it, with the local time
-  /// taken before anything was sent. A lease without a reply by `deadline` gets the error.
+  /// the checks of renew() for each, then one renew_own_batch per session generation (one probe
+  /// for the leases whose renewal watch is armed and quiet, a get for each other one), then each
+  /// lease's result applied as renew() applies it, with the local time taken before anything was
+  /// sent. A lease without a reply by `deadline` gets the error.
   void renew_batch(std::span<const RenewalRequest> requests,
                    const std::vector<std::size_t>& indices, Deadline deadline,
                    std::vector<BatchRenewal>& out);

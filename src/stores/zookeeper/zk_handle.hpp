@@ -6,6 +6,7 @@
 #include <zookeeper/zookeeper.h>
 
 #include <condition_variable>
+#include <cstdint>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -21,6 +22,7 @@ struct Pending::State {
   bool done = false;
   Reply reply;
   std::shared_ptr<void> buffers;  ///< what the C client writes into until the completion runs
+  std::uint64_t epoch = 0;        ///< a renewal probe's: Handle::epoch when its reply was handled
 
   /// Called once by the completion: fills the reply and wakes the waiter.
   template <class Fill>
@@ -59,6 +61,27 @@ struct Session::Handle {
   /// and zookeeper_close frees its watcher lists without calling them: what is left here then is
   /// freed with the Handle, after zookeeper_close returned.
   std::map<const Watch::State*, std::shared_ptr<Watch::State>> watches;
+  /// Connection epoch: bumped by every session event (connecting, connected, expired, ...), under
+  /// mu. The C client queues session events, watch events and replies on one completion queue in
+  /// the order its I/O thread read them (zk_renew.cpp), so two replies handled at the same epoch
+  /// came over one connection, with every watch event the server sent between them in between.
+  std::uint64_t epoch = 0;
+  /// A held node's renewal watch (zk_renew.cpp): a data watch set by a get of the node, whose C
+  /// client context is only the watch's id (never a pointer), looked up here by on_own_watch.
+  struct OwnWatch {
+    std::int64_t czxid = 0;   ///< of the held node it watches
+    int pending = 0;          ///< arming gets in flight
+    bool registered = false;  ///< the C client holds it: set by a ZOK get, cleared by a node event
+    /// The last arming get's reply showed the node as ours (czxid, our session as ephemeralOwner)
+    /// and no node event came since.
+    bool verified = false;
+    std::uint64_t epoch = 0;  ///< `epoch` when the last arming get's reply was handled
+  };
+  /// By watch id (under mu). An entry exists while the C client may call its id (registered, or
+  /// an arming get in flight) and is erased when neither holds: a node event with no arming in
+  /// flight, or an arming get that did not register. A missing entry reads as "not verified".
+  std::map<std::uint64_t, OwnWatch> own_watches;
+  std::uint64_t next_own_watch = 0;  ///< the last id handed out (under mu); ids are never reused
 
   Handle() = default;
   Handle(const Handle&) = delete;

@@ -25,6 +25,7 @@ void on_session_event(zhandle_t* zh, int type, int state, const char* /*path*/, 
   {
     std::lock_guard lock(h->mu);
     h->state = state;
+    ++h->epoch;  // any session event: renewal watches armed before it are unverified
     if (negotiated > 0) h->negotiated_ms = negotiated;
     if (state == ZOO_EXPIRED_SESSION_STATE) h->expired = true;
     if (state == ZOO_AUTH_FAILED_STATE) h->auth_failed = true;
@@ -423,89 +424,6 @@ std::optional<NodeStat> Session::stat_own(const std::string& path, std::int64_t 
       r->stat.ephemeral_owner != id->client_id)
     return std::nullopt;
   return r->stat;
-}
-
-std::vector<Session::OwnStat> Session::stat_own_batch(
-    const std::vector<std::pair<std::string, std::int64_t>>& nodes, std::uint64_t generation,
-    Deadline deadline) {
-  std::vector<OwnStat> out(nodes.size());
-  std::vector<std::size_t> todo(nodes.size());
-  for (std::size_t i = 0; i < todo.size(); ++i) todo[i] = i;
-  auto fail_all = [&](const BackendError& e) {
-    for (std::size_t i : todo) out[i].error = e;
-  };
-  while (!todo.empty()) {
-    std::shared_ptr<Handle> h;
-    try {
-      h = handle_of(generation, deadline);
-    } catch (const BackendError& e) {
-      fail_all(e);
-      break;
-    }
-    if (!h) break;  // that session is gone, and its ephemeral nodes with it: nullopt each
-    if (deadline.expired()) {
-      fail_all(BackendError(
-          ErrorCode::deadline_exceeded, kStore,
-          "exists of " + std::to_string(todo.size()) + " nodes: deadline already passed"));
-      break;
-    }
-    // Every request first, then every reply: one round trip for all of them.
-    std::vector<std::pair<std::size_t, std::shared_ptr<Pending::State>>> sent;
-    sent.reserve(todo.size());
-    std::vector<std::size_t> again;  // connection lost: asked again on the same handle
-    for (std::size_t i : todo) {
-      const std::string& path = nodes[i].first;
-      Submit s;
-      const int rc = s.done(zoo_aexists(h->zh, path.c_str(), 0, on_stat, s.holder));
-      if (rc == ZSESSIONEXPIRED) continue;  // nullopt
-      if (rc != ZOK) {
-        try {
-          fail(rc, "exists " + path);
-        } catch (const BackendError& e) {
-          if (e.code() == ErrorCode::unavailable && !deadline.expired())
-            again.push_back(i);
-          else
-            out[i].error = e;
-        }
-        continue;
-      }
-      sent.emplace_back(i, s.st);
-    }
-    for (auto& entry : sent) {
-      const auto i = entry.first;
-      auto& st = entry.second;  // not a structured binding: clang 14 cannot capture one
-      Reply r;
-      {
-        std::unique_lock lock(st->mu);
-        if (!st->cv.wait_until(lock, deadline.at(), [&] { return st->done; })) {
-          out[i].error = BackendError(ErrorCode::deadline_exceeded, kStore,
-                                      "exists " + nodes[i].first + " on '" + config_.shown +
-                                          "': no reply before the deadline (outcome unknown)");
-          continue;
-        }
-        r = std::move(st->reply);
-      }
-      if (r.rc == ZSESSIONEXPIRED) continue;  // nullopt
-      if (!is_node_level(r.rc)) {
-        try {
-          fail(r.rc, "exists " + nodes[i].first);
-        } catch (const BackendError& e) {
-          if (e.code() == ErrorCode::unavailable && !deadline.expired())
-            again.push_back(i);
-          else
-            out[i].error = e;
-        }
-        continue;
-      }
-      const clientid_t* id = zoo_client_id(h->zh);
-      if (r.rc == ZOK && r.stat.czxid == nodes[i].second && id != nullptr &&
-          r.stat.ephemeral_owner == id->client_id)
-        out[i].stat = r.stat;
-    }
-    todo = std::move(again);
-    if (!todo.empty()) std::this_thread::sleep_for(Duration(20));
-  }
-  return out;
 }
 
 bool Session::remove_own(const std::string& path, std::int64_t czxid, std::uint64_t generation,

@@ -119,14 +119,28 @@ class Session {
     std::optional<NodeStat> stat;
     std::optional<BackendError> error;
   };
-  /// stat_own for many `nodes` ({path, czxid}) of the session of `generation`, in one round trip:
-  /// every exists is sent before any reply is awaited (the C client pipelines them on its one
-  /// connection). Nodes whose reply was a connection loss are asked again on the same handle
-  /// within `deadline`, as stat_own does; result i is node i's, and a node without a reply by
-  /// `deadline` gets deadline_exceeded.
-  std::vector<OwnStat> stat_own_batch(
-      const std::vector<std::pair<std::string, std::int64_t>>& nodes, std::uint64_t generation,
-      Deadline deadline);
+  /// One held node of renew_own_batch: its path and czxid, and the id of its renewal watch on
+  /// the handle of the batch's session generation (0: none yet; the call assigns one and writes
+  /// it back, to be passed again with the node).
+  struct OwnNode {
+    std::string path;
+    std::int64_t czxid = 0;
+    std::uint64_t watch = 0;
+  };
+  /// stat_own for many `nodes` of the session of `generation`, in one round trip (zk_renew.cpp):
+  /// a node whose renewal watch is armed, verified and has not fired on the current connection is
+  /// covered by one probe of the session (an exists of "/"); every other node is read with a get
+  /// that arms its watch. A node whose watch fired by the time the probe's reply came is read
+  /// again on its own. Result i is node i's: the stat (only its czxid when the probe covered it),
+  /// nullopt (not ours, or that session is gone), or the error (no reply by `deadline`, or the
+  /// connection failed: outcome unknown). A request whose connection was lost is asked again on
+  /// the same handle within `deadline`, as stat_own does.
+  std::vector<OwnStat> renew_own_batch(std::vector<OwnNode>& nodes, std::uint64_t generation,
+                                       Deadline deadline);
+  /// Requests renew_own_batch sent on this Session so far (probes and gets).
+  [[nodiscard]] std::uint64_t renewal_requests() const;
+  /// Tests only: renewal watches the current handle still tracks (armed, or a get in flight).
+  [[nodiscard]] std::size_t renewal_watches_for_test() const;
   /// Deletes `path` only if it is a node of the session of `generation` (czxid `czxid` unless 0,
   /// and `accept(get reply)` when given): a get and a delete with that version, both on that
   /// session's handle, serialized with every other such delete of this Session. A node path can
@@ -185,6 +199,7 @@ class Session {
   std::shared_ptr<Handle> handle_;
   std::uint64_t generation_ = 0;
   Duration last_negotiated_{0};  ///< of the handles replaced so far
+  std::atomic<std::uint64_t> renewal_requests_{0};
 };
 
 /// A watch that Session::watch_children left on the server. ZooKeeper watches are one-shot: it

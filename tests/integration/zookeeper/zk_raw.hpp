@@ -15,7 +15,7 @@
 
 namespace leader::zktest {
 
-/// One short-lived session of the test server; reads only.
+/// One short-lived session of the test server: reads, and the writes of a client from outside.
 class RawClient {
  public:
   RawClient() {
@@ -42,6 +42,12 @@ class RawClient {
     struct Stat st {};
     if (zoo_exists(zh_, path.c_str(), 0, &st) != ZOK) return std::nullopt;
     return st;
+  }
+  /// Deletes `path` (any version); the C client's return code.
+  int remove(const std::string& path) { return zoo_delete(zh_, path.c_str(), -1); }
+  /// Overwrites the data of `path` (any version); the C client's return code.
+  int set(const std::string& path, const std::string& value) {
+    return zoo_set(zh_, path.c_str(), value.data(), static_cast<int>(value.size()), -1);
   }
   /// The children of `path` (empty when it does not exist).
   std::vector<std::string> children(const std::string& path) {
