@@ -30,6 +30,14 @@ inline Json mod_revision_is(const std::string& key, std::int64_t rev) {
           {"mod_revision", std::to_string(rev)}};
 }
 
+/// Compare: `key` is attached to `lease` (a missing key has lease 0: it never matches a lease).
+inline Json lease_is(const std::string& key, std::int64_t lease) {
+  return {{"key", base64_encode(key)},
+          {"target", "LEASE"},
+          {"result", "EQUAL"},
+          {"lease", std::to_string(lease)}};
+}
+
 /// Compare: `key` exists and its value equals `value` (a missing key never matches).
 inline Json value_is(const std::string& key, const std::string& value) {
   return {{"key", base64_encode(key)},

@@ -42,7 +42,7 @@ std::shared_ptr<Core> Core::holding(const std::string& owner) {
   auto& r = registry();
   std::lock_guard lock(r.mu);
   for (const auto& w : r.cores)
-    if (auto c = w.lock(); c && c->held(owner)) return c;
+    if (auto c = w.lock(); c && c->holds(owner)) return c;
   return nullptr;
 }
 
@@ -65,6 +65,7 @@ Lease Core::track(const LeaseRequest& request, const std::string& path, const No
   Lease lease{
       request.lock, request.owner, request.node_id,      static_cast<std::uint64_t>(stat.czxid),
       slot,         request.slots, granted(request.ttl), sent_at};
+  bool sooner = false;  // the timer sleeps past this lease's deletion time: wake it
   {
     std::lock_guard lock(mu_);
     // The node is deleted at the requested ttl; lease.ttl (capped by the session timeout) is
@@ -74,9 +75,22 @@ Lease Core::track(const LeaseRequest& request, const std::string& path, const No
     const std::uint64_t watch =
         h.path == path && h.czxid == stat.czxid && h.generation == generation ? h.watch : 0;
     h = Held{path, stat.czxid, generation, sent_at + request.ttl, false, slot, watch};
+    sooner = h.expire_at < timer_wake_;
   }
-  cv_.notify_all();
+  if (sooner) cv_.notify_all();
   return lease;
+}
+
+bool Core::holds(const std::string& owner) {
+  const std::uint64_t generation = session_.generation();
+  std::lock_guard lock(mu_);
+  auto it = held_.find(owner);
+  if (it == held_.end()) return false;
+  if (it->second.generation != generation) {  // as in held(): its session and node have gone
+    held_.erase(it);
+    return false;
+  }
+  return true;
 }
 
 std::optional<Held> Core::held(const std::string& owner) {
@@ -131,15 +145,17 @@ Core::Acquiring::Acquiring(Core& core, std::string owner) : core_(core), owner_(
 }
 
 Core::Acquiring::~Acquiring() {
+  bool sweep = false;
   {
     std::lock_guard lock(core_.mu_);
     if (auto it = core_.acquiring_.find(owner_);
         it != core_.acquiring_.end() && --it->second == 0) {
       core_.acquiring_.erase(it);
       core_.sweep_now_ = !core_.orphans_.empty() || !core_.sweeping_.empty();
+      sweep = core_.sweep_now_;
     }
   }
-  core_.cv_.notify_all();
+  if (sweep) core_.cv_.notify_all();
 }
 
 Renewal Core::renew(const Lease& lease, Duration ttl, Deadline deadline) {
@@ -160,8 +176,8 @@ Renewal Core::renew(const Lease& lease, Duration ttl, Deadline deadline) {
       held_.erase(it);
       return {};
     }
-    sooner = sent_at + ttl < it->second.expire_at;
     it->second.expire_at = sent_at + ttl;
+    sooner = it->second.expire_at < timer_wake_;
   }
   if (sooner) cv_.notify_all();
   return {LeaseStatus::ok, g};
@@ -213,8 +229,8 @@ void Core::renew_batch(std::span<const RenewalRequest> requests,
         held_.erase(it);
         continue;
       }
-      sooner = sooner || sent_at + requests[i].ttl < it->second.expire_at;
       it->second.expire_at = sent_at + requests[i].ttl;
+      sooner = sooner || it->second.expire_at < timer_wake_;
       out[i].renewal = {LeaseStatus::ok, grants[j]};
     }
     lock.unlock();
@@ -227,6 +243,7 @@ LeaseStatus Core::release(const Lease& lease, Duration keep_for, Deadline deadli
   if (!h || h->czxid != static_cast<std::int64_t>(lease.fencing_token)) return LeaseStatus::lost;
   if (keep_for.count() > 0) {
     const bool ours = session_.stat_own(h->path, h->czxid, h->generation, deadline).has_value();
+    bool sooner = false;
     {
       std::lock_guard lock(mu_);
       auto it = held_.find(lease.owner);
@@ -237,17 +254,20 @@ LeaseStatus Core::release(const Lease& lease, Duration keep_for, Deadline deadli
       }
       it->second.expire_at = steady_now() + keep_for;
       it->second.kept = true;
+      sooner = it->second.expire_at < timer_wake_;
     }
-    cv_.notify_all();
+    if (sooner) cv_.notify_all();
     return LeaseStatus::ok;
   }
+  bool last = false;
   {
     std::lock_guard lock(mu_);
     auto it = held_.find(lease.owner);
     if (it == held_.end() || it->second.czxid != h->czxid) return LeaseStatus::lost;
     held_.erase(it);
+    last = held_.empty();
   }
-  cv_.notify_all();
+  if (last) cv_.notify_all();  // a closing Core's timer ends with its last lease
   try {
     return session_.remove_own(h->path, h->czxid, h->generation, deadline) ? LeaseStatus::ok
                                                                            : LeaseStatus::lost;

@@ -14,6 +14,7 @@
 #include <optional>
 #include <span>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "leader/store.hpp"
@@ -71,6 +72,8 @@ class Core {
               TimePoint sent_at, std::uint64_t generation);
   /// The tracked lease of `owner` in the current session, if any.
   std::optional<Held> held(const std::string& owner);
+  /// Whether this Core tracks `owner`'s lease on its current session (held() without the copy).
+  bool holds(const std::string& owner);
   /// `request.owner`'s tracked lease of the lock directory `dir`, confirmed on the server and its
   /// local deadline reset to now + request.ttl (the same owner asking again); nullopt if not held.
   std::optional<Lease> reacquire(const LeaseRequest& request, const std::string& dir,
@@ -123,10 +126,15 @@ class Core {
   Session session_;
   std::mutex mu_;
   std::condition_variable cv_;
-  std::map<std::string, Held> held_;  ///< by owner token
+  std::unordered_map<std::string, Held> held_;  ///< by owner token (one hash, not ~14 compares)
   std::vector<Orphan> orphans_;
   std::vector<Orphan> sweeping_;          ///< the orphans the timer thread is working on
   std::map<std::string, int> acquiring_;  ///< owners with an acquisition under way, and how many
+  /// When the sleeping timer thread wakes; min() while it is awake (it looks at every lease
+  /// again before it sleeps). A change wakes it only when it makes a deletion due earlier than
+  /// that: waking it for every acquisition, renewal or release made each one scan every held
+  /// lease (100,000 leases: 92 acquisitions per second, 796 s to release them). Under mu_.
+  TimePoint timer_wake_ = TimePoint::min();
   bool sweep_now_ = false;  ///< an acquisition ended: sweep its owner's orphans without waiting
   bool closing_ = false;
   std::shared_ptr<Core> self_;  ///< keeps the Core alive while its timer thread runs

@@ -11,6 +11,7 @@
 #include <memory>
 #include <mutex>
 #include <string>
+#include <unordered_map>
 
 #include "zk_session.hpp"
 
@@ -80,7 +81,7 @@ struct Session::Handle {
   /// By watch id (under mu). An entry exists while the C client may call its id (registered, or
   /// an arming get in flight) and is erased when neither holds: a node event with no arming in
   /// flight, or an arming get that did not register. A missing entry reads as "not verified".
-  std::map<std::uint64_t, OwnWatch> own_watches;
+  std::unordered_map<std::uint64_t, OwnWatch> own_watches;
   std::uint64_t next_own_watch = 0;  ///< the last id handed out (under mu); ids are never reused
 
   Handle() = default;

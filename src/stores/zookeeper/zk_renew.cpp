@@ -59,7 +59,7 @@ std::uint64_t id_of(const void* ctx) {
 }
 
 // Under h.mu: forgets the entry once the C client can no longer call its id.
-void settle(Session::Handle& h, std::map<std::uint64_t, OwnWatch>::iterator it) {
+void settle(Session::Handle& h, std::unordered_map<std::uint64_t, OwnWatch>::iterator it) {
   if (!it->second.registered && it->second.pending == 0) h.own_watches.erase(it);
 }
 

@@ -55,7 +55,9 @@ void Core::timer_loop() {
     }
     if (!orphans_.empty()) next = std::min(next, std::max(next_sweep, now + Duration(50)));
     if (sweep_now_ && !orphans_.empty()) next = std::min(next, now + Duration(50));  // connecting
+    timer_wake_ = next;
     cv_.wait_until(lock, next);
+    timer_wake_ = TimePoint::min();
   }
   // Nothing is held and the store is gone: drop the last reference, which closes the session
   // (and with it any orphaned ephemeral node).
