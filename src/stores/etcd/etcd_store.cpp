@@ -498,6 +498,11 @@ std::vector<BatchRenewal> EtcdStore::renew_batch(std::span<const RenewalRequest>
     if (!r.ok()) gateway_.fail(r, "/v3/kv/txn");
     return txn_succeeded(r.body);
   };
+  // A server refused `limit` ops in one Txn: half as many from now on (unless already changed).
+  const auto halve = [&](std::size_t limit) {
+    std::size_t seen = limit;
+    verify_chunk_.compare_exchange_strong(seen, limit / 2);
+  };
   for (std::size_t pos = 0; pos < verify.size();) {
     const std::size_t limit = verify_chunk_.load();
     const std::size_t n = std::min(std::max<std::size_t>(limit / 2, 1), verify.size() - pos);
@@ -511,8 +516,7 @@ std::vector<BatchRenewal> EtcdStore::renew_batch(std::span<const RenewalRequest>
     try {
       quiet = all_on_session(chunk);
       if (!quiet && limit > 1) {  // two compares per key: a server with a lower --max-txn-ops
-        std::size_t seen = limit;
-        verify_chunk_.compare_exchange_strong(seen, limit / 2);
+        halve(limit);
         continue;
       }
     } catch (const BackendError& e) {
@@ -540,8 +544,7 @@ std::vector<BatchRenewal> EtcdStore::renew_batch(std::span<const RenewalRequest>
     try {
       r = gateway_.post("/v3/kv/txn", ops::txn(Json::array(), std::move(reads)), deadline);
       if (!r.ok() && too_many_ops(r) && limit > 1) {  // a server with a lower --max-txn-ops
-        std::size_t seen = limit;
-        verify_chunk_.compare_exchange_strong(seen, limit / 2);
+        halve(limit);
         continue;
       }
       if (!r.ok()) gateway_.fail(r, "/v3/kv/txn");

@@ -81,27 +81,24 @@ Lease Core::track(const LeaseRequest& request, const std::string& path, const No
   return lease;
 }
 
+Core::HeldMap::iterator Core::current(const std::string& owner, std::uint64_t generation) {
+  auto it = held_.find(owner);
+  if (it == held_.end() || it->second.generation == generation) return it;
+  held_.erase(it);  // its session has gone, and its node with it
+  return held_.end();
+}
+
 bool Core::holds(const std::string& owner) {
   const std::uint64_t generation = session_.generation();
   std::lock_guard lock(mu_);
-  auto it = held_.find(owner);
-  if (it == held_.end()) return false;
-  if (it->second.generation != generation) {  // as in held(): its session and node have gone
-    held_.erase(it);
-    return false;
-  }
-  return true;
+  return current(owner, generation) != held_.end();
 }
 
 std::optional<Held> Core::held(const std::string& owner) {
   const std::uint64_t generation = session_.generation();
   std::lock_guard lock(mu_);
-  auto it = held_.find(owner);
+  auto it = current(owner, generation);
   if (it == held_.end()) return std::nullopt;
-  if (it->second.generation != generation) {  // its session has gone, and its node with it
-    held_.erase(it);
-    return std::nullopt;
-  }
   return it->second;
 }
 

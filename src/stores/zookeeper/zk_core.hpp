@@ -126,7 +126,11 @@ class Core {
   Session session_;
   std::mutex mu_;
   std::condition_variable cv_;
-  std::unordered_map<std::string, Held> held_;  ///< by owner token (one hash, not ~14 compares)
+  using HeldMap = std::unordered_map<std::string, Held>;
+  /// Under mu_: `owner`'s entry if it is of session `generation`; one of an older session is
+  /// erased (its node went with that session) and end() returned.
+  HeldMap::iterator current(const std::string& owner, std::uint64_t generation);
+  HeldMap held_;  ///< by owner token (one hash, not ~14 compares)
   std::vector<Orphan> orphans_;
   std::vector<Orphan> sweeping_;          ///< the orphans the timer thread is working on
   std::map<std::string, int> acquiring_;  ///< owners with an acquisition under way, and how many
