@@ -62,6 +62,10 @@ fi
 echo "install-deps: installing ${missing[*]}"
 export DEBIAN_FRONTEND=noninteractive
 apt-get update -qq
-apt-get install -y -qq --no-install-recommends "${missing[@]}" > /tmp/leader-apt.log 2>&1 ||
+# CI's machines are thrown away after the run: there dpkg may skip its fsync per unpacked file
+# (--force-unsafe-io; a power loss mid-install could leave a file unwritten, which CI never sees).
+apt_opts=()
+if [ "${CI:-}" = true ]; then apt_opts=(-o Dpkg::Options::=--force-unsafe-io); fi
+apt-get install -y -qq --no-install-recommends "${apt_opts[@]}" "${missing[@]}" > /tmp/leader-apt.log 2>&1 ||
   { tail -30 /tmp/leader-apt.log >&2; exit 1; }
 echo "install-deps: done"

@@ -23,6 +23,7 @@
 #include <functional>
 #include <memory>
 #include <optional>
+#include <span>
 #include <stop_token>
 #include <string>
 #include <string_view>
@@ -245,6 +246,16 @@ class EventBus {
   /// delivery, but the event itself is built (`make`) only when a subscriber or a pending
   /// notification needs it, so an election on a bus nobody listens to builds none.
   void publish_lease(EventKind kind, const LeaseInfo& lease, TimePoint deadline, EventMaker make);
+  /// One lease event of publish_leases().
+  struct LeasePublication {
+    const LeaseInfo* lease;
+    TimePoint deadline;
+    EventMaker make;
+  };
+  /// publish_lease() of every item, in order, under one lock of the bus (a renewal batch's
+  /// `renewed` events: the workers renewing two halves of a batch do not queue on the bus per
+  /// lease).
+  void publish_leases(EventKind kind, std::span<const LeasePublication> items);
   /// The number of active subscriptions.
   [[nodiscard]] std::size_t subscribers() const;
 

@@ -5,7 +5,10 @@
 #include <deque>
 #include <map>
 #include <mutex>
+#include <string_view>
 #include <thread>
+#include <unordered_map>
+#include <utility>
 
 #include "leader/events.hpp"
 
@@ -157,9 +160,20 @@ class BusCore {
     EventBus::StateWatcher once;
   };
 
+  // Lock names hashed as string_views, so a publication looks its lock up without a copy.
+  struct NameHash {
+    using is_transparent = void;
+    std::size_t operator()(std::string_view name) const noexcept {
+      return std::hash<std::string_view>{}(name);
+    }
+  };
+
   mutable std::mutex mu;
   std::condition_variable_any changed;
-  std::map<std::string, LockEntry, std::less<>> locks;
+  // Hashed, not ordered: every renewal of every held lease looks its lock up here, and names
+  // often share a long prefix ("tenant:acme:..."), which an ordered map compares ~log2(n) times
+  // (issue 14: a fifth of the core's CPU per renewal at 100,000 leases). states() sorts.
+  std::unordered_map<std::string, LockEntry, NameHash, std::equal_to<>> locks;
   std::vector<std::shared_ptr<Subscriber>> subscribers;
   std::map<std::uint64_t, Notification> notifications;
   std::uint64_t sequence = 0;
@@ -408,11 +422,15 @@ LeadershipState EventBus::state(std::string_view lock) const {
 }
 
 std::vector<LeadershipState> EventBus::states() const {
-  std::lock_guard guard(core_->mu);
   std::vector<LeadershipState> out;
-  out.reserve(core_->locks.size());
-  for (auto it = core_->locks.begin(); it != core_->locks.end(); ++it)
-    out.push_back(detail::BusCore::named(it));
+  {
+    std::lock_guard guard(core_->mu);
+    out.reserve(core_->locks.size());
+    for (auto it = core_->locks.begin(); it != core_->locks.end(); ++it)
+      out.push_back(detail::BusCore::named(it));
+  }
+  std::sort(out.begin(), out.end(),
+            [](const LeadershipState& a, const LeadershipState& b) { return a.lock < b.lock; });
   return out;
 }
 
@@ -492,6 +510,30 @@ void EventBus::publish_lease(EventKind kind, const LeaseInfo& lease, TimePoint d
   }
   if (wake) core_->changed.notify_all();
   fire_notifications(fire, changed);
+}
+
+void EventBus::publish_leases(EventKind kind, std::span<const LeasePublication> items) {
+  struct Fired {
+    std::vector<EventBus::StateWatcher> fire;
+    LeadershipState changed;
+  };
+  std::vector<Fired> fired;  // rare: only items that completed a pending notification
+  std::vector<EventBus::StateWatcher> fire;
+  LeadershipState changed;
+  bool wake = false;
+  {
+    std::lock_guard guard(core_->mu);
+    for (const LeasePublication& p : items) {
+      const LeaseInfo& lease = *p.lease;
+      wake = core_->publish_locked(
+                 kind, lease.lock, lease.fail_open, lease.fencing_token, lease.slot, p.deadline,
+                 [&]() -> ElectionEvent { return p.make.make(p.make.context); }, fire, changed) ||
+             wake;
+      if (!fire.empty()) fired.push_back({std::exchange(fire, {}), changed});
+    }
+  }
+  if (wake) core_->changed.notify_all();
+  for (auto& f : fired) fire_notifications(f.fire, f.changed);
 }
 
 std::size_t EventBus::subscribers() const {

@@ -1,6 +1,7 @@
 #include "held_lease.hpp"
 
 #include <algorithm>
+#include <vector>
 
 #include "leader/uri.hpp"
 
@@ -59,42 +60,74 @@ Duration HeldLease::retry_after_failure() const {
   return std::clamp(std::min(ttl, grant_cap) / 10, Duration{10}, Duration{1000});
 }
 
+namespace {
+// What an event of a held lease is built from, only when the bus has someone to give it to.
+struct Pending {
+  const HeldLease* self;
+  EventKind kind;
+  TimePoint deadline;
+  std::optional<LeaseOutcome> outcome;
+  std::string* detail;  // moved into the event (null: none)
+  std::optional<ErrorCode> code;
+
+  static ElectionEvent make(const void* context) {
+    const auto& p = *static_cast<const Pending*>(context);
+    ElectionEvent e{.kind = p.kind,
+                    .lock = p.self->info.lock,
+                    .lease = p.self->info,
+                    .started = p.self->started};
+    e.deadline = p.deadline;
+    e.outcome = p.outcome;
+    if (p.detail != nullptr) e.detail = std::move(*p.detail);
+    e.error_code = p.code;
+    return e;
+  }
+};
+}  // namespace
+
 void HeldLease::publish(EventKind kind, std::string detail,
                         std::optional<ErrorCode> code) noexcept {
   try {
-    struct Pending {
-      const HeldLease* self;
-      EventKind kind;
-      TimePoint deadline;
-      std::optional<LeaseOutcome> outcome;
-      std::string* detail;
-      std::optional<ErrorCode> code;
-    } pending{this, kind, {}, {}, &detail, code};
+    Pending pending{this, kind, {}, {}, &detail, code};
     {
       std::lock_guard lock(mu);
       pending.deadline = local_deadline;
       pending.outcome = loss;
     }
-    // The event is built only when the bus has someone to give it to; the state of the lock is
-    // updated either way.
-    const EventBus::EventMaker make{&pending, [](const void* context) {
-                                      const auto& p = *static_cast<const Pending*>(context);
-                                      ElectionEvent e{.kind = p.kind,
-                                                      .lock = p.self->info.lock,
-                                                      .lease = p.self->info,
-                                                      .started = p.self->started};
-                                      e.deadline = p.deadline;
-                                      e.outcome = p.outcome;
-                                      e.detail = std::move(*p.detail);
-                                      e.error_code = p.code;
-                                      return e;
-                                    }};
-    bus().publish_lease(kind, info, pending.deadline, make);
+    // The state of the lock is updated either way.
+    bus().publish_lease(kind, info, pending.deadline, {&pending, &Pending::make});
   } catch (...) {  // events never disturb the election (allocation failure at worst)
   }
 }
 
-std::string HeldLease::end_renewal(TimePoint sent, Duration asked, std::optional<Renewal> outcome) {
+void HeldLease::publish_renewed(std::span<const std::shared_ptr<HeldLease>> leases) noexcept {
+  try {
+    std::vector<Pending> pending;
+    pending.reserve(leases.size());
+    for (const auto& held : leases) {
+      std::lock_guard lock(held->mu);
+      if (held->finished || held->lost) continue;  // ended meanwhile: no `renewed` after it
+      pending.push_back({held.get(), EventKind::renewed, held->local_deadline, held->loss, nullptr,
+                         std::nullopt});
+    }
+    std::vector<EventBus::LeasePublication> items;
+    items.reserve(pending.size());
+    for (std::size_t from = 0; from < pending.size();) {  // one call per run of one bus
+      EventBus& bus = pending[from].self->bus();
+      items.clear();
+      std::size_t to = from;
+      for (; to < pending.size() && &pending[to].self->bus() == &bus; ++to)
+        items.push_back(
+            {&pending[to].self->info, pending[to].deadline, {&pending[to], &Pending::make}});
+      bus.publish_leases(EventKind::renewed, items);
+      from = to;
+    }
+  } catch (...) {  // events never disturb the election (allocation failure at worst)
+  }
+}
+
+std::string HeldLease::end_renewal(TimePoint sent, Duration asked, std::optional<Renewal> outcome,
+                                   bool* renewed_out) {
   std::string misfit;
   bool renewed = false;
   {
@@ -117,7 +150,11 @@ std::string HeldLease::end_renewal(TimePoint sent, Duration asked, std::optional
     }
   }
   cv().notify_all();
-  if (renewed && misfit.empty()) publish(EventKind::renewed);
+  if (renewed_out != nullptr) {
+    *renewed_out = renewed && misfit.empty();  // the caller publishes it (publish_renewed)
+  } else if (renewed && misfit.empty()) {
+    publish(EventKind::renewed);
+  }
   return misfit;
 }
 

@@ -11,9 +11,11 @@
 #include <array>
 #include <condition_variable>
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <span>
 #include <stop_token>
 #include <string>
 #include <string_view>
@@ -100,9 +102,12 @@ struct HeldLease {
   std::optional<LeaseOutcome> loss;  // guarded by mu: how the lease ended (lost: set at once)
   std::string loss_reason;           // guarded by mu: why it was lost
 
-  /// Position in the scheduler's queue; guarded by the scheduler's own mutex.
+  /// The scheduler's queue (renewal.cpp): one entry per watched lease, by due time.
   using ScheduleKey = std::pair<TimePoint, std::uint64_t>;
-  std::optional<ScheduleKey> scheduled;
+  using ScheduleQueue = std::map<ScheduleKey, std::weak_ptr<HeldLease>>;
+  /// This lease's entry in that queue, guarded by the scheduler's own mutex: re-keyed in place
+  /// (node extract and insert) on every reschedule, no search and no allocation.
+  std::optional<ScheduleQueue::iterator> scheduled;
 
   /// The ttl to judge a grant by: the requested one, or the store's shorter grant (ZooKeeper
   /// sessions can grant less than asked for).
@@ -128,13 +133,19 @@ struct HeldLease {
   /// Ends a renew call (scheduled or extend): applies its outcome (nullopt = unknown)
   /// and wakes whoever waits for the renew slot. Call without `mu` held. Returns why a confirmed
   /// grant is unsafe (margin_misfit), empty otherwise.
-  std::string end_renewal(TimePoint sent, Duration asked, std::optional<Renewal> outcome);
+  /// With `renewed_out`, a `renewed` event is not published but reported there (true: the caller
+  /// publishes it, with publish_renewed()).
+  std::string end_renewal(TimePoint sent, Duration asked, std::optional<Renewal> outcome,
+                          bool* renewed_out = nullptr);
   /// Marks the lease lost once: fires the stop_token, emits on_lost and a `lost` event. Call
   /// without `mu` held.
   void mark_lost(const std::string& reason, LeaseOutcome outcome = LeaseOutcome::lost) noexcept;
   /// Publishes an event of `kind` about this lease (lease, started and deadline filled in).
   void publish(EventKind kind, std::string detail = {},
                std::optional<ErrorCode> code = std::nullopt) noexcept;
+  /// Publishes `renewed` for each of `leases` not ended meanwhile, one bus call per run of
+  /// leases sharing a bus (a renewal batch: one lock of the bus instead of one per lease).
+  static void publish_renewed(std::span<const std::shared_ptr<HeldLease>> leases) noexcept;
 };
 
 }  // namespace leader::detail

@@ -4,6 +4,7 @@
 #include <map>
 #include <optional>
 #include <random>
+#include <span>
 #include <string>
 #include <thread>
 #include <vector>
@@ -47,21 +48,43 @@ class Scheduler final : public RenewalScheduler {
   }
 
   void reschedule(const std::shared_ptr<HeldLease>& held) override {
-    TimePoint due;
-    {
-      std::lock_guard hl(held->mu);
-      if (held->finished || held->lost) return;
-      due = held->local_deadline;
-      if (held->options().auto_extend && !held->renewing) due = std::min(due, held->next_renew);
+    reschedule_all(std::span(&held, 1));
+  }
+
+  /// reschedule() of every lease of `leases`, under one lock of the queue (a renewal batch's
+  /// leases are re-keyed together: one lane worker does not wait for the other per lease).
+  void reschedule_all(std::span<const std::shared_ptr<HeldLease>> leases) {
+    if (leases.empty()) return;
+    thread_local std::vector<TimePoint> due;
+    due.resize(leases.size());
+    for (std::size_t i = 0; i < leases.size(); ++i) {
+      HeldLease& held = *leases[i];
+      std::lock_guard hl(held.mu);
+      if (held.finished || held.lost) {
+        due[i] = TimePoint::min();  // not watched any more
+        continue;
+      }
+      due[i] = held.local_deadline;
+      if (held.options().auto_extend && !held.renewing) due[i] = std::min(due[i], held.next_renew);
     }
-    bool earliest;
+    bool earliest = false;
     {
       std::lock_guard lock(mu_);
-      if (held->scheduled) queue_.erase(*held->scheduled);
-      Key key{due, ++sequence_};
-      earliest = due < planned_wake_;
-      queue_.emplace(key, held);
-      held->scheduled = key;
+      for (std::size_t i = 0; i < leases.size(); ++i) {
+        HeldLease& held = *leases[i];
+        if (due[i] == TimePoint::min()) continue;
+        if (held.scheduled && (*held.scheduled)->first.first == due[i]) continue;  // there
+        earliest = earliest || due[i] < planned_wake_;
+        if (!held.scheduled) {
+          held.scheduled = queue_.emplace(Key{due[i], ++sequence_}, leases[i]).first;
+        } else {
+          // The same node under its new key: every renewal re-keys its lease twice (the
+          // deadline while in flight, then the next renewal): no search, free or allocation.
+          auto node = queue_.extract(*held.scheduled);
+          node.key() = Key{due[i], ++sequence_};
+          held.scheduled = queue_.insert(std::move(node)).position;
+        }
+      }
     }
     if (earliest) cv_.notify_all();  // only an earlier wake-up needs the timer thread
   }
@@ -85,10 +108,10 @@ class Scheduler final : public RenewalScheduler {
   using Key = HeldLease::ScheduleKey;
 
   /// +-10 % of `period`, so many leases acquired together do not renew together.
-  Duration jitter(Duration period) {
+  static Duration jitter(Duration period) {
     std::uniform_int_distribution<std::int64_t> d(-period.count() / 10, period.count() / 10);
-    std::lock_guard lock(rng_mu_);
-    return Duration(d(rng_));
+    thread_local std::mt19937_64 rng{std::random_device{}()};  // no lock shared by the workers
+    return Duration(d(rng));
   }
 
   /// How early a renewal may be sent to join a batch of its store: a fifth of its period (so
@@ -144,6 +167,8 @@ class Scheduler final : public RenewalScheduler {
   /// early window, and posts every batch to its store's lane.
   void sweep(TimePoint now, const Batch& due, const Batch& soon) {
     std::map<LeaseStore*, Batch> batches;
+    Batch watched;  // re-keyed together below: the deadline stays watched while renewing
+    watched.reserve(due.size());
     for (const auto& held : due) {
       bool expired = false;
       bool renew = false;
@@ -163,9 +188,12 @@ class Scheduler final : public RenewalScheduler {
         continue;
       }
       if (renew) batches[held->store().get()].push_back(held);
-      reschedule(held);  // the deadline stays watched while the renewal is in flight
+      watched.push_back(held);
     }
-    if (batches.empty()) return;
+    if (batches.empty()) {
+      reschedule_all(watched);
+      return;
+    }
     for (const auto& held : soon) {
       auto it = batches.find(held->store().get());
       if (it == batches.end()) continue;
@@ -178,8 +206,9 @@ class Scheduler final : public RenewalScheduler {
         held->renewing = true;
       }
       it->second.push_back(held);
-      reschedule(held);
+      watched.push_back(held);
     }
+    reschedule_all(watched);  // before any renewal of them is posted
     for (auto& [store, batch] : batches) {
       // A large batch goes out as one part per worker of the lane (at most kMaxBatch each), so a
       // store that renews a batch one lease at a time (LeaseStore's default) keeps the lane's
@@ -215,26 +244,29 @@ class Scheduler final : public RenewalScheduler {
     return Attempt{held.store_lease_locked(), held.ttl, held.local_deadline};
   }
 
-  /// Applies one renewal's outcome (nullopt with `error`: unknown) to `held`.
-  void end_renewal(const std::shared_ptr<HeldLease>& held, TimePoint sent, const Attempt& a,
-                   const std::optional<Renewal>& outcome,
-                   const std::optional<BackendError>& error) {
-    std::string misfit = held->end_renewal(sent, a.ttl, outcome);
+  /// Applies one renewal's outcome (nullopt with `error`: unknown) to `held`; true when the
+  /// lease is still held and must be rescheduled (the caller does it: a batch at once).
+  /// With `renewed`, a `renewed` event is left to the caller (HeldLease::end_renewal).
+  [[nodiscard]] static bool end_renewal(const std::shared_ptr<HeldLease>& held, TimePoint sent,
+                                        const Attempt& a, const std::optional<Renewal>& outcome,
+                                        const std::optional<BackendError>& error,
+                                        bool* renewed = nullptr) {
+    std::string misfit = held->end_renewal(sent, a.ttl, outcome, renewed);
     if (error) held->publish(EventKind::renew_failed, error->what(), error->code());
     if (!misfit.empty()) {      // kept until the action ends: releasing now would admit a second
       held->mark_lost(misfit);  // leader while this one still runs
-      return;
+      return false;
     }
     const auto status = outcome ? std::optional(outcome->status) : std::nullopt;
     if (status == LeaseStatus::lost) {
       held->mark_lost("renewal refused: the lease was taken over or expired on the server");
-      return;
+      return false;
     }
     if (status == LeaseStatus::ok) {
       std::lock_guard hl(held->mu);
       held->next_renew += jitter(held->renew_every);
     }
-    reschedule(held);
+    return true;
   }
 
   /// The time a renewal sent at `sent` may take: until the earliest local deadline among the
@@ -260,7 +292,7 @@ class Scheduler final : public RenewalScheduler {
       error = BackendError(ErrorCode::internal, std::string(held->store()->scheme()),
                            "renew threw a non-BackendError exception");
     }
-    end_renewal(held, sent, *a, outcome, error);
+    if (end_renewal(held, sent, *a, outcome, error)) reschedule(held);
   }
 
   /// Renews the leases of one store in one renew_batch call (one renew for a lone lease). One
@@ -305,15 +337,26 @@ class Scheduler final : public RenewalScheduler {
       failed = BackendError(ErrorCode::internal, std::string(store.scheme()),
                             "renew_batch threw a non-BackendError exception");
     }
+    // The bookkeeping of the whole batch at once: one lock of the bus for its `renewed` events,
+    // one of the queue to reschedule it (the lane's other worker renews the batch's other half).
+    Batch renewed;
+    renewed.reserve(live.size());
+    std::size_t kept = 0;  // the leases still held move to the front of `live`
     for (std::size_t i = 0; i < live.size(); ++i) {
+      bool held = false;
+      bool ok = false;
       if (failed) {
-        end_renewal(live[i], sent, attempts[i], std::nullopt, failed);
+        held = end_renewal(live[i], sent, attempts[i], std::nullopt, failed);
       } else if (out[i].error) {
-        end_renewal(live[i], sent, attempts[i], std::nullopt, out[i].error);
+        held = end_renewal(live[i], sent, attempts[i], std::nullopt, out[i].error);
       } else {
-        end_renewal(live[i], sent, attempts[i], out[i].renewal, std::nullopt);
+        held = end_renewal(live[i], sent, attempts[i], out[i].renewal, std::nullopt, &ok);
       }
+      if (ok) renewed.push_back(live[i]);
+      if (held) std::swap(live[kept++], live[i]);
     }
+    HeldLease::publish_renewed(renewed);
+    reschedule_all(std::span(live).first(kept));
   }
 
   /// The most leases one renew_batch call carries (a store may still split it into chunks).
@@ -326,13 +369,11 @@ class Scheduler final : public RenewalScheduler {
   std::shared_ptr<Clock> clock_;
   std::mutex mu_;
   std::condition_variable cv_;
-  std::map<Key, std::weak_ptr<HeldLease>> queue_;  // one entry per watched lease
+  HeldLease::ScheduleQueue queue_;  // one entry per watched lease
   std::uint64_t sequence_ = 0;
   TimePoint planned_wake_ = TimePoint::max();  // when the timer thread wakes anyway
   Duration max_window_{0};  // the longest early window of any lease watched so far
   bool stopping_ = false;
-  std::mutex rng_mu_;
-  std::mt19937_64 rng_{std::random_device{}()};
   std::thread timer_;
   StoreLanes lanes_;  // renewal workers per store; last, so destroyed (joined) first
 };

@@ -483,17 +483,21 @@ std::vector<BatchRenewal> EtcdStore::renew_batch(std::span<const RenewalRequest>
   // create revision is its token and it is on its session: all of them ok in one tiny reply),
   // and only a chunk whose compares failed read back, Range ops in one Txn, to tell which lease
   // is lost, moved or still ok.
+  std::string body;  // the compare-only Txn, as text (ops::append_equal_compare)
   const auto all_on_session = [&](std::span<const std::size_t> chunk) -> std::optional<bool> {
-    Json compares = Json::array();
+    body.assign(R"({"compare":[)");
     for (std::size_t i : chunk) {
-      const std::string key = holder_key(*requests[i].lease);
+      const std::string key = base64_encode(holder_key(*requests[i].lease));
       const Group& g = groups.at(want[i]);
       if (g.kept <= 0) return false;  // lost with its session: the reads say which
-      compares.push_back(ops::create_revision_is(
-          key, static_cast<std::int64_t>(requests[i].lease->fencing_token)));
-      compares.push_back(ops::lease_is(key, g.s.id));
+      if (body.back() != '[') body += ',';
+      ops::append_equal_compare(body, key, "CREATE", "create_revision",
+                                static_cast<std::int64_t>(requests[i].lease->fencing_token));
+      body += ',';
+      ops::append_equal_compare(body, key, "LEASE", "lease", g.s.id);
     }
-    Reply r = gateway_.post("/v3/kv/txn", ops::txn(std::move(compares), Json::array()), deadline);
+    body += R"(],"success":[],"failure":[]})";
+    Reply r = gateway_.post_text("/v3/kv/txn", body, deadline);
     if (!r.ok() && too_many_ops(r)) return std::nullopt;
     if (!r.ok()) gateway_.fail(r, "/v3/kv/txn");
     return txn_succeeded(r.body);

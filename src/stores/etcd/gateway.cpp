@@ -132,7 +132,13 @@ Reply Gateway::post(std::string_view path, const nlohmann::json& request, Deadli
   if (deadline.expired())
     throw error(ErrorCode::deadline_exceeded,
                 "deadline passed before the etcd call " + std::string(path) + " was sent");
-  const std::string payload = request.dump();
+  return post_text(path, request.dump(), deadline);
+}
+
+Reply Gateway::post_text(std::string_view path, const std::string& payload, Deadline deadline) {
+  if (deadline.expired())
+    throw error(ErrorCode::deadline_exceeded,
+                "deadline passed before the etcd call " + std::string(path) + " was sent");
   std::string token = config_.user ? auth_token(deadline, "") : "";
   for (int attempt = 0;; ++attempt) {
     Reply r = repeatable(path) && config_.endpoints.size() > 1

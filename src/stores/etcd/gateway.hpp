@@ -51,6 +51,9 @@ class Gateway {
   /// deadline_exceeded (possibly sent, no complete answer before `deadline`: outcome unknown),
   /// failed_precondition (TLS, auth).
   [[nodiscard]] Reply post(std::string_view path, const nlohmann::json& request, Deadline deadline);
+  /// post() of a request already written as JSON text (`payload`).
+  [[nodiscard]] Reply post_text(std::string_view path, const std::string& payload,
+                                Deadline deadline);
   /// POSTs `request` to a streaming path ("/v3/watch") on a connection of its own and passes each
   /// message of the reply (one JSON object per line) to `on_message`, in order, until it returns
   /// false, `stop` is requested or `deadline` passes (these end the call normally). A message with
