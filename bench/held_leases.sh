@@ -4,6 +4,9 @@
 # other, then the same with N2 leases batched only. One output line per run (bench/README.md,
 # "held leases").
 #   bench/held_leases.sh [N] [N2] [LEASE_S] [HOLD_S] [stores...]
+# BASELINE_BIN=path: also N leases batched with that binary (an older build: "before"), right
+# after this build's batched run. ZK_HOLD_S (default HOLD_S): ZooKeeper's hold, 60 to be past the
+# arming round of its session-level renewal (bench/README.md).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 N=${1:-10000}
@@ -22,10 +25,17 @@ declare -A URI=(
   [sqlite]="sqlite:///dev/shm/leader-bench-held.db"
 )
 for s in $STORES; do
-  "$BIN" "${URI[$s]}" "$N" "$LEASE_S" "$HOLD_S" batched || echo "$s batched: exit $?"
+  hold=$HOLD_S
+  if [ "$s" = zookeeper ]; then hold=${ZK_HOLD_S:-$HOLD_S}; fi
+  "$BIN" "${URI[$s]}" "$N" "$LEASE_S" "$hold" batched || echo "$s batched: exit $?"
+  if [ -n "${BASELINE_BIN:-}" ]; then
+    echo "# $s: the same with $BASELINE_BIN"
+    "$BASELINE_BIN" "${URI[$s]}" "$N" "$LEASE_S" "$hold" batched || echo "$s baseline: exit $?"
+  fi
   "$BIN" "${URI[$s]}" "$N" "$LEASE_S" "$HOLD_S" single || echo "$s single: exit $?"
   if [ "$N2" -gt 0 ]; then
-    "$BIN" "${URI[$s]}" "$N2" "$LEASE_S" "$HOLD_S" batched || echo "$s batched $N2: exit $?"
+    "$BIN" "${URI[$s]}" "$N2" "$LEASE_S" "$hold" batched || echo "$s batched $N2: exit $?"
   fi
+  rm -f /dev/shm/leader-bench-held.db*
 done
 rm -f /dev/shm/leader-bench-held.db*

@@ -4,8 +4,10 @@
 // a second client that tries to take over.
 
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <cstdio>
+#include <filesystem>
 #include <iostream>
 #include <map>
 #include <set>
@@ -271,6 +273,76 @@ TEST(EtcdSession, ABatchTellsAKeyWrittenAgainOrMovedFromOutsideApartFromTheQuiet
   EXPECT_EQ(attached_lease(*s, rewritten), session) << "a stale release deleted the new key";
   (void)s->gateway().call("/v3/kv/deleterange", {{"key", etcd::base64_encode(rewritten)}}, soon());
   (void)s->gateway().call("/v3/lease/revoke", {{"ID", std::to_string(elsewhere)}}, soon());
+}
+
+// A server whose --max-txn-ops is below a full verify chunk (64 keys, two compares each: 128 ops)
+// answers "too many operations": the batch halves its chunk (the store remembers it) until the
+// server takes it, for the compare Txns and the Range Txns of a failing chunk alike, and every
+// lease's result stays exact. A private etcd, started here with --max-txn-ops 6: 2 keys per
+// compare Txn after five halvings.
+TEST(EtcdSession, AServerWithFewTxnOpsGetsSmallerChunksAndTheSameExactResults) {
+  const std::string port = env_or("LEADER_TEST_ETCD_LOWOPS_PORT", "12391");
+  const std::string peer = env_or("LEADER_TEST_ETCD_LOWOPS_PEER_PORT", "12392");
+  const std::string dir =
+      "/dev/shm/leader-etcd-lowops-" + std::to_string(getpid());  // no fsync wait
+  std::filesystem::remove_all(dir);
+  test::ChildOptions quiet;
+  quiet.out = test::Output::null;
+  quiet.err = test::Output::null;
+  ChildProcess server(
+      {"etcd", "--name", "lowops", "--data-dir", dir, "--max-txn-ops", "6", "--listen-client-urls",
+       "http://127.0.0.1:" + port, "--advertise-client-urls", "http://127.0.0.1:" + port,
+       "--listen-peer-urls", "http://127.0.0.1:" + peer, "--initial-advertise-peer-urls",
+       "http://127.0.0.1:" + peer, "--initial-cluster", "lowops=http://127.0.0.1:" + peer},
+      quiet);
+  const std::string u = "etcd://127.0.0.1:" + port + "?prefix=/leader-lowops";
+  auto s = std::make_unique<etcd::EtcdStore>(etcd::Config::from_uri(Uri::parse(u)));
+  const auto ready_by = Clock::now() + Ms{20000};
+  for (;;) {
+    try {
+      (void)s->gateway().call("/v3/kv/range", {{"key", etcd::base64_encode("/ready")}}, soon());
+      break;
+    } catch (const BackendError& e) {
+      ASSERT_LT(Clock::now(), ready_by) << "the private etcd did not answer: " << e.what();
+      std::this_thread::sleep_for(Ms{100});
+    }
+  }
+  {  // the server does refuse a Txn of more than 6 ops
+    Json compares = Json::array();
+    for (int i = 0; i < 8; ++i) compares.push_back(etcd::ops::create_revision_is("/x", 0));
+    const etcd::Reply r =
+        s->gateway().post("/v3/kv/txn", etcd::ops::txn(compares, Json::array()), soon());
+    ASSERT_FALSE(r.ok());
+    ASSERT_NE(r.message.find("too many operations"), std::string::npos) << r.message;
+  }
+  std::vector<Lease> leases;
+  for (int i = 0; i < 40; ++i) {
+    auto got = s->try_acquire(request(unique("lowops-" + std::to_string(i)), Ms{10000}), soon());
+    ASSERT_TRUE(got) << i;
+    leases.push_back(*got.lease);
+  }
+  const std::set<std::size_t> deleted{0, 17, 39};
+  for (std::size_t i : deleted)
+    (void)s->gateway().call("/v3/kv/deleterange",
+                            {{"key", etcd::base64_encode(key_of(*s, leases[i]))}}, soon());
+  std::vector<RenewalRequest> batch;
+  for (const Lease& l : leases) batch.push_back({&l, Ms{10000}});
+  for (int round = 0; round < 2; ++round) {  // the second with the chunk size remembered
+    const auto out = s->renew_batch(batch, test::soon(Ms{30000}));
+    ASSERT_EQ(out.size(), leases.size());
+    for (std::size_t i = 0; i < out.size(); ++i) {
+      ASSERT_FALSE(out[i].error) << round << "/" << i << ": " << out[i].error->what();
+      EXPECT_EQ(out[i].renewal.status, deleted.contains(i) ? LeaseStatus::lost : LeaseStatus::ok)
+          << round << "/" << i;
+    }
+  }
+  for (std::size_t i = 0; i < leases.size(); ++i)
+    EXPECT_EQ(s->release(leases[i], Ms{0}, soon()),
+              deleted.contains(i) ? LeaseStatus::lost : LeaseStatus::ok)
+        << i;
+  s.reset();
+  (void)server.kill();
+  std::filesystem::remove_all(dir);
 }
 
 // A group retry (the same owner asking again) finds its slot instead of taking a second one.
