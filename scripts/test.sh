@@ -8,13 +8,12 @@
 #   4. build and run a consumer project against the installed package (scripts/ci-package.sh),
 #      and the .deb packages (scripts/ci-deb.sh: contents; as root with CI=true also apt-get install,
 #      the installed CLI and consumers against /usr, then removal; ~55 s),
-#   5. run unit + contract tests under ASan+UBSan and TSan (scripts/ci-asan.sh, ci-tsan.sh; the
-#      memory and SQLite stores, no server: in the background, nice 19, once built),
+#   5. run unit + contract tests under ASan+UBSan and TSan (scripts/ci-asan.sh, ci-tsan.sh),
 #   6. fuzz every parser for 30 s, two harnesses at a time (scripts/fuzz.sh; needs clang; in the
 #      background at nice 19 once its build is done: a wall-clock budget per harness, so it costs
 #      the run no time while ctest's lease-waiting tests leave the cores idle),
 #   7. lint (scripts/ci-lint.sh: clang-format, public headers alone, clang-tidy).
-# Lint, 5 and 6 (builds and runs) go at nice 19 in the background while 3 runs (the server tests mostly
+# Lint, the builds of 5 and 6, and 6's runs go at nice 19 in the background while 3 runs (the server tests mostly
 # wait on leases and servers; a niced compiler does not delay them: the kernel's scheduler gives
 # a waking nice-0 test the CPU at once). LEADER_QUICK=1 skips steps 4 to 6.
 # LEADER_CTEST_JOBS (default 3) sets step 3's parallelism. The tests mostly wait on leases and
@@ -59,30 +58,6 @@ cleanup() {
   scripts/test-servers.sh stop > /dev/null 2>&1 || true
 }
 trap cleanup EXIT
-# The two sanitizer runs at once, one test at a time each (memory and SQLite only: no server):
-# measured apart here, ASan+UBSan took 68 s at -j2 and TSan 129 s at -j1 (their lease tests
-# mostly wait); together ~120 s. They run in the background chain below, at nice 19, once their
-# builds are done: a dry run of this script finished that chain (lint, the sanitizer and
-# fuzzing builds, fuzzing) at 807 s while the server tests ran until 1,310 s, so after them
-# they were 122 s of the critical path for nothing. A test that fails is re-run alone
-# (ci-sanitizer.sh), so a niced run that misses a timing under load is named FLAKY, not failed.
-sanitizer_tests() {
-  local asan_rc=0 tsan_rc=0 asan_pid
-  LEADER_SANITIZER_PHASE=test LEADER_SANITIZER_JOBS=1 scripts/ci-asan.sh > build-asan/sanitizer-test.log 2>&1 &
-  asan_pid=$!
-  LEADER_SANITIZER_PHASE=test LEADER_SANITIZER_JOBS=1 scripts/ci-tsan.sh > build-tsan/sanitizer-test.log 2>&1 || tsan_rc=$?
-  wait "$asan_pid" || asan_rc=$?
-  grep -HE 'tests passed|=== FLAKY' build-asan/sanitizer-test.log build-tsan/sanitizer-test.log || true
-  if [ "$asan_rc" != 0 ]; then
-    tail -100 build-asan/sanitizer-test.log
-    echo "ASan+UBSan tests failed (build-asan/sanitizer-test.log)"
-  fi
-  if [ "$tsan_rc" != 0 ]; then
-    tail -100 build-tsan/sanitizer-test.log
-    echo "TSan tests failed (build-tsan/sanitizer-test.log)"
-  fi
-  [ "$asan_rc" = 0 ] && [ "$tsan_rc" = 0 ]
-}
 if [ "$quick" != 1 ]; then
   mkdir -p build
   step "background (nice 19): lint, sanitizer and fuzzing builds, log in build/background-builds.log"
@@ -92,8 +67,6 @@ if [ "$quick" != 1 ]; then
     step "lint" && LINT_PREPROCESS_DEPS=1 nice -n 19 scripts/ci-lint.sh &&
       step "ASan+UBSan build" && nice -n 19 scripts/ci-asan.sh &&
       step "TSan build" && nice -n 19 scripts/ci-tsan.sh &&
-      step "ASan+UBSan and TSan tests, at once (logs: build-asan/ and build-tsan/sanitizer-test.log)" &&
-      nice -n 19 bash -c "$(declare -f sanitizer_tests); sanitizer_tests" &&
       if [ "$fuzz" = 1 ]; then
         step "fuzzing build, then ${LEADER_FUZZ_SECONDS:-30} s per harness, two at a time" &&
           FUZZ_PHASE=all FUZZ_JOBS=2 FUZZ_NICE=19 nice -n 19 scripts/fuzz.sh "${LEADER_FUZZ_SECONDS:-30}"
@@ -128,15 +101,30 @@ if [ "$quick" != 1 ]; then
   scripts/ci-package.sh
   step "Debian packages"
   scripts/ci-deb.sh
-  step "waiting for the background lint, builds and sanitizer tests"
+  step "waiting for the background lint and builds"
   if ! wait "$bg_pid"; then
     bg_pid=""
-    tail -150 build/background-builds.log >&2
-    echo "background lint, sanitizer builds or tests, or fuzzing failed (build/background-builds.log)" >&2
+    tail -80 build/background-builds.log >&2
+    echo "background lint or sanitizer/fuzzing builds failed (build/background-builds.log)" >&2
     exit 1
   fi
   bg_pid=""
-  grep -E '^=== |sanitizer-test.log:' build/background-builds.log || true
+  grep '^=== ' build/background-builds.log || true
+  # The two sanitizer runs at once, one test at a time each: measured apart here, ASan+UBSan took
+  # 68 s at -j2 and TSan 129 s at -j1 (their lease tests mostly wait); together ~130 s.
+  step "ASan+UBSan and TSan, at once (ASan's log: build-asan/sanitizer-test.log)"
+  LEADER_SANITIZER_PHASE=test LEADER_SANITIZER_JOBS=1 scripts/ci-asan.sh > build-asan/sanitizer-test.log 2>&1 &
+  asan_pid=$!
+  tsan_rc=0
+  LEADER_SANITIZER_PHASE=test LEADER_SANITIZER_JOBS=1 scripts/ci-tsan.sh || tsan_rc=$?  # TSan: 5-15x slower
+  asan_rc=0
+  wait "$asan_pid" || asan_rc=$?
+  grep -E 'tests passed|=== FLAKY' build-asan/sanitizer-test.log || true
+  if [ "$asan_rc" != 0 ]; then
+    tail -100 build-asan/sanitizer-test.log >&2
+    echo "ASan+UBSan tests failed (build-asan/sanitizer-test.log)" >&2
+  fi
+  [ "$asan_rc" = 0 ] && [ "$tsan_rc" = 0 ] || exit 1
   if [ "$fuzz" = 1 ]; then
     step "fuzzing (ran in the background, nice 19): the harnesses' figures"
     sed -n '/^harness /,/^=== /p' build/background-builds.log | grep -v '^=== ' || true

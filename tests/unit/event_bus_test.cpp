@@ -298,6 +298,61 @@ TEST(LeadershipState, OneBusSeesSeveralElectorsAndNotifiesOnce) {
   EXPECT_TRUE(bus->cancel_state_notification(id));
 }
 
+// publish_leases: a batch of lease events under one lock of the bus, each as publish_lease
+// would: in order for subscribers, each lock's own state, a pending notification fired once with
+// its lock's state, a blocked wait_state_change woken; states() ordered by name.
+TEST(LeadershipState, ABatchPublicationUpdatesEachLockInOrder) {
+  EventBus bus;
+  Collected c;
+  auto sub = bus.subscribe([&](const ElectionEvent& ev) { c.add(ev); });
+  const std::vector<std::string> names{"b", "a", "c"};
+  std::vector<LeaseInfo> infos;
+  for (std::size_t i = 0; i < names.size(); ++i)
+    infos.push_back({.lock = names[i], .node_id = "n", .fencing_token = 10 + i});
+  const auto make = [](const void* context) { return *static_cast<const ElectionEvent*>(context); };
+  std::vector<ElectionEvent> elected;
+  std::vector<ElectionEvent> events;
+  for (const auto& info : infos) {
+    elected.push_back({.kind = EventKind::elected, .lock = info.lock, .lease = info});
+    events.push_back({.kind = EventKind::renewed, .lock = info.lock, .lease = info});
+  }
+  const TimePoint t0{std::chrono::seconds(100)};
+  for (std::size_t i = 0; i < infos.size(); ++i)
+    bus.publish_lease(EventKind::elected, infos[i], t0, {&elected[i], make});
+  std::atomic<int> fired{0};
+  LeadershipState got;
+  bus.notify_state_change("c", bus.state("c").version, [&](const LeadershipState& s) {
+    got = s;
+    ++fired;
+  });
+  const std::uint64_t a_version = bus.state("a").version;
+  std::stop_source give_up;  // so a failed check does not leave the waiter blocked
+  auto waiter = std::async(std::launch::async, [&] {
+    return bus.wait_state_change("a", a_version, give_up.get_token());
+  });
+  std::vector<EventBus::LeasePublication> items;
+  for (std::size_t i = 0; i < infos.size(); ++i)
+    items.push_back({&infos[i], t0 + std::chrono::seconds(i + 1), {&events[i], make}});
+  bus.publish_leases(EventKind::renewed, items);
+  const bool woken = waiter.wait_for(5s) == std::future_status::ready;
+  give_up.request_stop();
+  ASSERT_TRUE(woken) << "wait_state_change was not woken";
+  const auto a = waiter.get();
+  ASSERT_TRUE(a);
+  EXPECT_EQ(a->deadline, t0 + 2s);
+  EXPECT_EQ(fired.load(), 1);
+  EXPECT_EQ(got.lock, "c");
+  EXPECT_EQ(got.deadline, t0 + 3s);
+  EXPECT_EQ(bus.state("b").deadline, t0 + 1s);
+  EXPECT_EQ(bus.state("b").fencing_token, 10U);
+  ASSERT_TRUE(sub.wait_idle(5s));
+  EXPECT_EQ(c.kinds(), (std::vector<std::string>{"elected b", "elected a", "elected c", "renewed b",
+                                                 "renewed a", "renewed c"}));
+  std::vector<std::string> order;
+  for (const auto& s : bus.states()) order.push_back(s.lock);
+  EXPECT_EQ(order, (std::vector<std::string>{"a", "b", "c"}));
+}
+
 TEST(History, ErrorTextHidesSecretsAndIsTruncated) {
   std::string text = sanitize_error_text(
       "connect to postgres://app:hunter2@db:5432/x?sslpassword=s3cret failed; password=abc");

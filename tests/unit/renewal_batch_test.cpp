@@ -142,6 +142,54 @@ TEST(RenewalBatch, LeasesAcquiredTogetherRenewInOneBatchEvenWhenTheirJitterDiffe
   EXPECT_GE(w.clock->now() - start, 9s);
 }
 
+// The batch's bookkeeping is done as a whole (one lock of the bus for its `renewed` events, one of
+// the timer queue): still one `renewed` per lease renewed, none for the lost one, each lock's
+// state carrying its lease's new deadline, and the renewals that follow are due again.
+TEST(RenewalBatch, EveryLeaseOfABatchGetsItsOwnRenewedEventAndState) {
+  World w;
+  std::mutex mu;
+  std::multiset<std::string> renewed;
+  auto sub = w.elector.events().subscribe([&](const ElectionEvent& e) {
+    if (e.kind != EventKind::renewed) return;
+    std::lock_guard l(mu);
+    renewed.insert(e.lock);
+  });
+  w.acquire(70);  // 64 and more: the batch is split between the lane's two workers
+  w.store->lose("job-3");
+  w.clock->advance(12s);  // every lease due at once
+  ASSERT_TRUE(eventually([&] {
+    for (std::size_t i = 0; i < w.held.size(); ++i)
+      if (i != 3 && w.held[i].context().deadline() != w.clock->now() + 24s) return false;
+    return true;
+  }));
+  ASSERT_TRUE(sub.wait_idle(5s));
+  {
+    std::lock_guard l(mu);
+    EXPECT_EQ(renewed.size(), 69U);
+    EXPECT_EQ(renewed.count("job-3"), 0U);
+    for (int i = 0; i < 70; ++i) {
+      if (i != 3) {
+        EXPECT_EQ(renewed.count("job-" + std::to_string(i)), 1U) << i;
+      }
+    }
+  }
+  for (std::size_t i = 0; i < w.held.size(); ++i) {
+    const LeadershipState st = w.elector.leadership("job-" + std::to_string(i));
+    EXPECT_EQ(st.held, i != 3) << i;
+    if (i != 3) {
+      EXPECT_EQ(st.deadline, w.held[i].context().deadline()) << i;
+    }
+  }
+  // Re-keyed in the timer queue: the next round renews them again.
+  const TimePoint second = w.clock->now();
+  w.clock->advance(12s);
+  ASSERT_TRUE(eventually([&] {
+    for (std::size_t i = 0; i < w.held.size(); ++i)
+      if (i != 3 && w.held[i].context().deadline() <= second + 24s) return false;
+    return true;
+  })) << "a lease was not renewed in the second round";
+}
+
 TEST(RenewalBatch, ALostLeaseInABatchStopsOnlyItsOwnAction) {
   World w;
   w.acquire(8);
