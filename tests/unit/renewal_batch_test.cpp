@@ -162,6 +162,12 @@ TEST(RenewalBatch, EveryLeaseOfABatchGetsItsOwnRenewedEventAndState) {
       if (i != 3 && w.held[i].context().deadline() != w.clock->now() + 24s) return false;
     return true;
   }));
+  // The deadlines move before the batch's events are published (after its last lease): wait for
+  // the events themselves, then for the subscriber to have nothing more queued.
+  ASSERT_TRUE(eventually([&] {
+    std::lock_guard l(mu);
+    return renewed.size() >= 69U;
+  })) << "renewed events missing";
   ASSERT_TRUE(sub.wait_idle(5s));
   {
     std::lock_guard l(mu);
