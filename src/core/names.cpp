@@ -6,6 +6,7 @@
 #include <array>
 #include <atomic>
 #include <cstdio>
+#include <cstring>
 #include <random>
 #include <string>
 
@@ -119,11 +120,19 @@ std::string new_owner_token() {
     rng.seed(seq);
     seeded_for = g;
   }
+  // Two hex digits per byte from a table (half the work of a digit at a time: issue 14,
+  // target 5). Digit order is the nibble order of each 64-bit draw, low nibble first.
+  static constexpr auto kPairs = [] {
+    constexpr char kHex[] = "0123456789abcdef";
+    std::array<std::array<char, 2>, 256> t{};
+    for (std::size_t b = 0; b < t.size(); ++b) t[b] = {kHex[b & 0xf], kHex[b >> 4]};
+    return t;
+  }();
   std::string out(32, '0');
-  static constexpr char kHex[] = "0123456789abcdef";
+  char* p = out.data();
   for (int half = 0; half < 2; ++half) {
     std::uint64_t v = rng();
-    for (int i = 0; i < 16; ++i) out[half * 16 + i] = kHex[(v >> (4 * i)) & 0xf];
+    for (int i = 0; i < 8; ++i, v >>= 8, p += 2) std::memcpy(p, kPairs[v & 0xff].data(), 2);
   }
   return out;
 }

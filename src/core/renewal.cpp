@@ -75,7 +75,13 @@ class Scheduler final : public RenewalScheduler {
         if (due[i] == TimePoint::min()) continue;
         if (held.scheduled && (*held.scheduled)->first.first == due[i]) continue;  // there
         earliest = earliest || due[i] < planned_wake_;
-        if (!held.scheduled) {
+        if (!held.scheduled && !spare_.empty()) {  // a node an ended lease left: no allocation
+          auto node = std::move(spare_.back());
+          spare_.pop_back();
+          node.key() = Key{due[i], ++sequence_};
+          node.mapped() = leases[i];
+          held.scheduled = queue_.insert(std::move(node)).position;
+        } else if (!held.scheduled) {
           held.scheduled = queue_.emplace(Key{due[i], ++sequence_}, leases[i]).first;
         } else {
           // The same node under its new key: every renewal re-keys its lease twice (the
@@ -98,7 +104,13 @@ class Scheduler final : public RenewalScheduler {
     }
     {
       std::lock_guard lock(mu_);
-      if (held.scheduled) queue_.erase(*held.scheduled);
+      if (held.scheduled) {
+        // Kept for the next watch (short leases come and go: run_if_leader's acquire + release
+        // then allocates no queue node), up to a few.
+        auto node = queue_.extract(*held.scheduled);
+        node.mapped().reset();
+        if (spare_.size() < kSpareNodes) spare_.push_back(std::move(node));
+      }
       held.scheduled.reset();
     }
     if (held.options().auto_extend) lanes_.close(held.store().get());
@@ -372,6 +384,8 @@ class Scheduler final : public RenewalScheduler {
   HeldLease::ScheduleQueue queue_;  // one entry per watched lease
   std::uint64_t sequence_ = 0;
   TimePoint planned_wake_ = TimePoint::max();  // when the timer thread wakes anyway
+  static constexpr std::size_t kSpareNodes = 64;
+  std::vector<HeldLease::ScheduleQueue::node_type> spare_;  // guarded by mu_: emptied nodes
   Duration max_window_{0};  // the longest early window of any lease watched so far
   bool stopping_ = false;
   std::thread timer_;

@@ -1,10 +1,12 @@
 // The memory store's own safety rules (issue 10) on a fake clock: the same owner re-acquires its
-// lease (decision 1), the group size is per lock (decision 2), and renew sets expiry to now + ttl.
+// lease (decision 1), the group size is per lock (decision 2), renew sets expiry to now + ttl, and
+// a released slot is reused clean.
 #include <gtest/gtest.h>
 
 #include <string>
 
 #include "leader/errors.hpp"
+#include "leader/lock_listing.hpp"
 #include "leader/names.hpp"
 #include "leader/stores/memory.hpp"
 
@@ -108,6 +110,54 @@ TEST_F(MemoryStoreTest, RenewSetsTheExpiryToNowPlusTtlShorterOrLonger) {
   EXPECT_FALSE(store_->try_acquire(request(1s), soon()));
   clock_->advance(1ms);
   EXPECT_TRUE(store_->try_acquire(request(1s), soon()));
+}
+
+// A released slot keeps its row for reuse (issue 14, target 5): nothing of the old holder may
+// survive in it: the old owner's renew and release find nothing, the next holder gets a new
+// token and its own owner and node, and listings show only live holders.
+TEST_F(MemoryStoreTest, AReleasedSlotIsReusedWithANewTokenAndNothingOfTheOldHolder) {
+  auto old_lease = store_->try_acquire({"lock", new_owner_token(), "old-node", 10s, 0}, soon());
+  ASSERT_TRUE(old_lease);
+  ASSERT_EQ(store_->release(*old_lease.lease, 0s, soon()), LeaseStatus::ok);
+  EXPECT_TRUE(store_->inspect("lock", soon()).holders.empty());
+  EXPECT_TRUE(list_locks(*store_, "", soon()).empty())
+      << "a lock with no live holder is not listed";
+  EXPECT_EQ(store_->renew(*old_lease.lease, 10s, soon()).status, LeaseStatus::lost);
+  EXPECT_EQ(store_->release(*old_lease.lease, 0s, soon()), LeaseStatus::lost);
+  auto next = store_->try_acquire({"lock", new_owner_token(), "new-node", 10s, 0}, soon());
+  ASSERT_TRUE(next);
+  EXPECT_EQ(next.lease->slot, 0);
+  EXPECT_GT(next.lease->fencing_token, old_lease.lease->fencing_token);
+  EXPECT_EQ(store_->renew(*old_lease.lease, 10s, soon()).status, LeaseStatus::lost)
+      << "the old owner's token does not match the reused slot";
+  const LockState state = store_->inspect("lock", soon());
+  ASSERT_EQ(state.holders.size(), 1u);
+  EXPECT_EQ(state.holders[0].owner, next.lease->owner);
+  EXPECT_EQ(state.holders[0].node_id, "new-node");
+  EXPECT_EQ(state.holders[0].fencing_token, next.lease->fencing_token);
+  // A release that keeps the lease for a while keeps it held until then, then frees the slot.
+  ASSERT_EQ(store_->release(*next.lease, 2s, soon()), LeaseStatus::ok);
+  EXPECT_FALSE(store_->try_acquire(request(10s), soon()));
+  clock_->advance(2s);
+  auto third = store_->try_acquire(request(10s), soon());
+  ASSERT_TRUE(third);
+  EXPECT_GT(third.lease->fencing_token, next.lease->fencing_token);
+}
+
+// A lock used by a group of 3 and later, once every holder expired, by a single leader: the
+// single leader takes slot 0, the group's other (expired) rows are never reported.
+TEST_F(MemoryStoreTest, AGroupShrunkToASingleLeaderShowsOnlyTheLiveHolder) {
+  for (int i = 0; i < 3; ++i) ASSERT_TRUE(store_->try_acquire(request(2s, 3), soon()));
+  clock_->advance(2s);
+  auto single = store_->try_acquire(request(10s), soon());
+  ASSERT_TRUE(single);
+  EXPECT_EQ(single.lease->slot, 0);
+  EXPECT_FALSE(store_->try_acquire(request(10s), soon()));
+  const std::vector<LockState> listed = list_locks(*store_, "lo", soon());
+  ASSERT_EQ(listed.size(), 1u);
+  ASSERT_EQ(listed[0].holders.size(), 1u);
+  EXPECT_EQ(listed[0].holders[0].slot, 0);
+  expect_refused(request(2s, 3), "a single leader", "a group of 3 slots");
 }
 
 }  // namespace

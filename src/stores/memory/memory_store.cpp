@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <map>
 #include <mutex>
+#include <vector>
 
 #include "leader/detail/group_size.hpp"
 #include "leader/detail/store_support.hpp"
@@ -20,8 +21,17 @@ struct Row {
   std::string owner;
   std::string node_id;
   std::uint64_t token = 0;
-  TimePoint expires{};
+  TimePoint expires = TimePoint::min();  // a free slot: never granted, or released
   int slots = 0;  // the group size of the request that took it (0: a single leader)
+};
+
+// One lock's slots and fencing counter. A released slot keeps its row (expired at once), so the
+// next grant reuses its strings' buffers: an uncontended acquire + release allocates nothing
+// here after the first (issue 14, target 5). Rows beyond a group's size are expired ones of an
+// earlier, larger group size.
+struct LockRows {
+  std::uint64_t fence = 0;
+  std::vector<Row> rows;  // by slot
 };
 
 struct CandidateRow {
@@ -32,8 +42,9 @@ struct CandidateRow {
 struct State {
   std::mutex mu;
   bool unavailable = false;
-  std::map<std::pair<std::string, int>, Row> leases;  // (lock, slot)
-  std::map<std::string, std::uint64_t> fences;
+  // By lock name, ordered (list_locks walks a prefix), looked up by string_view (std::less<>).
+  // Entries are never removed: the fencing counter must outlive every holder.
+  std::map<std::string, LockRows, std::less<>> leases;
   std::map<std::pair<std::string, std::string>, CandidateRow> candidates;  // (group, node)
 };
 
@@ -49,29 +60,37 @@ class MemoryStore final : public LeaseStore, public LockLister, public detail::N
   Acquired try_acquire(const LeaseRequest& r, Deadline) override {
     auto lock = guard();
     const TimePoint now = clock_->now();
+    auto found = state_->leases.find(std::string_view(r.lock));
+    if (found == state_->leases.end()) found = state_->leases.try_emplace(r.lock).first;
+    LockRows& entry = found->second;
     Row* own = nullptr;
     int own_slot = 0;
-    for (auto it = state_->leases.lower_bound({r.lock, 0});
-         it != state_->leases.end() && it->first.first == r.lock; ++it) {
-      if (it->second.expires <= now) continue;
-      if (it->second.slots != r.slots)
-        throw detail::group_size_mismatch("memory", r.lock, it->second.slots, r.slots);
-      if (it->second.owner == r.owner) {
-        own = &it->second;
-        own_slot = it->first.second;
+    for (std::size_t slot = 0; slot < entry.rows.size(); ++slot) {
+      Row& row = entry.rows[slot];
+      if (row.expires <= now) continue;
+      if (row.slots != r.slots)
+        throw detail::group_size_mismatch("memory", r.lock, row.slots, r.slots);
+      if (row.owner == r.owner) {
+        own = &row;
+        own_slot = static_cast<int>(slot);
       }
     }
     if (own != nullptr) {  // our own live lease (a retry after an unknown outcome)
       own->expires = now + r.ttl;
       return {Lease{r.lock, r.owner, own->node_id, own->token, own_slot, r.slots, r.ttl, now}};
     }
-    const int slots = std::max(1, r.slots);
-    for (int slot = 0; slot < slots; ++slot) {
-      auto it = state_->leases.find({r.lock, slot});
-      if (it != state_->leases.end() && it->second.expires > now) continue;
-      std::uint64_t token = ++state_->fences[r.lock];
-      state_->leases[{r.lock, slot}] = Row{r.owner, r.node_id, token, now + r.ttl, r.slots};
-      return {Lease{r.lock, r.owner, r.node_id, token, slot, r.slots, r.ttl, now}};
+    const auto slots = static_cast<std::size_t>(std::max(1, r.slots));
+    if (entry.rows.size() < slots) entry.rows.resize(slots);
+    for (std::size_t slot = 0; slot < slots; ++slot) {
+      Row& row = entry.rows[slot];
+      if (row.expires > now) continue;
+      row.owner.assign(r.owner);  // assign, not a new string: the buffer is reused
+      row.node_id.assign(r.node_id);
+      row.token = ++entry.fence;
+      row.expires = now + r.ttl;
+      row.slots = r.slots;
+      return {Lease{r.lock, r.owner, r.node_id, row.token, static_cast<int>(slot), r.slots, r.ttl,
+                    now}};
     }
     return {};
   }
@@ -88,10 +107,8 @@ class MemoryStore final : public LeaseStore, public LockLister, public detail::N
     auto lock = guard();
     Row* row = owned(lease);
     if (!row) return LeaseStatus::lost;
-    if (keep_for > Duration{0})
-      row->expires = clock_->now() + keep_for;
-    else
-      state_->leases.erase({lease.lock, lease.slot});
+    // Released: the row stays (free at once), its strings' buffers kept for the next grant.
+    row->expires = keep_for > Duration{0} ? clock_->now() + keep_for : TimePoint::min();
     return LeaseStatus::ok;
   }
 
@@ -99,13 +116,8 @@ class MemoryStore final : public LeaseStore, public LockLister, public detail::N
     auto lock = guard();
     const TimePoint now = clock_->now();
     LockState out{std::string(lock_name), {}};
-    for (auto it = state_->leases.lower_bound({std::string(lock_name), 0});
-         it != state_->leases.end() && it->first.first == lock_name; ++it) {
-      if (it->second.expires <= now) continue;
-      out.holders.push_back(Holder{it->second.node_id, it->second.owner, it->second.token,
-                                   it->first.second,
-                                   std::chrono::duration_cast<Duration>(it->second.expires - now)});
-    }
+    if (auto it = state_->leases.find(lock_name); it != state_->leases.end())
+      append_live(it->second, now, out);
     return out;
   }
 
@@ -113,14 +125,11 @@ class MemoryStore final : public LeaseStore, public LockLister, public detail::N
     auto lock = guard();
     const TimePoint now = clock_->now();
     std::vector<LockState> out;
-    for (auto it = state_->leases.lower_bound({std::string(prefix), 0});
-         it != state_->leases.end() && it->first.first.starts_with(prefix); ++it) {
-      if (it->second.expires <= now) continue;
-      if (out.empty() || out.back().lock != it->first.first)
-        out.push_back(LockState{it->first.first, {}});
-      out.back().holders.push_back(
-          Holder{it->second.node_id, it->second.owner, it->second.token, it->first.second,
-                 std::chrono::duration_cast<Duration>(it->second.expires - now)});
+    for (auto it = state_->leases.lower_bound(prefix);
+         it != state_->leases.end() && it->first.starts_with(prefix); ++it) {
+      LockState state{it->first, {}};
+      append_live(it->second, now, state);
+      if (!state.holders.empty()) out.push_back(std::move(state));
     }
     return out;
   }
@@ -166,11 +175,23 @@ class MemoryStore final : public LeaseStore, public LockLister, public detail::N
   }
 
   Row* owned(const Lease& lease) {
-    auto it = state_->leases.find({lease.lock, lease.slot});
-    if (it == state_->leases.end() || it->second.owner != lease.owner ||
-        it->second.expires <= clock_->now())
+    auto it = state_->leases.find(std::string_view(lease.lock));
+    if (it == state_->leases.end() || lease.slot < 0 ||
+        static_cast<std::size_t>(lease.slot) >= it->second.rows.size())
       return nullptr;
-    return &it->second;
+    Row& row = it->second.rows[static_cast<std::size_t>(lease.slot)];
+    if (row.owner != lease.owner || row.expires <= clock_->now()) return nullptr;
+    return &row;
+  }
+
+  // The live holders of one lock, by slot.
+  static void append_live(const LockRows& entry, TimePoint now, LockState& out) {
+    for (std::size_t slot = 0; slot < entry.rows.size(); ++slot) {
+      const Row& row = entry.rows[slot];
+      if (row.expires <= now) continue;
+      out.holders.push_back(Holder{row.node_id, row.owner, row.token, static_cast<int>(slot),
+                                   std::chrono::duration_cast<Duration>(row.expires - now)});
+    }
   }
 
   std::shared_ptr<State> state_;
