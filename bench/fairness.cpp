@@ -9,8 +9,11 @@
 // (elected calls only); starved: threads that never ran; min/max_runs: per thread; jain: Jain's
 // fairness index of the per-thread runs (1 = equal shares, 1/T = one thread ran everything).
 // MODE (optional): `fair` (the default, ElectionOptions::fair) or `unfair` (each caller polls on
-// its own with backoff: the behaviour before issue 14's fair waiting), printed as mode=.
-//   bench_fairness URI THREADS SECONDS WAIT_MS HOLD_MS PAUSE_MS LOCK [fair|unfair]
+// its own with backoff: the behaviour before issue 14's fair waiting), printed as mode=. With
+// the suffix `-stores` (`fair-stores`, `unfair-stores`) each thread opens a store object of its
+// own (its own connections or sessions, its own in-process wait queue): the threads then contend
+// as separate processes do, and only the store's own order can make them FIFO (ZooKeeper's line).
+//   bench_fairness URI THREADS SECONDS WAIT_MS HOLD_MS PAUSE_MS LOCK [fair|unfair][-stores]
 
 #include <algorithm>
 #include <atomic>
@@ -48,7 +51,7 @@ double percentile(std::vector<double> v, double q) {
 int main(int argc, char** argv) {
   if (argc != 8 && argc != 9) {
     std::cerr << "usage: bench_fairness URI THREADS SECONDS WAIT_MS HOLD_MS PAUSE_MS LOCK "
-                 "[fair|unfair]\n";
+                 "[fair|unfair][-stores]\n";
     return 64;
   }
   const std::string uri = argv[1];
@@ -57,12 +60,16 @@ int main(int argc, char** argv) {
   const Ms wait{std::stol(argv[4])}, hold{std::stol(argv[5])}, pause{std::stol(argv[6])};
   const std::string lock = argv[7];
   const std::string mode = argc == 9 ? argv[8] : "fair";
-  if (mode != "fair" && mode != "unfair") {
-    std::cerr << "MODE must be fair or unfair, got '" << mode << "'\n";
+  const bool per_thread = mode.ends_with("-stores");
+  const std::string waiting = per_thread ? mode.substr(0, mode.size() - 7) : mode;
+  if (waiting != "fair" && waiting != "unfair") {
+    std::cerr << "MODE must be fair, unfair, fair-stores or unfair-stores, got '" << mode << "'\n";
     return 64;
   }
-  const bool fair = mode == "fair";
+  const bool fair = waiting == "fair";
   auto store = leader::open(uri);
+  std::vector<std::shared_ptr<leader::LeaseStore>> stores;  // -stores: one per thread
+  for (int t = 0; per_thread && t < threads; ++t) stores.push_back(leader::open(uri));
   Totals totals;
   totals.runs.assign(static_cast<std::size_t>(threads), 0);
   const auto end = Clock::now() + std::chrono::duration<double>(seconds);
@@ -74,7 +81,7 @@ int main(int argc, char** argv) {
       o.fair = fair;
       o.lease_time = std::max(Ms{2000}, hold * 10);
       o.node_id = "fair-" + std::to_string(t);
-      leader::LeaderElector elector(store, o);
+      leader::LeaderElector elector(per_thread ? stores[static_cast<std::size_t>(t)] : store, o);
       std::vector<double> waits;
       long runs = 0, skipped = 0, errors = 0;
       while (Clock::now() < end) {

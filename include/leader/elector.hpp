@@ -57,6 +57,7 @@ class OperationCancelled : public Error {
 namespace detail {
 struct HeldLease;
 class ElectionCore;
+class WaitsInLine;  // leader/detail/store_wrapper.hpp
 class RenewalScheduler;
 }  // namespace detail
 
@@ -161,6 +162,7 @@ class ElectionCore : public std::enable_shared_from_this<ElectionCore> {
   ElectorHooks hooks_;
   bool real_clock_ = false;  // hooks_.clock is Clock::system(): its readings are Deadline's time
   bool never_blocks_ = false;
+  WaitsInLine* line_ = nullptr;  // the store's line for fair waiters, when it keeps one
   std::atomic<RenewalScheduler*> scheduler_{nullptr};
   std::mutex rng_mu_;
   std::mt19937_64 rng_;

@@ -35,6 +35,12 @@ struct LeaseRequest {
   std::string node_id;  ///< who asks, e.g. "host:pid"; shown by inspect()
   Duration ttl{};       ///< server-side time to live of the lease
   int slots = 0;        ///< 0: a single lease; N >= 1: a group lease, one of N slots
+  /// The caller will ask again with the same owner token and, once it stops asking without a
+  /// grant, call leave_line() (leader/detail/store_wrapper.hpp: detail::WaitsInLine). A store
+  /// whose recipe is a queue (ZooKeeper's sequential nodes) may then keep a contended attempt's
+  /// place in line instead of withdrawing it: waiters of all processes are served in arrival
+  /// order. Other stores ignore it. Set by electors with fair waiting (ElectionOptions::fair).
+  bool wait_in_line = false;
 };
 
 /// A held lease. Stores fill every field; electors track local validity from `sent_at`.

@@ -117,6 +117,7 @@ ElectionCore::ElectionCore(std::shared_ptr<LeaseStore> store, ElectionOptions op
   if (!hooks_.clock) hooks_.clock = Clock::system();
   real_clock_ = hooks_.clock == Clock::system();
   never_blocks_ = options_.wait_time == Duration{0} && calls_never_block(*store_);
+  line_ = find_capability<WaitsInLine>(*store_);
   if (!hooks_.events) hooks_.events = std::make_shared<EventBus>();
   if (hooks_.history) history_ = attach_history(*hooks_.events, hooks_.history);
   rng_.seed(hooks_.seed != 0 ? hooks_.seed : std::random_device{}());
@@ -140,8 +141,30 @@ Deadline ElectionCore::call_deadline(TimePoint sent) const {
 Acquisition ElectionCore::acquire(const std::string& lock, const std::stop_token& caller) {
   // One owner token per call, reused by every attempt: after an unknown outcome the store
   // recognises a lease the lost attempt got as ours, instead of contending with it.
-  const LeaseRequest request{lock, new_owner_token(), options_.node_id, options_.lease_time,
-                             slots_};
+  LeaseRequest request{lock, new_owner_token(), options_.node_id, options_.lease_time, slots_};
+  // Fair waiting on a store that queues (ZooKeeper): the attempts keep their place in the
+  // store's line, FIFO across processes; every way out without a grant gives it up.
+  const bool fair = options_.fair && options_.wait_time > Duration{0};
+  request.wait_in_line = fair && line_ != nullptr && slots_ == 0;
+  class LeaveLine {
+   public:
+    LeaveLine(WaitsInLine* line, const LeaseRequest& request, Duration timeout)
+        : line_(line), request_(request), timeout_(timeout) {}
+    LeaveLine(const LeaveLine&) = delete;
+    LeaveLine& operator=(const LeaveLine&) = delete;
+    LeaveLine(LeaveLine&&) = delete;
+    LeaveLine& operator=(LeaveLine&&) = delete;
+    ~LeaveLine() {
+      if (line_ != nullptr && !granted_) line_->leave_line(request_, Deadline::after(timeout_));
+    }
+    void granted() { granted_ = true; }
+
+   private:
+    WaitsInLine* line_;
+    const LeaseRequest& request_;
+    Duration timeout_;
+    bool granted_ = false;
+  } leave(request.wait_in_line ? line_ : nullptr, request, options_.effective_call_timeout());
   if (turns_.check) {
     std::optional<Skipped> not_mine;
     try {
@@ -166,7 +189,6 @@ Acquisition ElectionCore::acquire(const std::string& lock, const std::stop_token
   // releases. It takes its ticket before the first attempt only when others already queue (one
   // atomic load when nobody does), otherwise after its first attempt failed: an uncontended
   // acquisition never touches the queue.
-  const bool fair = options_.fair && options_.wait_time > Duration{0};
   std::optional<WaitTicket> ticket;
   if (fair && WaitTicket::queued(store_.get(), lock)) ticket.emplace(store_.get(), lock);
 
@@ -198,6 +220,7 @@ Acquisition ElectionCore::acquire(const std::string& lock, const std::stop_token
       Acquired got = store_->try_acquire(request, call_deadline(sent));
       last_error.reset();
       if (got) {
+        leave.granted();  // the place in line, if any, became this lease
         // The reply's time matters only to min_lease_time (counted from it); without one the
         // release's keep_for is 0 whatever it is, so `sent` stands in (no clock reading).
         const TimePoint replied = options_.min_lease_time > Duration{0} ? clock.now() : sent;

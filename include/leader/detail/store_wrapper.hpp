@@ -24,6 +24,20 @@ class StoreWrapper {
   return *s;
 }
 
+/// Optional capability of a store that keeps a waiter's place in line (LeaseRequest::wait_in_line):
+/// a contended single-lease attempt leaves its queue entry in place for the next attempt of the
+/// same owner token, and the first in line gets the lock at its next attempt once the holder
+/// leaves: FIFO across processes (issue 14, target 4). Exclusion and fencing do not depend on it
+/// (the grant is still the store's own recipe); it only decides who is granted next.
+class WaitsInLine {
+ public:
+  virtual ~WaitsInLine() = default;
+  /// Gives up the place `request.owner` holds in `request.lock`'s line, if it holds one (no-op
+  /// otherwise, e.g. after a grant). Best effort within `deadline`: a failed removal is retried by
+  /// the store in the background, and the entry ends with the store's session at the latest.
+  virtual void leave_line(const LeaseRequest& request, Deadline deadline) noexcept = 0;
+};
+
 /// `store`, or the first store under its wrappers, that is a `Capability`; nullptr when none is.
 template <class Capability>
 [[nodiscard]] Capability* find_capability(LeaseStore& store) noexcept {

@@ -127,6 +127,32 @@ std::optional<Lease> Core::adopt(const LeaseRequest& request, const std::string&
   return track(request, path, r.stat, slot, sent_at, generation);
 }
 
+void Core::wait_in_line(const std::string& owner, Waiting place) {
+  std::lock_guard lock(mu_);
+  waiting_[owner] = std::move(place);
+}
+
+std::optional<Waiting> Core::place_of(const std::string& owner) {
+  const std::uint64_t generation = session_.generation();  // read before mu_ (its own lock)
+  std::lock_guard lock(mu_);
+  auto it = waiting_.find(owner);
+  if (it == waiting_.end()) return std::nullopt;
+  if (it->second.generation != generation) {
+    waiting_.erase(it);  // its session has gone, and its node with it
+    return std::nullopt;
+  }
+  return it->second;
+}
+
+std::optional<Waiting> Core::leave_line(const std::string& owner) {
+  std::lock_guard lock(mu_);
+  auto it = waiting_.find(owner);
+  if (it == waiting_.end()) return std::nullopt;
+  Waiting place = std::move(it->second);
+  waiting_.erase(it);
+  return place;
+}
+
 std::vector<std::string> Core::orphans_of(const std::string& owner) {
   std::vector<std::string> out;
   std::lock_guard lock(mu_);

@@ -46,6 +46,14 @@ struct Orphan {
   std::int64_t czxid = 0;  ///< the node's czxid when known (0: any node of that session)
 };
 
+/// A waiter's place in a lock's line (LeaseRequest::wait_in_line): the contended node an
+/// acquisition left in place for the next attempt of its owner token, on session `generation`.
+struct Waiting {
+  std::string path;
+  std::int64_t czxid = 0;
+  std::uint64_t generation = 0;
+};
+
 /// One session and the leases it holds. Thread-safe.
 class Core {
  public:
@@ -113,6 +121,13 @@ class Core {
   LeaseStatus release(const Lease& lease, Duration keep_for, Deadline deadline);
   /// Queues a node for removal by the timer thread.
   void add_orphan(Orphan orphan);
+  /// Records `owner`'s place in line (one per owner token; the orphan sweep leaves it alone).
+  void wait_in_line(const std::string& owner, Waiting place);
+  /// `owner`'s place in line on the current session; one of an older session is dropped (its
+  /// node went with that session).
+  std::optional<Waiting> place_of(const std::string& owner);
+  /// Removes and returns `owner`'s place in line, if any (of any session).
+  std::optional<Waiting> leave_line(const std::string& owner);
 
  private:
   void timer_loop();  // zk_timer.cpp
@@ -132,6 +147,7 @@ class Core {
   HeldMap::iterator current(const std::string& owner, std::uint64_t generation);
   HeldMap held_;  ///< by owner token (one hash, not ~14 compares)
   std::vector<Orphan> orphans_;
+  std::unordered_map<std::string, Waiting> waiting_;  ///< places in line, by owner token
   std::vector<Orphan> sweeping_;          ///< the orphans the timer thread is working on
   std::map<std::string, int> acquiring_;  ///< owners with an acquisition under way, and how many
   /// When the sleeping timer thread wakes; min() while it is awake (it looks at every lease

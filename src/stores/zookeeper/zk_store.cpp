@@ -122,6 +122,9 @@ Acquired ZooKeeperStore::acquire_single(const LeaseRequest& request, Deadline de
   auto core = core_for(request.ttl, deadline);
   Core::Acquiring busy(*core, request.owner);
   Session& session = core->session();
+  if (request.wait_in_line)  // waiting in line since an earlier attempt: is it our turn?
+    if (auto place = core->place_of(request.owner))
+      if (auto turn = take_turn(*core, request, dir, *place, deadline)) return std::move(*turn);
   // The session the create goes out on: the call replaces an expired session first, and an
   // orphan or lease recorded under the old generation would be taken for gone with it (issue 17:
   // a ghost node that blocked the lock until its live session ended).
@@ -159,8 +162,59 @@ Acquired ZooKeeperStore::acquire_single(const LeaseRequest& request, Deadline de
   std::optional<Lease> mine;  // a lower node of this owner: an attempt whose reply was lost
   if (!contenders.empty() && contenders.front().name.starts_with(request.owner + "__lock__"))
     mine = core->adopt(request, dir + "/" + contenders.front().name, data, 0, deadline);
+  if (!mine && request.wait_in_line) {  // keep the node: our place in line (README "Waiting")
+    core->wait_in_line(request.owner, {created.value, created.stat.czxid, generation});
+    return {};
+  }
   withdraw(*core, created.value, created.stat.czxid, request.owner, generation, deadline);
   return {std::move(mine)};
+}
+
+// The next attempt of an owner waiting in line: one listing. First in line: the node is taken
+// over as the lease (Core::adopt: read, then a version-checked rewrite on this session, tracked
+// from that read's send time, as a node of a lost reply is). Still behind another contender:
+// contention, the place kept. Node gone (deleted by its session's end or a sweep): nullopt, and
+// the caller creates a new node at the end of the line.
+std::optional<Acquired> ZooKeeperStore::take_turn(Core& core, const LeaseRequest& request,
+                                                  const std::string& dir, const Waiting& place,
+                                                  Deadline deadline) {
+  Reply listed = core.session().children(dir, deadline);
+  const std::string name = place.path.substr(dir.size() + 1);
+  if (listed.rc != ZOK ||
+      std::find(listed.children.begin(), listed.children.end(), name) == listed.children.end()) {
+    (void)core.leave_line(request.owner);
+    return std::nullopt;
+  }
+  if (std::any_of(listed.children.begin(), listed.children.end(),
+                  [](const std::string& c) { return slot_index(c).has_value(); })) {
+    (void)core.leave_line(request.owner);  // a group holds it: as a fresh attempt would refuse
+    withdraw(core, place.path, place.czxid, request.owner, place.generation, deadline);
+    Reply shape = core.session().get(dir, deadline);
+    refuse_other_shape(request, shape, listed.children);
+  }
+  auto contenders = sorted_contenders(listed.children);
+  if (contenders.empty() || contenders.front().name != name) return Acquired{};
+  std::optional<Lease> mine =
+      core.adopt(request, place.path, node_data(request, 0, core), 0, deadline);
+  // Adopted: tracked as the lease. Not adopted: the node is gone or no longer ours (another
+  // session's by now): the next attempt starts a new place.
+  (void)core.leave_line(request.owner);
+  return Acquired{std::move(mine)};
+}
+
+void ZooKeeperStore::leave_line(const LeaseRequest& request, Deadline deadline) noexcept {
+  if (request.slots >= 1 || !request.wait_in_line) return;
+  try {
+    std::vector<std::shared_ptr<Core>> cores{base_};
+    {
+      std::lock_guard lock(mu_);
+      for (const auto& [timeout, core] : by_timeout_) cores.push_back(core);
+    }
+    for (const auto& core : cores)
+      if (auto place = core->leave_line(request.owner))
+        withdraw(*core, place->path, place->czxid, request.owner, place->generation, deadline);
+  } catch (...) {  // allocation failure at worst; the node then ends with its session
+  }
 }
 
 void ZooKeeperStore::withdraw(Core& core, const std::string& path, std::int64_t czxid,

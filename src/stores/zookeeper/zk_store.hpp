@@ -33,7 +33,10 @@ std::vector<Contender> sorted_contenders(const std::vector<std::string>& childre
 std::optional<int> slot_index(std::string_view name);
 
 /// LeaseStore over one ZooKeeper session. Thread-safe.
-class ZooKeeperStore final : public LeaseStore, public LockLister, public LockWatcher {
+class ZooKeeperStore final : public LeaseStore,
+                             public LockLister,
+                             public LockWatcher,
+                             public WaitsInLine {
  public:
   explicit ZooKeeperStore(StoreConfig config);
   ~ZooKeeperStore() override;
@@ -58,6 +61,9 @@ class ZooKeeperStore final : public LeaseStore, public LockLister, public LockWa
   /// session answers (a new session after an expiry) or throws as inspect() would.
   [[nodiscard]] LockState watch(std::string_view lock, const LockState& last_seen,
                                 Deadline deadline, const std::stop_token& stop) override;
+  /// Deletes the node `request.owner` keeps in line (LeaseRequest::wait_in_line), if any; a
+  /// failed delete is left to the orphan sweep (README.md, "Waiting in line").
+  void leave_line(const LeaseRequest& request, Deadline deadline) noexcept override;
   /// Tests only: the session of inspect and of leases of a fixed session timeout.
   [[nodiscard]] Session& base_session_for_test() { return session(); }
 
@@ -71,6 +77,8 @@ class ZooKeeperStore final : public LeaseStore, public LockLister, public LockWa
                   const std::string& data, int mode, Deadline deadline);
   Acquired acquire_single(const LeaseRequest& request, Deadline deadline);
   Acquired acquire_slot(const LeaseRequest& request, Deadline deadline);
+  std::optional<Acquired> take_turn(Core& core, const LeaseRequest& request, const std::string& dir,
+                                    const Waiting& place, Deadline deadline);
   [[noreturn]] void refuse(const LeaseRequest& request, int held) const;
   void refuse_other_shape(const LeaseRequest& request, const Reply& dir,
                           const std::vector<std::string>& children) const;

@@ -92,6 +92,8 @@ bool Core::remove_orphan(const Orphan& o, Deadline deadline) {
     }
     for (const auto& [owner, h] : held_)  // a lease that is tracked again is not an orphan
       if (h.path == o.path) return false;
+    for (const auto& [owner, w] : waiting_)  // nor is a waiter's place in line
+      if (w.path == o.path) return false;
     return true;
   });
   return !later;

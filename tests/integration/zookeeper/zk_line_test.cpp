@@ -1,0 +1,140 @@
+// Waiting in line (LeaseRequest::wait_in_line, issue 14 target 4): fair waiters of different
+// processes keep their sequential node between attempts, so ZooKeeper's own order serves them
+// first come, first served, and a waiter that stops waiting leaves no node behind. Each "process"
+// here is a store object of its own (its own sessions, its own in-process wait queue): to the
+// server and to the elector that is what another process is.
+
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+#include "leader/leader.hpp"
+#include "zk_raw.hpp"
+#include "zk_test_util.hpp"
+
+namespace leader::zktest {
+namespace {
+
+using namespace std::chrono_literals;
+
+constexpr const char* kPrefix = "/leader-line";
+
+std::shared_ptr<LeaseStore> process_store() {
+  return open(uri("session_timeout=4s&prefix=" + std::string(kPrefix)));
+}
+
+/// The lock recipe's nodes of `lock` on the server, as another client sees them.
+std::vector<std::string> nodes_of(const std::string& lock) {
+  RawClient raw;
+  return raw.children(std::string(kPrefix) + "/" + lock);
+}
+
+TEST(ZooKeeperLine, WaitersOfSeparateProcessesAreServedInArrivalOrder) {
+  const std::string lock = unique("line-order");
+  auto holder_store = process_store();
+  LeaderElector holder(holder_store, {.wait_time = 0s, .lease_time = 10s});
+  auto held = holder.acquire(lock);
+  ASSERT_TRUE(held);
+  const std::uint64_t first_token = held.guard->info().fencing_token;
+
+  constexpr int kWaiters = 4;
+  std::mutex mu;
+  std::vector<int> order;
+  std::vector<std::uint64_t> tokens;
+  std::vector<std::thread> waiters;
+  for (int i = 0; i < kWaiters; ++i) {
+    waiters.emplace_back([&, i] {
+      auto store = process_store();
+      LeaderElector e(store, {.wait_time = 30s, .lease_time = 10s});
+      const bool ran = e.run_if_leader(lock, [&](LeaderContext& ctx) {
+        {
+          std::lock_guard g(mu);
+          order.push_back(i);
+          tokens.push_back(ctx.fencing_token());
+        }
+        std::this_thread::sleep_for(100ms);
+      });
+      EXPECT_TRUE(ran) << "waiter " << i;
+    });
+    // Waiter i's first attempt (and so its node) comes before waiter i + 1's.
+    ASSERT_TRUE(eventually([&] { return nodes_of(lock).size() == static_cast<std::size_t>(i + 2); },
+                           Ms{10000}))
+        << "waiter " << i << " has no node in line: " << nodes_of(lock).size() << " nodes";
+  }
+  held.guard->release();
+  for (auto& t : waiters) t.join();
+  EXPECT_EQ(order, (std::vector<int>{0, 1, 2, 3})) << "served out of arrival order";
+  std::uint64_t last = first_token;
+  for (std::uint64_t t : tokens) {
+    EXPECT_GT(t, last) << "fencing tokens must grow in the order of the holders";
+    last = t;
+  }
+  EXPECT_TRUE(eventually([&] { return nodes_of(lock).empty(); }, Ms{5000}))
+      << nodes_of(lock).size() << " nodes left";
+}
+
+TEST(ZooKeeperLine, AWaiterThatGivesUpOrIsCancelledLeavesNoNodeInLine) {
+  const std::string lock = unique("line-leave");
+  auto holder_store = process_store();
+  LeaderElector holder(holder_store, {.wait_time = 0s, .lease_time = 10s});
+  auto held = holder.acquire(lock);
+  ASSERT_TRUE(held);
+
+  auto store = process_store();
+  LeaderElector patient(store, {.wait_time = 700ms, .lease_time = 10s});
+  RunResult<int> r = patient.run_if_leader_result(lock, [] { return 1; });
+  ASSERT_TRUE(r.skipped());
+  EXPECT_EQ(r.skip_reason(), SkipReason::contention);
+  EXPECT_EQ(nodes_of(lock).size(), 1u) << "the waiter's node stayed after its wait ended";
+
+  LeaderElector cancelled(store, {.wait_time = 30s, .lease_time = 10s});
+  std::stop_source stop;
+  std::thread t([&] {
+    RunResult<int> c = cancelled.run_if_leader_result(
+        lock, [] { return 1; }, stop.get_token());
+    ASSERT_TRUE(c.skipped());
+    EXPECT_EQ(c.skip_reason(), SkipReason::cancelled);
+  });
+  ASSERT_TRUE(eventually([&] { return nodes_of(lock).size() == 2; }, Ms{10000}));
+  stop.request_stop();
+  t.join();
+  EXPECT_EQ(nodes_of(lock).size(), 1u) << "the cancelled waiter's node stayed";
+
+  // The holder's release frees the lock for anyone at once: no stale place in line blocks it.
+  held.guard->release();
+  LeaderElector later(process_store(), {.wait_time = 0s, .lease_time = 10s});
+  EXPECT_TRUE(later.run_if_leader(lock, [] {}));
+}
+
+TEST(ZooKeeperLine, UnfairWaitersAndSkippersKeepNoPlace) {
+  const std::string lock = unique("line-unfair");
+  auto holder_store = process_store();
+  LeaderElector holder(holder_store, {.wait_time = 0s, .lease_time = 10s});
+  auto held = holder.acquire(lock);
+  ASSERT_TRUE(held);
+  std::atomic<bool> done{false};
+  std::thread t([&] {
+    LeaderElector unfair(process_store(), {.wait_time = 1500ms, .lease_time = 10s, .fair = false});
+    EXPECT_FALSE(unfair.run_if_leader(lock, [] {}));
+    done = true;
+  });
+  LeaderElector skipper(process_store(), {.wait_time = 0s, .lease_time = 10s});
+  std::size_t most = 0;
+  while (!done) {
+    EXPECT_FALSE(skipper.run_if_leader(lock, [] {}));
+    most = std::max(most, nodes_of(lock).size());
+    std::this_thread::sleep_for(50ms);
+  }
+  t.join();
+  // Their attempts create and withdraw a node each (a listing may catch one in flight), but
+  // none stays: only the holder's node remains.
+  EXPECT_EQ(nodes_of(lock).size(), 1u);
+  EXPECT_LE(most, 3u);
+  held.guard->release();
+}
+
+}  // namespace
+}  // namespace leader::zktest
