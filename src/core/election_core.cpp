@@ -38,6 +38,18 @@ bool retryable(ErrorCode code) {
          code == ErrorCode::internal;
 }
 
+// Sleeps (real time) until `until` or a stop.
+void pause_until(std::chrono::steady_clock::time_point until, const std::stop_token& stop) {
+  std::mutex mu;
+  std::condition_variable cv;
+  std::stop_callback wake(stop, [&] {
+    std::lock_guard lock(mu);
+    cv.notify_all();
+  });
+  std::unique_lock lock(mu);
+  cv.wait_until(lock, until, [&] { return stop.stop_requested(); });
+}
+
 // The head waiter of a store that can watch (lock_watching.hpp): blocks up to `window` (real
 // time) until the lock's holders change, so a release by another process is seen in one
 // notification instead of at the next poll. The stores' watches also read again at a holder's
@@ -58,14 +70,22 @@ bool watch_for_change(LockWatcher& watcher, const std::string& lock, int slots, 
     if (stop.stop_requested()) return false;
     return !same_holders(now, seen);
   } catch (const Error&) {
-    std::mutex mu;
-    std::condition_variable cv;
-    std::stop_callback wake(stop, [&] {
-      std::lock_guard lock_mu(mu);
-      cv.notify_all();
-    });
-    std::unique_lock lock_mu(mu);
-    cv.wait_until(lock_mu, std::min(until, start + pause), [&] { return stop.stop_requested(); });
+    pause_until(std::min(until, start + pause), stop);
+    return false;
+  }
+}
+
+// A head waiter with a place in the store's line (WaitsInLine): waits for the waiter just ahead
+// of it to leave, so a hand-over wakes only the next in line; nullopt when it holds no place
+// (then it watches the lock). After an error it sleeps `pause` (at most the window): the next
+// attempt reports the store's state.
+std::optional<bool> wait_turn(WaitsInLine& line, const LeaseRequest& request, Duration window,
+                              Duration pause, const std::stop_token& stop) {
+  const auto start = std::chrono::steady_clock::now();
+  try {
+    return line.wait_turn(request, Deadline(start + window), stop);
+  } catch (const Error&) {
+    pause_until(start + std::min(window, pause), stop);
     return false;
   }
 }
@@ -242,13 +262,23 @@ Acquisition ElectionCore::acquire(const std::string& lock, const std::stop_token
     if (fair && !ticket) {
       ticket.emplace(store_.get(), lock);
       watcher = real_clock_ ? lock_watcher(*store_) : nullptr;
+      // Only this process's head keeps a place in the store's line: a place of a waiter queued
+      // behind another one here would stand in the line ahead of that head, which waits for it,
+      // while it waits for the head (it asks again once it is the head, at the line's end).
+      if (request.wait_in_line && !ticket->head())
+        line_->leave_line(request, Deadline::after(options_.effective_call_timeout()));
     }
     Duration pause =
         std::min(jittered(backoff), std::chrono::duration_cast<Duration>(wait_until - now));
     // Woken to try again at once: the store reported a change of holder (the head of a store
     // that can watch), or this process released the lock or made this waiter the head.
+    // A head with a place in the store's line waits for the one ahead of it instead.
+    std::optional<bool> turn;
+    if (watcher != nullptr && request.wait_in_line && ticket->head())
+      turn = wait_turn(*line_, request, window_until(clock, wait_until), pause, caller);
     const bool woken =
-        watcher != nullptr
+        turn ? *turn
+        : watcher != nullptr
             ? ticket->head() && watch_for_change(*watcher, lock, slots_,
                                                  window_until(clock, wait_until), pause, caller)
             : ticket && ticket->wait(clock, now + pause, caller);

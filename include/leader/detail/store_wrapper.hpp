@@ -4,6 +4,9 @@
 /// store of Metrics::instrument()). Optional capabilities that a wrapper does not implement
 /// itself (LockWatcher) are looked up on the store it wraps, so wrapping never hides them.
 
+#include <optional>
+#include <stop_token>
+
 #include "leader/store.hpp"
 
 namespace leader::detail {
@@ -36,6 +39,13 @@ class WaitsInLine {
   /// otherwise, e.g. after a grant). Best effort within `deadline`: a failed removal is retried by
   /// the store in the background, and the entry ends with the store's session at the latest.
   virtual void leave_line(const LeaseRequest& request, Deadline deadline) noexcept = 0;
+  /// Blocks until the waiter just ahead of `request.owner`'s place leaves the line (or its entry
+  /// changes), until `deadline` or until `stop` is requested: true when woken by the line (the
+  /// caller asks again now), false at the deadline or a stop, nullopt when the owner holds no
+  /// place (the caller waits its usual way). Throws BackendError as a read of the store would.
+  [[nodiscard]] virtual std::optional<bool> wait_turn(const LeaseRequest& request,
+                                                      Deadline deadline,
+                                                      const std::stop_token& stop) = 0;
 };
 
 /// `store`, or the first store under its wrappers, that is a `Capability`; nullptr when none is.

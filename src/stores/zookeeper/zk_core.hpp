@@ -52,6 +52,7 @@ struct Waiting {
   std::string path;
   std::int64_t czxid = 0;
   std::uint64_t generation = 0;
+  std::string ahead;  ///< the contender just ahead of it at the last listing (its full path)
 };
 
 /// One session and the leases it holds. Thread-safe.

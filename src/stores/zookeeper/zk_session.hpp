@@ -157,6 +157,9 @@ class Session {
   /// after the watch is set, so every later change of the children fires it. When `dir` does not
   /// exist (rc ZNONODE, no children) the watch is an exists watch, fired by its creation.
   std::pair<Reply, Watch> watch_children(const std::string& dir, Deadline deadline);
+  /// Reads whether `path` exists and leaves an exists watch on it (zk_watch.cpp), fired by its
+  /// deletion, a change of its data or its creation; joins a watch already armed on it.
+  std::pair<Reply, Watch> watch_exists(const std::string& path, Deadline deadline);
 
   /// Increments whenever a new session replaces an expired or closed one.
   [[nodiscard]] std::uint64_t generation() const;

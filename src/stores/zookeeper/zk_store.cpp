@@ -111,6 +111,16 @@ Reply ZooKeeperStore::create_in(Session& session, const std::string& dir, const 
   return r;
 }
 
+namespace {
+// The full path of the contender just ahead of `name` among `contenders` (sorted), or empty.
+std::string ahead_of(const std::vector<Contender>& contenders, const std::string& dir,
+                     const std::string& name) {
+  for (std::size_t i = 1; i < contenders.size(); ++i)
+    if (contenders[i].name == name) return dir + "/" + contenders[i - 1].name;
+  return {};
+}
+}  // namespace
+
 Acquired ZooKeeperStore::try_acquire(const LeaseRequest& request, Deadline deadline) {
   return request.slots >= 1 ? acquire_slot(request, deadline) : acquire_single(request, deadline);
 }
@@ -163,7 +173,8 @@ Acquired ZooKeeperStore::acquire_single(const LeaseRequest& request, Deadline de
   if (!contenders.empty() && contenders.front().name.starts_with(request.owner + "__lock__"))
     mine = core->adopt(request, dir + "/" + contenders.front().name, data, 0, deadline);
   if (!mine && request.wait_in_line) {  // keep the node: our place in line (README "Waiting")
-    core->wait_in_line(request.owner, {created.value, created.stat.czxid, generation});
+    core->wait_in_line(request.owner, {created.value, created.stat.czxid, generation,
+                                       ahead_of(contenders, dir, name)});
     return {};
   }
   withdraw(*core, created.value, created.stat.czxid, request.owner, generation, deadline);
@@ -193,7 +204,12 @@ std::optional<Acquired> ZooKeeperStore::take_turn(Core& core, const LeaseRequest
     refuse_other_shape(request, shape, listed.children);
   }
   auto contenders = sorted_contenders(listed.children);
-  if (contenders.empty() || contenders.front().name != name) return Acquired{};
+  if (contenders.empty() || contenders.front().name != name) {
+    Waiting behind = place;
+    behind.ahead = ahead_of(contenders, dir, name);
+    core.wait_in_line(request.owner, std::move(behind));
+    return Acquired{};
+  }
   std::optional<Lease> mine =
       core.adopt(request, place.path, node_data(request, 0, core), 0, deadline);
   // Adopted: tracked as the lease. Not adopted: the node is gone or no longer ours (another
@@ -202,15 +218,17 @@ std::optional<Acquired> ZooKeeperStore::take_turn(Core& core, const LeaseRequest
   return Acquired{std::move(mine)};
 }
 
+std::vector<std::shared_ptr<Core>> ZooKeeperStore::cores() {
+  std::vector<std::shared_ptr<Core>> out{base_};
+  std::lock_guard lock(mu_);
+  for (const auto& [timeout, core] : by_timeout_) out.push_back(core);
+  return out;
+}
+
 void ZooKeeperStore::leave_line(const LeaseRequest& request, Deadline deadline) noexcept {
   if (request.slots >= 1 || !request.wait_in_line) return;
   try {
-    std::vector<std::shared_ptr<Core>> cores{base_};
-    {
-      std::lock_guard lock(mu_);
-      for (const auto& [timeout, core] : by_timeout_) cores.push_back(core);
-    }
-    for (const auto& core : cores)
+    for (const auto& core : cores())
       if (auto place = core->leave_line(request.owner))
         withdraw(*core, place->path, place->czxid, request.owner, place->generation, deadline);
   } catch (...) {  // allocation failure at worst; the node then ends with its session

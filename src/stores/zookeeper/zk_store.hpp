@@ -64,11 +64,17 @@ class ZooKeeperStore final : public LeaseStore,
   /// Deletes the node `request.owner` keeps in line (LeaseRequest::wait_in_line), if any; a
   /// failed delete is left to the orphan sweep (README.md, "Waiting in line").
   void leave_line(const LeaseRequest& request, Deadline deadline) noexcept override;
+  /// Blocks until the contender just ahead of `request.owner`'s place leaves or changes (an
+  /// exists watch on it), until `deadline` or `stop`; nullopt without a place (zk_watch.cpp).
+  std::optional<bool> wait_turn(const LeaseRequest& request, Deadline deadline,
+                                const std::stop_token& stop) override;
   /// Tests only: the session of inspect and of leases of a fixed session timeout.
   [[nodiscard]] Session& base_session_for_test() { return session(); }
 
  private:
   Session& session() { return base_->session(); }
+  /// Every Core of this store (the base one and one per session timeout).
+  std::vector<std::shared_ptr<Core>> cores();
   std::shared_ptr<Core> core_for(Duration ttl, Deadline deadline);
   std::string lock_dir(std::string_view lock) const;
   std::string candidate_dir(std::string_view group) const;

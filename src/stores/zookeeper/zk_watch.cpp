@@ -153,6 +153,23 @@ std::pair<Reply, Watch> Session::watch_children(const std::string& dir, Deadline
   }
 }
 
+std::pair<Reply, Watch> Session::watch_exists(const std::string& path, Deadline deadline) {
+  if (deadline.expired())
+    throw BackendError(ErrorCode::deadline_exceeded, kStore,
+                       "watch " + path + ": deadline already passed");
+  auto h = ready_handle(deadline);
+  std::shared_ptr<Watch::State> joined;
+  {
+    std::lock_guard lock(h->mu);
+    if (auto it = h->armed.find(watch_key(true, path)); it != h->armed.end()) joined = it->second;
+  }
+  if (joined) {  // join it: this read is sent after the one that set it
+    Reply r = exists(path, deadline);
+    return {std::move(r), Watch(h, std::move(joined), config_.shown)};
+  }
+  return arm(h, path, true, deadline);
+}
+
 Watch::Woken Watch::wait(Deadline deadline, const std::stop_token& stop) {
   Session::Handle& h = *handle_;
   // Before the lock: a stop already requested runs the callback here, and it takes the lock.
@@ -187,6 +204,23 @@ LockState ZooKeeperStore::watch(std::string_view lock, const LockState& last_see
     // Read after arming: a change between `now` and the wait has fired the watch already.
     if (armed.wait(deadline, stop) != Watch::Woken::fired || deadline.expired()) return now;
   }
+}
+
+// Waiting in line (README.md "Waiting in line"): an exists watch on the node just ahead of
+// ours, so a hand-over wakes only the next waiter (kazoo's and Curator's recipe), not every
+// waiter's child watch.
+std::optional<bool> ZooKeeperStore::wait_turn(const LeaseRequest& request, Deadline deadline,
+                                              const std::stop_token& stop) {
+  if (request.slots >= 1 || !request.wait_in_line) return std::nullopt;
+  for (const auto& core : cores()) {
+    auto place = core->place_of(request.owner);
+    if (!place) continue;
+    if (place->ahead.empty()) return std::nullopt;
+    auto [seen, armed] = core->session().watch_exists(place->ahead, deadline);
+    if (seen.rc == ZNONODE) return true;  // gone already: our turn may have come
+    return armed.wait(deadline, stop) == Watch::Woken::fired;
+  }
+  return std::nullopt;
 }
 
 }  // namespace leader::detail::zk

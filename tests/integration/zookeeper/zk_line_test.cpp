@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <latch>
 #include <mutex>
 #include <thread>
 #include <vector>
@@ -74,6 +75,46 @@ TEST(ZooKeeperLine, WaitersOfSeparateProcessesAreServedInArrivalOrder) {
   }
   EXPECT_TRUE(eventually([&] { return nodes_of(lock).empty(); }, Ms{5000}))
       << nodes_of(lock).size() << " nodes left";
+}
+
+// Threads of one process share its in-process queue: only its head may stand in the store's
+// line. (When every first attempt kept its node, the places of threads queued behind the head
+// stood ahead of it in the store's line: the head waited for them, they for the head, until
+// their waits ran out.)
+TEST(ZooKeeperLine, WaitersOfOneProcessAndOfOthersAllGetTheirTurn) {
+  auto shared = process_store();
+  std::vector<std::shared_ptr<LeaseStore>> others{process_store(), process_store()};
+  for (int round = 0; round < 3; ++round) {
+    const std::string lock = unique("line-mixed");
+    LeaderElector holder(shared, {.wait_time = 0s, .lease_time = 10s});
+    auto held = holder.acquire(lock);
+    ASSERT_TRUE(held);
+    std::atomic<int> ran{0};
+    std::atomic<int> inside{0};
+    std::latch start(7);  // first attempts at once: before any of them holds a ticket
+    std::vector<std::thread> waiters;
+    for (int i = 0; i < 7; ++i) {
+      waiters.emplace_back([&, i] {
+        // Five threads of one process, two of others.
+        LeaderElector e(i < 5 ? shared : others[static_cast<std::size_t>(i - 5)],
+                        {.wait_time = 8s, .lease_time = 10s});
+        start.arrive_and_wait();
+        const bool got = e.run_if_leader(lock, [&] {
+          EXPECT_EQ(inside.fetch_add(1), 0) << "two holders at once";
+          std::this_thread::sleep_for(20ms);
+          inside.fetch_sub(1);
+        });
+        EXPECT_TRUE(got) << "round " << round << ": waiter " << i << " skipped";
+        if (got) ran.fetch_add(1);
+      });
+    }
+    std::this_thread::sleep_for(300ms);  // every waiter has asked once and waits
+    held.guard->release();
+    for (auto& t : waiters) t.join();
+    EXPECT_EQ(ran.load(), 7) << "round " << round;
+    EXPECT_TRUE(eventually([&] { return nodes_of(lock).empty(); }, Ms{5000}))
+        << nodes_of(lock).size() << " nodes left";
+  }
 }
 
 TEST(ZooKeeperLine, AWaiterThatGivesUpOrIsCancelledLeavesNoNodeInLine) {
