@@ -38,8 +38,8 @@ bool retryable(ErrorCode code) {
          code == ErrorCode::internal;
 }
 
-// Sleeps (real time) until `until` or a stop.
-void pause_until(std::chrono::steady_clock::time_point until, const std::stop_token& stop) {
+// Sleeps up to `d` on `clock`, returning early when `stop` is requested.
+void interruptible_sleep(Clock& clock, Duration d, const std::stop_token& stop) {
   std::mutex mu;
   std::condition_variable cv;
   std::stop_callback wake(stop, [&] {
@@ -47,7 +47,15 @@ void pause_until(std::chrono::steady_clock::time_point until, const std::stop_to
     cv.notify_all();
   });
   std::unique_lock lock(mu);
-  cv.wait_until(lock, until, [&] { return stop.stop_requested(); });
+  TimePoint until = clock.now() + d;
+  while (!stop.stop_requested() && clock.now() < until) clock.wait_until(lock, cv, until);
+}
+
+// Sleeps (real time) until `until` or a stop.
+void pause_until(std::chrono::steady_clock::time_point until, const std::stop_token& stop) {
+  interruptible_sleep(
+      *Clock::system(),
+      std::chrono::duration_cast<Duration>(until - std::chrono::steady_clock::now()), stop);
 }
 
 // The head waiter of a store that can watch (lock_watching.hpp): blocks up to `window` (real
@@ -95,19 +103,6 @@ std::optional<bool> wait_turn(WaitsInLine& line, const LeaseRequest& request, Du
 Duration window_until(const Clock& clock, TimePoint wait_until) {
   return std::clamp(std::chrono::duration_cast<Duration>(wait_until - clock.now()), Duration{0},
                     kMaxBackoff);
-}
-
-// Sleeps up to `d` on `clock`, returning early when `stop` is requested.
-void interruptible_sleep(Clock& clock, Duration d, const std::stop_token& stop) {
-  std::mutex mu;
-  std::condition_variable cv;
-  std::stop_callback wake(stop, [&] {
-    std::lock_guard lock(mu);
-    cv.notify_all();
-  });
-  std::unique_lock lock(mu);
-  TimePoint until = clock.now() + d;
-  while (!stop.stop_requested() && clock.now() < until) clock.wait_until(lock, cv, until);
 }
 
 }  // namespace

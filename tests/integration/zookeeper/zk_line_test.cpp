@@ -33,11 +33,16 @@ std::vector<std::string> nodes_of(const std::string& lock) {
   return raw.children(std::string(kPrefix) + "/" + lock);
 }
 
-TEST(ZooKeeperLine, WaitersOfSeparateProcessesAreServedInArrivalOrder) {
+/// Each test's holder: a process (store object) of its own that takes the lock first.
+class ZooKeeperLine : public ::testing::Test {
+ protected:
+  std::shared_ptr<LeaseStore> holder_store_ = process_store();
+  LeaderElector holder_{holder_store_, {.wait_time = 0s, .lease_time = 10s}};
+};
+
+TEST_F(ZooKeeperLine, WaitersOfSeparateProcessesAreServedInArrivalOrder) {
   const std::string lock = unique("line-order");
-  auto holder_store = process_store();
-  LeaderElector holder(holder_store, {.wait_time = 0s, .lease_time = 10s});
-  auto held = holder.acquire(lock);
+  auto held = holder_.acquire(lock);
   ASSERT_TRUE(held);
   const std::uint64_t first_token = held.guard->info().fencing_token;
 
@@ -81,13 +86,12 @@ TEST(ZooKeeperLine, WaitersOfSeparateProcessesAreServedInArrivalOrder) {
 // line. (When every first attempt kept its node, the places of threads queued behind the head
 // stood ahead of it in the store's line: the head waited for them, they for the head, until
 // their waits ran out.)
-TEST(ZooKeeperLine, WaitersOfOneProcessAndOfOthersAllGetTheirTurn) {
-  auto shared = process_store();
+TEST_F(ZooKeeperLine, WaitersOfOneProcessAndOfOthersAllGetTheirTurn) {
+  auto shared = holder_store_;  // the holder's process
   std::vector<std::shared_ptr<LeaseStore>> others{process_store(), process_store()};
   for (int round = 0; round < 3; ++round) {
     const std::string lock = unique("line-mixed");
-    LeaderElector holder(shared, {.wait_time = 0s, .lease_time = 10s});
-    auto held = holder.acquire(lock);
+    auto held = holder_.acquire(lock);
     ASSERT_TRUE(held);
     std::atomic<int> ran{0};
     std::atomic<int> inside{0};
@@ -117,11 +121,9 @@ TEST(ZooKeeperLine, WaitersOfOneProcessAndOfOthersAllGetTheirTurn) {
   }
 }
 
-TEST(ZooKeeperLine, AWaiterThatGivesUpOrIsCancelledLeavesNoNodeInLine) {
+TEST_F(ZooKeeperLine, AWaiterThatGivesUpOrIsCancelledLeavesNoNodeInLine) {
   const std::string lock = unique("line-leave");
-  auto holder_store = process_store();
-  LeaderElector holder(holder_store, {.wait_time = 0s, .lease_time = 10s});
-  auto held = holder.acquire(lock);
+  auto held = holder_.acquire(lock);
   ASSERT_TRUE(held);
 
   auto store = process_store();
@@ -150,11 +152,9 @@ TEST(ZooKeeperLine, AWaiterThatGivesUpOrIsCancelledLeavesNoNodeInLine) {
   EXPECT_TRUE(later.run_if_leader(lock, [] {}));
 }
 
-TEST(ZooKeeperLine, UnfairWaitersAndSkippersKeepNoPlace) {
+TEST_F(ZooKeeperLine, UnfairWaitersAndSkippersKeepNoPlace) {
   const std::string lock = unique("line-unfair");
-  auto holder_store = process_store();
-  LeaderElector holder(holder_store, {.wait_time = 0s, .lease_time = 10s});
-  auto held = holder.acquire(lock);
+  auto held = holder_.acquire(lock);
   ASSERT_TRUE(held);
   std::atomic<bool> done{false};
   std::thread t([&] {
