@@ -9,6 +9,7 @@
 #include <atomic>
 #include <latch>
 #include <mutex>
+#include <optional>
 #include <thread>
 #include <vector>
 
@@ -119,6 +120,43 @@ TEST_F(ZooKeeperLine, WaitersOfOneProcessAndOfOthersAllGetTheirTurn) {
     EXPECT_TRUE(eventually([&] { return nodes_of(lock).empty(); }, Ms{5000}))
         << nodes_of(lock).size() << " nodes left";
   }
+}
+
+// A lease taken over from a place in line is judged like any other: with the server paused past
+// the lease, its stop signal fires, and the next client, which asks only once the server
+// answers again, gets the lock from the server after that (the server ended the session) with a
+// greater token.
+TEST_F(ZooKeeperLine, ALeaseTakenFromTheLineStopsBeforeTheServerGivesItAway) {
+  const std::string lock = unique("line-pause");
+  auto held = holder_.acquire(lock);
+  ASSERT_TRUE(held);
+  std::optional<std::uint64_t> first;
+  std::optional<std::chrono::steady_clock::time_point> stopped_at;
+  std::thread waiter([&] {
+    LeaderElector w(open(uri("session_timeout=2s&prefix=" + std::string(kPrefix))),
+                    {.wait_time = 20s, .lease_time = 2s, .auto_extend = true});
+    (void)w.run_if_leader(lock, [&](LeaderContext& ctx) {
+      first = ctx.fencing_token();
+      ServerPause pause;
+      const auto paused_at = std::chrono::steady_clock::now();
+      while (!ctx.stop_token().stop_requested() &&
+             std::chrono::steady_clock::now() < paused_at + 5s)
+        std::this_thread::sleep_for(10ms);
+      if (ctx.stop_token().stop_requested()) stopped_at = std::chrono::steady_clock::now();
+      std::this_thread::sleep_until(paused_at + 3s);  // a pause longer than the lease
+    });
+  });
+  ASSERT_TRUE(eventually([&] { return nodes_of(lock).size() == 2; }, Ms{10000}));
+  held.guard->release();  // the waiter's place is now first: it takes its node over
+  waiter.join();
+  ASSERT_TRUE(first.has_value()) << "the waiter never got the lock from its place in line";
+  ASSERT_TRUE(stopped_at.has_value()) << "no stop signal while the server was paused";
+  LeaderElector next(process_store(), {.wait_time = 10s, .lease_time = 2s});
+  auto token = next.run_if_leader(lock, [](LeaderContext& c) { return c.fencing_token(); });
+  const auto granted_at = std::chrono::steady_clock::now();
+  ASSERT_TRUE(token.has_value());
+  EXPECT_GT(*token, *first);
+  EXPECT_LT(*stopped_at, granted_at) << "the server gave the lease away before the stop signal";
 }
 
 TEST_F(ZooKeeperLine, AWaiterThatGivesUpOrIsCancelledLeavesNoNodeInLine) {
