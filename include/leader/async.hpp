@@ -10,7 +10,10 @@
 /// renewal scheduler), never on the caller's thread or the caller's executor. Except where that
 /// cannot block: `run_if_leader_on` over an elector whose acquire_never_blocks() (an in-process
 /// store declaring detail::NonBlockingStore, e.g. the memory store, and wait_time 0) acquires on
-/// the calling thread and releases on the executor's thread right after the action.
+/// the calling thread and releases on the executor's thread right after the action. And an
+/// elector that acquires_async() (a store with asynchronous I/O of its own: Redis) waits for its
+/// lease without any thread: the attempts and the pauses between them run on the store's I/O
+/// thread, and a pool thread is taken only once the wait is over (to run the action or finish).
 /// `run_if_leader_async` runs the action on the pool thread that acquired the lease (like
 /// std::async); `run_if_leader_on` runs it on the given executor. Completion is a std::future,
 /// made ready on a pool thread.
@@ -223,26 +226,59 @@ class DispatchedRun
     auto future = promise_.get_future();
     if (inline_) {  // cannot block: acquire here, no hand-off to the pool
       acquire();
-    } else {
+    } else if (!start_async()) {
       pool_.post([self = this->shared_from_this()] { self->acquire(); });
     }
     return future;
   }
 
  private:
-  void acquire() {
-    try {
-      Acquisition acq = elector_.acquire(lock_, stop_);
-      if (!acq) {
-        outcome_.skipped = std::move(acq.skipped);
-        return finish();
+  /// Starts acquire_async when the elector waits for its lease without a thread
+  /// (ElectorBase::acquires_async: the store's I/O thread attempts and pauses); its outcome
+  /// continues on the pool, as a blocking acquire's would. False when it cannot.
+  bool start_async() {
+    if constexpr (requires { elector_.acquires_async(); }) {
+      if (!elector_.acquires_async()) return false;
+      try {
+        elector_.acquire_async(
+            lock_, stop_, [self = this->shared_from_this()](Acquisition acq, std::exception_ptr e) {
+              self->async_outcome_.emplace(std::move(acq));
+              self->async_error_ = std::move(e);
+              self->pool_.post([self] {
+                self->acquired(std::move(*self->async_outcome_), std::move(self->async_error_));
+              });
+            });
+      } catch (...) {
+        acquired({}, std::current_exception());
       }
-      guard_.emplace(std::move(*acq.guard));
-      outcome_.lease = guard_->info();
+      return true;
+    } else {
+      return false;
+    }
+  }
+
+  void acquire() {
+    std::optional<Acquisition> acq;
+    try {
+      acq.emplace(elector_.acquire(lock_, stop_));
     } catch (...) {
-      outcome_.acquire_error = std::current_exception();
+      return acquired({}, std::current_exception());
+    }
+    acquired(std::move(*acq), nullptr);
+  }
+
+  /// The acquire's outcome, on a pool thread (or the initiating thread when nothing blocks).
+  void acquired(Acquisition acq, std::exception_ptr error) {
+    if (error) {
+      outcome_.acquire_error = std::move(error);
       return finish();
     }
+    if (!acq) {
+      outcome_.skipped = std::move(acq.skipped);
+      return finish();
+    }
+    guard_.emplace(std::move(*acq.guard));
+    outcome_.lease = guard_->info();
     if (stop_.stop_requested()) {  // cancelled just as the lease came: do not start the action
       outcome_.skipped = Skipped{SkipReason::cancelled, "cancelled before the action started"};
       return release();
@@ -346,6 +382,8 @@ class DispatchedRun
   BlockingPool& pool_;
   const bool inline_;  // acquire and release cannot block: no BlockingPool hand-off
   std::promise<Out> promise_;
+  std::optional<Acquisition> async_outcome_;  // acquire_async's, until the pool continues
+  std::exception_ptr async_error_;
   std::optional<LeaseGuard> guard_;
   // The future an action returned, when it returns one.
   std::conditional_t<Unwrapped<T>::kIsFuture, std::optional<T>, std::monostate> pending_;

@@ -14,6 +14,7 @@
 /// wait_time) and while the action runs. One elector may be used from many threads at once.
 
 #include <atomic>
+#include <exception>
 #include <functional>
 #include <memory>
 #include <mutex>
@@ -57,7 +58,8 @@ class OperationCancelled : public Error {
 namespace detail {
 struct HeldLease;
 class ElectionCore;
-class WaitsInLine;  // leader/detail/store_wrapper.hpp
+class WaitsInLine;    // leader/detail/store_wrapper.hpp
+class AsyncAttempts;  // leader/detail/store_wrapper.hpp
 class RenewalScheduler;
 }  // namespace detail
 
@@ -111,6 +113,18 @@ class ElectionCore : public std::enable_shared_from_this<ElectionCore> {
   /// Waits for the lease up to wait_time; the guard holds it (watched and, with auto_extend,
   /// renewed by the renewal scheduler).
   Acquisition acquire(const std::string& lock, const std::stop_token& caller);
+  /// What acquire_async completes with: the acquisition, or what acquire() would have thrown.
+  using AcquireDone = std::function<void(Acquisition, std::exception_ptr)>;
+  /// True when acquire_async() holds no thread while it waits: the store attempts and waits on
+  /// its own I/O thread (detail::AsyncAttempts: Redis, standalone or Sentinel), the elector runs
+  /// on the real clock, and no strategic turns check runs before each acquire.
+  [[nodiscard]] bool acquires_async() const noexcept;
+  /// acquire() without blocking the caller (requires acquires_async()): each attempt and each
+  /// pause between attempts run on the store's I/O thread; `done` runs exactly once there (never
+  /// inside this call) and must not block. Same grants, skips, backend errors and events as
+  /// acquire(); fair waiting is the store's: a change of the lock wakes its earliest waiter of
+  /// this process first (not this process's blocking waiters' queue).
+  void acquire_async(std::string lock, std::stop_token caller, AcquireDone done);
   /// Ends a held lease: stops watching, releases (keeping min_lease_time; with `on_store` false
   /// leaves it to expire on the store), emits events.
   void finish(HeldLease& held, bool failed, const std::string& error,
@@ -139,6 +153,7 @@ class ElectionCore : public std::enable_shared_from_this<ElectionCore> {
   void set_turns(Turns turns) { turns_ = std::move(turns); }
 
  private:
+  friend class AsyncAcquisition;  // acquire_async's state (async_acquire.cpp)
   Acquisition on_backend_error(const std::string& lock, const BackendError& e);
   /// Starts holding a granted lease (watched, events emitted); throws failed_precondition (after
   /// releasing it) when the grant is too short for an explicit safety margin. `unknown_before`:
@@ -162,7 +177,8 @@ class ElectionCore : public std::enable_shared_from_this<ElectionCore> {
   ElectorHooks hooks_;
   bool real_clock_ = false;  // hooks_.clock is Clock::system(): its readings are Deadline's time
   bool never_blocks_ = false;
-  WaitsInLine* line_ = nullptr;  // the store's line for fair waiters, when it keeps one
+  WaitsInLine* line_ = nullptr;     // the store's line for fair waiters, when it keeps one
+  AsyncAttempts* async_ = nullptr;  // the store's asynchronous attempts, when it has them
   std::atomic<RenewalScheduler*> scheduler_{nullptr};
   std::mutex rng_mu_;
   std::mt19937_64 rng_;
@@ -285,6 +301,16 @@ class ElectorBase {
   /// True when acquire() and the release of its guard never block the calling thread (an
   /// in-process store and wait_time 0): the async layers then call them inline.
   [[nodiscard]] bool acquire_never_blocks() const noexcept { return core_->never_blocks(); }
+  /// acquire() without blocking the calling thread, for the async layers: `done` runs once, on
+  /// the store's I/O thread, with the acquisition or what acquire() would have thrown. Only when
+  /// acquires_async(); see detail::ElectionCore::acquire_async.
+  void acquire_async(std::string_view lock, std::stop_token stop,
+                     detail::ElectionCore::AcquireDone done) const {
+    core_->acquire_async(scoped(lock), std::move(stop), std::move(done));
+  }
+  /// True when acquire_async() waits for a lease without holding any thread (a store with
+  /// asynchronous I/O of its own: Redis, standalone or Sentinel; the real clock).
+  [[nodiscard]] bool acquires_async() const noexcept { return core_->acquires_async(); }
   /// `lock` as the store knows it: validated, with the tenant prefix when scoped (for
   /// store-level calls such as observe_lock).
   [[nodiscard]] std::string lock_name(std::string_view lock) const { return scoped(lock); }

@@ -1,8 +1,10 @@
 #include <algorithm>
+#include <atomic>
 #include <random>
 #include <thread>
 
 #include "held_lease.hpp"
+#include "leader/async.hpp"
 #include "leader/campaign.hpp"
 #include "leader/detail/store_wrapper.hpp"
 #include "leader/elector.hpp"
@@ -133,6 +135,7 @@ ElectionCore::ElectionCore(std::shared_ptr<LeaseStore> store, ElectionOptions op
   real_clock_ = hooks_.clock == Clock::system();
   never_blocks_ = options_.wait_time == Duration{0} && calls_never_block(*store_);
   line_ = find_capability<WaitsInLine>(*store_);
+  async_ = find_capability<AsyncAttempts>(*store_);
   if (!hooks_.events) hooks_.events = std::make_shared<EventBus>();
   if (hooks_.history) history_ = attach_history(*hooks_.events, hooks_.history);
   rng_.seed(hooks_.seed != 0 ? hooks_.seed : std::random_device{}());
@@ -293,6 +296,175 @@ Acquisition ElectionCore::acquire(const std::string& lock, const std::stop_token
   Skipped s{SkipReason::contention, "another owner holds '" + lock + "'"};
   report_skip(lock, s);
   return {std::nullopt, s};
+}
+
+// acquire() as a chain of callbacks on the store's I/O thread (AsyncAttempts): the same
+// attempts (one owner token, each sent within the call timeout, the grant timed from the moment
+// before it was handed to the store), the same backoff, skips, backend errors and events; the
+// pauses are the store's waits for the lock's next change, so nothing here holds a thread.
+class AsyncAcquisition : public std::enable_shared_from_this<AsyncAcquisition> {
+ public:
+  AsyncAcquisition(std::shared_ptr<ElectionCore> core, std::string lock, std::stop_token stop,
+                   ElectionCore::AcquireDone done)
+      : core_(std::move(core)),
+        store_(*core_->async_),
+        lock_(std::move(lock)),
+        request_{lock_, new_owner_token(), core_->options_.node_id, core_->options_.lease_time,
+                 core_->slots_},
+        stop_(std::move(stop)),
+        done_(std::move(done)),
+        order_(next_order()) {}
+
+  void start() {
+    Clock& clock = *core_->hooks_.clock;
+    const TimePoint now = clock.now();
+    wait_until_ = saturating_add(now, core_->options_.wait_time);
+    attempt(now);
+  }
+
+ private:
+  // Ends the wait of a stop request: cancels the store's wait, whose woken() then sees the stop.
+  struct CancelWait {
+    AsyncAttempts* store;
+    std::uint64_t id;
+    void operator()() const noexcept { store->cancel_wait(id); }
+  };
+
+  static std::uint64_t next_order() {
+    static std::atomic<std::uint64_t> arrivals{0};
+    return arrivals.fetch_add(1, std::memory_order_relaxed) + 1;
+  }
+
+  void attempt(TimePoint sent) {
+    sent_ = sent;
+    try {
+      store_.try_acquire_async(
+          request_, core_->call_deadline(sent),
+          [self = shared_from_this()](AsyncAttempts::Attempt a) { self->attempted(std::move(a)); });
+    } catch (...) {  // not sent (the store is closing, no descriptor left): this call's error
+      if (unknown_) release_ghost();
+      deliver({}, std::current_exception());
+    }
+  }
+
+  void attempted(AsyncAttempts::Attempt a) {
+    Clock& clock = *core_->hooks_.clock;
+    if (a.error) {
+      try {
+        std::rethrow_exception(a.error);
+      } catch (const BackendError& e) {
+        if (!retryable(e.code())) {
+          if (unknown_) release_ghost();
+          return settle([&] { return core_->on_backend_error(lock_, e); });
+        }
+        unknown_ = true;
+        last_error_ = e;
+      } catch (...) {
+        if (unknown_) release_ghost();
+        return deliver({}, std::current_exception());
+      }
+    } else if (a.acquired) {
+      const TimePoint replied = core_->options_.min_lease_time > Duration{0} ? clock.now() : sent_;
+      return settle([&] {
+        auto held = core_->hold(lock_, *a.acquired.lease, {sent_, replied}, stop_, unknown_);
+        return Acquisition{LeaseGuard(core_, std::move(held)), {}};
+      });
+    } else {
+      last_error_.reset();
+    }
+    const TimePoint now = clock.now();
+    if (now >= wait_until_) return give_up();
+    if (stop_.stop_requested()) return cancelled();
+    const Duration pause = std::min(core_->jittered(backoff_),
+                                    std::chrono::duration_cast<Duration>(wait_until_ - now));
+    std::unique_lock lock(mu_);  // woken() waits until the stop callback is in place
+    std::uint64_t id = 0;
+    try {
+      id = store_.wait_change(lock_, a.seen, Deadline(saturating_add(now, pause)), order_,
+                              [self = shared_from_this()](bool changed) { self->woken(changed); });
+    } catch (...) {
+      lock.unlock();
+      if (unknown_) release_ghost();
+      return deliver({}, std::current_exception());
+    }
+    on_stop_.emplace(stop_, CancelWait{&store_, id});
+  }
+
+  void woken(bool changed) {
+    {
+      std::lock_guard lock(mu_);
+      on_stop_.reset();
+    }
+    backoff_ = changed ? kFirstBackoff : std::min(backoff_ * 2, kMaxBackoff);
+    if (stop_.stop_requested()) return cancelled();
+    attempt(core_->hooks_.clock->now());  // also at the wait's end: a skip is the store's answer
+  }
+
+  void give_up() {
+    if (unknown_) release_ghost();
+    if (last_error_) return settle([&] { return core_->on_backend_error(lock_, *last_error_); });
+    Skipped s{SkipReason::contention, "another owner holds '" + lock_ + "'"};
+    core_->report_skip(lock_, s);
+    deliver(Acquisition{std::nullopt, s}, nullptr);
+  }
+
+  void cancelled() {
+    if (unknown_) release_ghost();
+    Skipped s{SkipReason::cancelled, "cancelled while waiting for the lease"};
+    core_->report_skip(lock_, s);
+    deliver(Acquisition{std::nullopt, s}, nullptr);
+  }
+
+  // An attempt with an unknown outcome may hold a lease: released off the store's I/O thread
+  // (two blocking store calls), within one call timeout.
+  void release_ghost() {
+    BlockingPool::shared().post(
+        [core = core_, request = request_] { core->release_ghost(request); });
+  }
+
+  template <class F>
+  void settle(F&& make) {
+    std::optional<Acquisition> acq;
+    try {
+      acq.emplace(make());
+    } catch (...) {
+      return deliver({}, std::current_exception());
+    }
+    deliver(std::move(*acq), nullptr);
+  }
+
+  void deliver(Acquisition acq, std::exception_ptr error) {
+    ElectionCore::AcquireDone done = std::move(done_);
+    done(std::move(acq), std::move(error));
+  }
+
+  std::shared_ptr<ElectionCore> core_;
+  AsyncAttempts& store_;
+  std::string lock_;
+  LeaseRequest request_;
+  std::stop_token stop_;
+  ElectionCore::AcquireDone done_;
+  const std::uint64_t order_;  // this acquisition's arrival: earlier waiters are woken first
+  TimePoint wait_until_{};
+  TimePoint sent_{};
+  Duration backoff_ = kFirstBackoff;
+  std::optional<BackendError> last_error_;
+  bool unknown_ = false;  // some attempt's outcome is unknown: it may have been granted
+  std::mutex mu_;
+  std::optional<std::stop_callback<CancelWait>> on_stop_;
+};
+
+bool ElectionCore::acquires_async() const noexcept {
+  return async_ != nullptr && real_clock_ && !turns_.check && async_->attempts_async();
+}
+
+void ElectionCore::acquire_async(std::string lock, std::stop_token caller, AcquireDone done) {
+  if (!acquires_async())
+    throw InvalidArgument("acquire_async: the store '" + std::string(store_->scheme()) +
+                          "' does not attempt asynchronously here (see acquires_async())");
+  std::make_shared<AsyncAcquisition>(shared_from_this(), std::move(lock), std::move(caller),
+                                     std::move(done))
+      ->start();
 }
 
 void ElectionCore::release_ghost(const LeaseRequest& request) noexcept {

@@ -14,7 +14,8 @@ using detail::Operation;
 
 class InstrumentedStore final : public LeaseStore,
                                 public LockLister,
-                                public ::leader::detail::StoreWrapper {
+                                public ::leader::detail::StoreWrapper,
+                                public ::leader::detail::AsyncAttempts {
  public:
   InstrumentedStore(std::shared_ptr<LeaseStore> inner, std::shared_ptr<detail::MetricsState> state)
       : inner_(std::move(inner)),
@@ -88,6 +89,46 @@ class InstrumentedStore final : public LeaseStore,
                         Deadline deadline) override {
     timed(Operation::remove_candidate, [&] { inner_->remove_candidate(group, node_id, deadline); });
   }
+  // Asynchronous attempts (the store's own, when it has them) are timed like try_acquire: from
+  // the call to the outcome's delivery on the store's I/O thread.
+  [[nodiscard]] bool attempts_async() const noexcept override {
+    auto* inner = ::leader::detail::find_capability<AsyncAttempts>(*inner_);
+    return inner != nullptr && inner->attempts_async();
+  }
+  void try_acquire_async(const LeaseRequest& request, Deadline deadline,
+                         std::function<void(Attempt)> done) override {
+    auto* inner = ::leader::detail::find_capability<AsyncAttempts>(*inner_);
+    if (inner == nullptr)
+      throw InvalidArgument("metrics: the instrumented store has no asynchronous attempts");
+    inner->try_acquire_async(
+        request, deadline,
+        [state = state_, scheme = scheme_,
+         histogram = histograms_[static_cast<std::size_t>(Operation::acquire)],
+         start = std::chrono::steady_clock::now(), done = std::move(done)](Attempt a) {
+          const std::chrono::duration<double> d = std::chrono::steady_clock::now() - start;
+          histogram->Observe(d.count());
+          if (a.error) {
+            try {
+              std::rethrow_exception(a.error);
+            } catch (const BackendError& e) {
+              state->store_error(scheme, Operation::acquire, std::string(to_string(e.code())));
+            } catch (...) {
+              state->store_error(scheme, Operation::acquire, "other");
+            }
+          }
+          done(std::move(a));
+        });
+  }
+  std::uint64_t wait_change(std::string_view lock, std::uint64_t seen, Deadline until,
+                            std::uint64_t order, std::function<void(bool)> woken) override {
+    return ::leader::detail::find_capability<AsyncAttempts>(*inner_)->wait_change(
+        lock, seen, until, order, std::move(woken));
+  }
+  void cancel_wait(std::uint64_t id) noexcept override {
+    if (auto* inner = ::leader::detail::find_capability<AsyncAttempts>(*inner_))
+      inner->cancel_wait(id);
+  }
+
   // Listing is an operator's call, not timed; the wrapped store's own (or its "not supported").
   [[nodiscard]] std::vector<LockState> list_locks(std::string_view prefix,
                                                   Deadline deadline) override {

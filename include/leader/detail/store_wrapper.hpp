@@ -4,8 +4,12 @@
 /// store of Metrics::instrument()). Optional capabilities that a wrapper does not implement
 /// itself (LockWatcher) are looked up on the store it wraps, so wrapping never hides them.
 
+#include <cstdint>
+#include <exception>
+#include <functional>
 #include <optional>
 #include <stop_token>
+#include <string_view>
 
 #include "leader/store.hpp"
 
@@ -46,6 +50,41 @@ class WaitsInLine {
   [[nodiscard]] virtual std::optional<bool> wait_turn(const LeaseRequest& request,
                                                       Deadline deadline,
                                                       const std::stop_token& stop) = 0;
+};
+
+/// Optional capability of a store with asynchronous I/O of its own (Redis): an acquisition
+/// attempt and the wait for the lock's next change run on the store's I/O thread, multiplexed
+/// with every other one, so an acquisition that waits for a lock holds no thread of the caller
+/// (issue 14, target 5; ElectionCore::acquire_async). Nothing here changes what a grant means:
+/// the attempt is the store's try_acquire, sent as it would be sent from a blocking call.
+class AsyncAttempts {
+ public:
+  virtual ~AsyncAttempts() = default;
+  /// The outcome of one attempt.
+  struct Attempt {
+    Acquired acquired{};       ///< the grant, or empty on contention (when `error` is null)
+    std::exception_ptr error;  ///< what try_acquire would have thrown (a BackendError)
+    /// The lock's change count when the attempt was sent, for wait_change; 0: not known (the
+    /// store was not yet told of the lock's changes then).
+    std::uint64_t seen = 0;
+  };
+  /// False when the store cannot attempt asynchronously in its configuration (e.g. a Redis
+  /// Cluster, `?wait_replicas=`): the caller then calls try_acquire on a thread of its own.
+  [[nodiscard]] virtual bool attempts_async() const noexcept = 0;
+  /// try_acquire(request, deadline) without blocking: `done` runs exactly once, on the store's
+  /// I/O thread, never inside this call, with the outcome. `done` must not block.
+  virtual void try_acquire_async(const LeaseRequest& request, Deadline deadline,
+                                 std::function<void(Attempt)> done) = 0;
+  /// Calls `woken` exactly once, on the store's I/O thread, never inside this call: true when
+  /// `lock`'s holders changed (or may have: the store's notifications were interrupted) since
+  /// the attempt that reported `seen`, false once `until` passes or after cancel_wait(id).
+  /// Several waits of one lock: a change wakes the one with the smallest `order` (the caller's
+  /// arrival), the others wait on. `woken` must not block. Returns the wait's id.
+  virtual std::uint64_t wait_change(std::string_view lock, std::uint64_t seen, Deadline until,
+                                    std::uint64_t order,
+                                    std::function<void(bool changed)> woken) = 0;
+  /// Ends the wait `id` soon (woken(false)), unless it already ended.
+  virtual void cancel_wait(std::uint64_t id) noexcept = 0;
 };
 
 /// `store`, or the first store under its wrappers, that is a `Capability`; nullptr when none is.

@@ -117,6 +117,11 @@ void ConnectionPool::forget_primary() {
   cv_.notify_all();
 }
 
+std::uint64_t ConnectionPool::generation() const {
+  std::lock_guard lock(mu_);
+  return generation_;
+}
+
 std::uint64_t ConnectionPool::discoveries() const {
   std::lock_guard lock(mu_);
   return discoveries_;

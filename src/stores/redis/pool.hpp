@@ -41,6 +41,9 @@ class ConnectionPool {
   /// Sentinel mode: forgets the primary and closes the idle connections to it, so the next
   /// call asks the Sentinels again (after an I/O error, a timeout or READONLY). No-op otherwise.
   void forget_primary();
+  /// Sentinel mode: bumped by each forget_primary(); a connection opened for an older one
+  /// (Connection::generation()) talks to a server that may no longer be the primary.
+  [[nodiscard]] std::uint64_t generation() const;
   /// Sentinel mode: how often the primary was looked up (statistics, tests).
   [[nodiscard]] std::uint64_t discoveries() const;
 

@@ -241,6 +241,90 @@ Acquired RedisStore::try_acquire(const LeaseRequest& r, Deadline deadline) {
                      "unexpected reply to acquire (the lock's size changed twice)");
 }
 
+bool RedisStore::attempts_async() const noexcept {
+  return !cluster_ && pool_.config().wait_replicas == 0;
+}
+
+AsyncLane& RedisStore::lane() {
+  std::lock_guard lock(lane_mu_);
+  if (!lane_) lane_ = std::make_unique<AsyncLane>(pool_);
+  return *lane_;
+}
+
+AsyncLane::Stats RedisStore::async_stats() const {
+  std::lock_guard lock(lane_mu_);
+  return lane_ ? lane_->stats() : AsyncLane::Stats{};
+}
+
+void RedisStore::try_acquire_async(const LeaseRequest& request, Deadline deadline,
+                                   std::function<void(Attempt)> done) {
+  if (!attempts_async())
+    throw BackendError(ErrorCode::failed_precondition, "redis",
+                       "asynchronous attempts need a standalone or Sentinel store without "
+                       "?wait_replicas= (attempts_async() is false)");
+  submit_acquire(request, std::max(1, request.slots), false, deadline,
+                 std::make_shared<std::function<void(Attempt)>>(std::move(done)));
+}
+
+void RedisStore::submit_acquire(const LeaseRequest& r, int declared, bool full, Deadline deadline,
+                                std::shared_ptr<std::function<void(Attempt)>> done) {
+  // Exactly the command try_acquire sends (eval()), keys and arguments alike.
+  const Script& script = acquire_script();
+  Command cmd;
+  cmd.reserve(3 + static_cast<std::size_t>(declared) + 2 + 5);
+  cmd.insert(cmd.end(), {full ? "EVAL" : "EVALSHA", full ? script.source : script.sha1,
+                         std::to_string(declared + 2)});
+  for (int i = 0; i < declared; ++i) cmd.push_back(slot_key(r.lock, i));
+  cmd.push_back(fence_key(r.lock));
+  cmd.push_back(slots_key(r.lock));
+  std::string channel = changes_channel(r.lock);
+  cmd.insert(cmd.end(), {r.owner, r.node_id, ms(r.ttl), std::to_string(r.slots), channel});
+  lane().submit(
+      std::move(cmd), std::move(channel), deadline,
+      [this, r, declared, full, deadline, done](Reply reply, std::exception_ptr error,
+                                                TimePoint sent, std::uint64_t seen) {
+        Attempt a;
+        a.seen = seen;
+        try {
+          if (error) std::rethrow_exception(error);
+          const std::string text = error_text(reply.get());
+          if (!full && text.rfind("NOSCRIPT", 0) == 0)  // not executed: the source, as eval()
+            return submit_acquire(r, declared, true, deadline, done);
+          if (!text.empty()) {
+            if (text.rfind("READONLY", 0) == 0) pool_.forget_primary();  // demoted
+            throw_reply_error(text, pool_.config(), "a script");
+          }
+          auto granted = decode_acquire(reply.get());
+          if (granted && granted->slot >= 0) {
+            a.acquired = Acquired{Lease{r.lock, r.owner, r.node_id, granted->fencing_token,
+                                        granted->slot, r.slots, r.ttl, sent}};
+          } else if (granted && granted->slot == kHeldAsAnotherSize) {
+            throw BackendError(ErrorCode::failed_precondition, "redis",
+                               size_mismatch(r.lock, granted->size, r.slots));
+          } else if (granted) {  // the lock was last a larger group: declare its keys
+            if (declared > std::max(1, r.slots))
+              throw BackendError(ErrorCode::internal, "redis",
+                                 "unexpected reply to acquire (the lock's size changed twice)");
+            return submit_acquire(r, std::clamp(granted->size, declared + 1, kMaxInspectedSlots),
+                                  full, deadline, done);
+          }
+        } catch (...) {
+          a.error = std::current_exception();
+        }
+        (*done)(std::move(a));
+      });
+}
+
+std::uint64_t RedisStore::wait_change(std::string_view lock, std::uint64_t seen, Deadline until,
+                                      std::uint64_t order, std::function<void(bool)> woken) {
+  return lane().wait(changes_channel(lock), seen, until, order, std::move(woken));
+}
+
+void RedisStore::cancel_wait(std::uint64_t id) noexcept {
+  std::lock_guard lock(lane_mu_);
+  if (lane_) lane_->cancel(id);
+}
+
 void RedisStore::not_replicated(const Lease& lease, int acked, Deadline deadline) {
   const Config& c = pool_.config();
   std::string what =

@@ -3,13 +3,16 @@
 
 #include <functional>
 #include <memory>
+#include <mutex>
 #include <span>
 #include <string>
 #include <vector>
 
+#include "async_lane.hpp"
 #include "cluster.hpp"
 #include "connection.hpp"
 #include "leader/detail/store_support.hpp"
+#include "leader/detail/store_wrapper.hpp"
 #include "leader/lock_listing.hpp"
 #include "leader/lock_watching.hpp"
 #include "leader/store.hpp"
@@ -20,7 +23,10 @@ namespace leader::detail::redis {
 
 /// Lease store on one Redis server (standalone; the key layout is also valid on a cluster).
 /// Thread-safe: calls share a small connection pool; a watch has a connection of its own.
-class RedisStore final : public LeaseStore, public LockLister, public LockWatcher {
+class RedisStore final : public LeaseStore,
+                         public LockLister,
+                         public LockWatcher,
+                         public AsyncAttempts {
  public:
   /// A store for `config`; connects lazily on the first call.
   explicit RedisStore(Config config);
@@ -49,6 +55,20 @@ class RedisStore final : public LeaseStore, public LockLister, public LockWatche
   /// expiry (an expiry publishes nothing). watch.cpp; README.md, section Watching.
   [[nodiscard]] LockState watch(std::string_view lock, const LockState& last_seen,
                                 Deadline deadline, const std::stop_token& stop) override;
+
+  /// Asynchronous attempts (issue 14, target 5): on the store's AsyncLane (async_lane.hpp),
+  /// standalone or behind Sentinel, without `?wait_replicas=`; not on a cluster.
+  [[nodiscard]] bool attempts_async() const noexcept override;
+  /// try_acquire's script (EVALSHA; EVAL after NOSCRIPT; again with more keys when the lock was
+  /// last a larger group), pipelined with the other attempts queued on the lane.
+  void try_acquire_async(const LeaseRequest& request, Deadline deadline,
+                         std::function<void(Attempt)> done) override;
+  /// A wait on the lane for the lock's changes channel (the scripts' PUBLISH).
+  std::uint64_t wait_change(std::string_view lock, std::uint64_t seen, Deadline until,
+                            std::uint64_t order, std::function<void(bool changed)> woken) override;
+  void cancel_wait(std::uint64_t id) noexcept override;
+  /// The lane's counters (zero before its first use).
+  [[nodiscard]] AsyncLane::Stats async_stats() const;
 
   /// The connection pool (for statistics).
   [[nodiscard]] const ConnectionPool& pool() const { return pool_; }
@@ -93,9 +113,17 @@ class RedisStore final : public LeaseStore, public LockLister, public LockWatche
       const std::string& key, Deadline deadline,
       const std::function<Reply(ConnectionPool&, Connection&, Deadline, bool asking)>& use);
 
+  /// The lane, started on first use.
+  AsyncLane& lane();
+  /// One asynchronous acquire attempt declaring `declared` slot keys (`full`: EVAL, not EVALSHA).
+  void submit_acquire(const LeaseRequest& r, int declared, bool full, Deadline deadline,
+                      std::shared_ptr<std::function<void(Attempt)>> done);
+
   std::string scheme_;
   ConnectionPool pool_;               // the one server (standalone, Sentinel); config holder
   std::unique_ptr<Cluster> cluster_;  // Cluster mode
+  mutable std::mutex lane_mu_;
+  std::unique_ptr<AsyncLane> lane_;  // after pool_: stopped before the pool closes
 };
 
 /// Throws the BackendError matching a Redis error reply (`text`), naming `operation`.

@@ -17,6 +17,7 @@
 #include <thread>
 #include <vector>
 
+#include "leader/detail/store_wrapper.hpp"
 #include "leader/leader.hpp"
 #include "leader/stores/memory.hpp"
 
@@ -92,8 +93,10 @@ inline std::string unique_lock(const std::string& prefix) {
 }
 
 /// Forwards every call to a real store and counts calls made on a forbidden thread (the event
-/// loop under test), so a test can prove that store I/O never runs there.
-class ThreadCheckedStore : public LeaseStore {
+/// loop under test), so a test can prove that store I/O never runs there. A store with
+/// asynchronous attempts (Redis) keeps them: starting one never blocks, so it may start on the
+/// event loop; its I/O runs on the store's own thread.
+class ThreadCheckedStore : public LeaseStore, public detail::AsyncAttempts {
  public:
   explicit ThreadCheckedStore(std::shared_ptr<LeaseStore> inner) : inner_(std::move(inner)) {}
 
@@ -129,7 +132,24 @@ class ThreadCheckedStore : public LeaseStore {
     inner_->remove_candidate(g, node, d);
   }
 
+  [[nodiscard]] bool attempts_async() const noexcept override {
+    return async() != nullptr && async()->attempts_async();
+  }
+  void try_acquire_async(const LeaseRequest& r, Deadline d,
+                         std::function<void(Attempt)> done) override {
+    ++calls_;
+    async()->try_acquire_async(r, d, std::move(done));
+  }
+  std::uint64_t wait_change(std::string_view lock, std::uint64_t seen, Deadline until,
+                            std::uint64_t order, std::function<void(bool)> woken) override {
+    return async()->wait_change(lock, seen, until, order, std::move(woken));
+  }
+  void cancel_wait(std::uint64_t id) noexcept override { async()->cancel_wait(id); }
+
  private:
+  [[nodiscard]] detail::AsyncAttempts* async() const {
+    return detail::find_capability<detail::AsyncAttempts>(*inner_);
+  }
   void check() {
     ++calls_;
     std::lock_guard lock(mu_);

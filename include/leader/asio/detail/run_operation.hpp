@@ -6,6 +6,11 @@
 /// action runs on a strand of it) -> release (BlockingPool) -> completion handler (posted to the
 /// handler's associated executor, the action executor when it has none).
 ///
+/// Waiting without a thread: when the elector acquires_async() (a store with asynchronous I/O
+/// of its own: Redis), the acquire is ElectorBase::acquire_async: its attempts and the pauses
+/// between them run on the store's I/O thread, so an operation waiting for a lease holds no
+/// pool thread; the action and the completion are then dispatched as above.
+///
 /// Inline fast path: when the elector's acquire and release can never block (an in-process store
 /// that declares detail::NonBlockingStore, and wait_time 0: acquire_never_blocks()), there is no
 /// BlockingPool hand-off: the acquire runs inside the initiating call, the action is dispatched
@@ -79,6 +84,17 @@ bool acquires_inline(const Elector& e) {
   }
 }
 
+/// True when `e` waits for its lease without holding a thread (ElectorBase::acquires_async: a
+/// store with asynchronous I/O of its own, Redis).
+template <class Elector>
+bool acquires_async(const Elector& e) {
+  if constexpr (requires { e.acquires_async(); }) {
+    return e.acquires_async();
+  } else {
+    return false;
+  }
+}
+
 /// One run of an action under a lease, driven by asio.
 template <bool kResult, class Elector, class F, class Handler>
 class RunOperation
@@ -134,6 +150,21 @@ class RunOperation
     if (slot.is_connected())
       slot.template emplace<CancelHandler>(CancelHandler{this->weak_from_this()});
     if (inline_) return acquire();  // cannot block: no hand-off (the handler is still posted)
+    if constexpr (requires { elector_.acquire_async(lock_, stop_.get_token(), nullptr); }) {
+      if (acquires_async(elector_)) {  // attempts and pauses on the store's I/O thread
+        try {
+          elector_.acquire_async(
+              lock_, stop_.get_token(),
+              [self = this->shared_from_this()](Acquisition acq, std::exception_ptr e) {
+                self->acquired(std::move(acq), std::move(e));
+              });
+        } catch (...) {
+          outcome_.acquire_error = std::current_exception();
+          complete();
+        }
+        return;
+      }
+    }
     pool_.post([self = this->shared_from_this()] { self->acquire(); });
   }
 
@@ -147,21 +178,31 @@ class RunOperation
   }
 
   void acquire() {
+    std::optional<Acquisition> acq;
     try {
-      Acquisition acq = elector_.acquire(lock_, stop_.get_token());
-      if (!acq) {
-        outcome_.skipped = std::move(acq.skipped);
-        return complete();
-      }
-      guard_.emplace(std::move(*acq.guard));
-      outcome_.lease = guard_->info();
+      acq.emplace(elector_.acquire(lock_, stop_.get_token()));
     } catch (...) {
-      outcome_.acquire_error = std::current_exception();
+      return acquired({}, std::current_exception());
+    }
+    acquired(std::move(*acq), nullptr);
+  }
+
+  /// The acquire's outcome, on the thread that acquired (a pool thread, the initiating thread,
+  /// or the store's I/O thread, which must not block: the release then goes to the pool).
+  void acquired(Acquisition acq, std::exception_ptr error) {
+    if (error) {
+      outcome_.acquire_error = std::move(error);
       return complete();
     }
+    if (!acq) {
+      outcome_.skipped = std::move(acq.skipped);
+      return complete();
+    }
+    guard_.emplace(std::move(*acq.guard));
+    outcome_.lease = guard_->info();
     if (stop_.stop_requested()) {  // cancelled just as the lease came: do not start the action
       outcome_.skipped = Skipped{SkipReason::cancelled, "cancelled before the action started"};
-      return release();
+      return release_after_action();
     }
     if constexpr (kIsAwaitable<T>) {
       ::asio::post(strand_, [self = this->shared_from_this()] { self->spawn_action(); });

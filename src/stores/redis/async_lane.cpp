@@ -1,0 +1,478 @@
+// AsyncLane: see async_lane.hpp and README.md, "Waiting without a thread".
+//
+// The thread's loop: deliver what is due (ended waits, woken waits), send every queued command
+// in one pipeline and deliver the replies, bring the subscriptions up to date, then sleep on the
+// subscriber connection and an eventfd (rung by submit/wait/cancel/the destructor) until a
+// message, a new request or the earliest wait's end. Callbacks run with no lock held.
+//
+// A wait is never woken by a message it could have missed: each channel counts its changes
+// (messages, and each confirmed subscription, which may have missed some), an attempt reports
+// the count when it was written, and a wait whose attempt saw an older count (or none: not yet
+// subscribed) is woken at once, or at the subscription's confirmation.
+
+#include "async_lane.hpp"
+
+#include <poll.h>
+#include <sys/eventfd.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <condition_variable>
+#include <cstring>
+#include <deque>
+#include <map>
+#include <mutex>
+#include <set>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "leader/errors.hpp"
+#include "pool.hpp"
+
+namespace leader::detail::redis {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+// How long a channel stays subscribed after its last attempt or wait: an acquisition that waits
+// again soon finds it subscribed (its attempt then reports a change count).
+constexpr std::chrono::seconds kLinger{10};
+// The pause before opening the subscriber connection again after it failed to open or dropped.
+constexpr std::chrono::milliseconds kResubscribePause{200};
+// Most channels one SUBSCRIBE or UNSUBSCRIBE names.
+constexpr std::size_t kChannelsPerCommand = 512;
+
+struct Pending {
+  Command command;
+  std::string channel;
+  Deadline deadline;
+  AsyncLane::Done done;
+};
+
+struct Wait {
+  std::string channel;
+  std::uint64_t order = 0;
+  Deadline until;
+  std::function<void(bool)> woken;
+};
+
+struct Channel {
+  enum class State { none, subscribing, subscribed, unsubscribing };
+  State state = State::none;
+  std::uint64_t changes = 1;                     // never 0: 0 is "not known" in seen
+  std::map<std::uint64_t, std::uint64_t> waits;  // order -> wait id
+  Clock::time_point used{};                      // last attempt or wait
+};
+
+std::string_view text_of(const redisReply* r) {
+  return r != nullptr && (r->type == REDIS_REPLY_STRING || r->type == REDIS_REPLY_STATUS)
+             ? std::string_view(r->str, r->len)
+             : std::string_view();
+}
+
+}  // namespace
+
+struct AsyncLane::Shared {
+  explicit Shared(ConnectionPool& p) : pool(&p) {
+    wake_fd = ::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+    if (wake_fd < 0)
+      throw BackendError(
+          ErrorCode::internal, "redis",
+          std::string("cannot create the async lane's eventfd: ") + std::strerror(errno));
+  }
+  ~Shared() { ::close(wake_fd); }
+  Shared(const Shared&) = delete;
+  Shared& operator=(const Shared&) = delete;
+
+  void ring() const noexcept {
+    const std::uint64_t one = 1;
+    [[maybe_unused]] const ssize_t n = ::write(wake_fd, &one, sizeof one);
+  }
+  void drain() const noexcept {
+    std::uint64_t v = 0;
+    [[maybe_unused]] const ssize_t n = ::read(wake_fd, &v, sizeof v);
+  }
+
+  // Ends wait `id` (under mu): its callback goes to `ready` with `changed`.
+  void end_wait_locked(std::uint64_t id, bool changed) {
+    auto it = waits.find(id);
+    if (it == waits.end()) return;
+    Wait& w = it->second;
+    auto ch = channels.find(w.channel);
+    if (ch != channels.end()) {
+      ch->second.waits.erase(w.order);
+      ch->second.used = Clock::now();
+    }
+    ready.emplace_back(std::move(w.woken), changed);
+    waits.erase(it);
+  }
+
+  // A change of `channel` (under mu): counted; wakes its earliest wait, or all of them.
+  void changed_locked(const std::string& channel, bool all) {
+    auto it = channels.find(channel);
+    if (it == channels.end()) return;
+    Channel& ch = it->second;
+    ++ch.changes;
+    if (all) {
+      const std::map<std::uint64_t, std::uint64_t> ids = ch.waits;
+      for (const auto& entry : ids) end_wait_locked(entry.second, true);
+    } else if (!ch.waits.empty()) {
+      end_wait_locked(ch.waits.begin()->second, true);
+    }
+  }
+
+  // The subscriber connection is gone (under mu): every channel must be subscribed again.
+  void unsubscribed_all_locked() {
+    for (auto& [name, ch] : channels) {
+      ch.state = Channel::State::none;
+      ++ch.changes;
+    }
+  }
+
+  ConnectionPool* pool;  // outlives the lane (the store owns both); unused once stopping
+  int wake_fd = -1;
+  mutable std::mutex mu;
+  bool stopping = false;
+  std::deque<Pending> pending;
+  std::map<std::uint64_t, Wait> waits;
+  std::map<std::string, Channel, std::less<>> channels;
+  std::vector<std::pair<std::function<void(bool)>, bool>> ready;  // woken callbacks to run
+  std::uint64_t next_id = 0;
+  Stats stats;
+  // Used by the thread only.
+  std::unique_ptr<Connection> command;
+  std::unique_ptr<Connection> subscriber;
+  Clock::time_point subscribe_again{};  // no new subscriber connection before this
+  bool refused = false;                 // SUBSCRIBE refused (ACL): waits end at their timers
+};
+
+namespace {
+
+using Shared = AsyncLane::Shared;
+
+// Runs the woken callbacks collected in `ready`.
+void run_ready(std::vector<std::pair<std::function<void(bool)>, bool>>& ready) {
+  for (auto& [woken, changed] : ready) {
+    try {
+      woken(changed);
+    } catch (...) {  // a callback's failure never stops the lane
+    }
+  }
+  ready.clear();
+}
+
+// Sends `batch` as one pipeline and delivers each reply. Returns false when the lane is stopping
+// (a callback may have destroyed the store: nothing of it may be used after that).
+bool send_batch(const std::shared_ptr<Shared>& s, std::vector<Pending>& batch) {
+  Deadline by = Deadline::after(std::chrono::hours(1));
+  std::vector<Pending> late;  // deadline passed before it could be sent
+  std::vector<Pending> go;
+  for (Pending& p : batch) (p.deadline.expired() ? late : go).push_back(std::move(p));
+  std::vector<Reply> replies;
+  std::exception_ptr failure;
+  std::vector<std::uint64_t> seen(go.size(), 0);
+  TimePoint sent{};
+  if (!go.empty()) {
+    for (const Pending& p : go) by = by.min(p.deadline);
+    std::vector<Command> commands;
+    commands.reserve(go.size());
+    for (Pending& p : go) commands.push_back(std::move(p.command));
+    try {
+      ConnectionPool& pool = *s->pool;
+      by = by.min(Deadline::after(pool.config().command_timeout));
+      if (s->command != nullptr &&
+          (s->command->closed_while_idle() || s->command->generation() != pool.generation()))
+        s->command.reset();
+      if (s->command == nullptr) s->command = pool.open_connection(by);
+      {
+        std::lock_guard lock(s->mu);
+        const auto now = Clock::now();
+        for (std::size_t i = 0; i < go.size(); ++i) {
+          Channel& ch = s->channels[go[i].channel];
+          ch.used = now;
+          if (ch.state == Channel::State::subscribed) seen[i] = ch.changes;
+        }
+        ++s->stats.pipelines;
+        s->stats.commands += go.size();
+      }
+      sent = Clock::now();
+      s->command->pipeline(commands, replies, by);
+    } catch (const BackendError& e) {
+      failure = std::current_exception();
+      s->command.reset();
+      if (e.code() == ErrorCode::unavailable || e.code() == ErrorCode::deadline_exceeded)
+        s->pool->forget_primary();  // Sentinel: maybe a failover; no-op otherwise
+    } catch (...) {
+      failure = std::current_exception();
+      s->command.reset();
+    }
+  }
+  // Replies are delivered after the lane's own state is settled: a callback may submit again.
+  std::exception_ptr too_late = std::make_exception_ptr(
+      BackendError(ErrorCode::deadline_exceeded, "redis",
+                   "the deadline passed before the attempt was sent to redis"));
+  for (Pending& p : late) {
+    try {
+      p.done(nullptr, too_late, TimePoint{}, 0);
+    } catch (...) {
+    }
+  }
+  for (std::size_t i = 0; i < go.size(); ++i) {
+    try {
+      if (i < replies.size()) {
+        go[i].done(std::move(replies[i]), nullptr, sent, seen[i]);
+      } else {
+        go[i].done(nullptr, failure, sent, seen[i]);
+      }
+    } catch (...) {
+    }
+  }
+  late.clear();
+  go.clear();
+  std::lock_guard lock(s->mu);
+  return !s->stopping;
+}
+
+// One pushed reply of the subscriber connection.
+void on_pushed(Shared& s, const redisReply* r) {
+  std::lock_guard lock(s.mu);
+  if (r->type == REDIS_REPLY_ERROR) {  // SUBSCRIBE refused (ACL NOPERM): no notifications
+    s.refused = true;
+    s.unsubscribed_all_locked();
+    return;
+  }
+  if (r->type != REDIS_REPLY_ARRAY || r->elements < 2) return;
+  const std::string_view kind = text_of(r->element[0]);
+  const std::string channel(text_of(r->element[1]));
+  auto it = s.channels.find(channel);
+  if (it == s.channels.end()) return;
+  Channel& ch = it->second;
+  if (kind == "message") {
+    ++s.stats.messages;
+    s.changed_locked(channel, false);
+  } else if (kind == "subscribe") {
+    if (ch.state == Channel::State::subscribing) {
+      ch.state = Channel::State::subscribed;
+      s.changed_locked(channel, true);  // a change before now may have been missed
+    }
+  } else if (kind == "unsubscribe") {
+    if (ch.state == Channel::State::unsubscribing) ch.state = Channel::State::none;
+  }
+}
+
+// Sends the SUBSCRIBE and UNSUBSCRIBE commands the channels need now, opening the subscriber
+// connection when one is needed.
+void sync_subscriptions(Shared& s) {
+  std::vector<std::string> subscribe;
+  std::vector<std::string> unsubscribe;
+  {
+    std::lock_guard lock(s.mu);
+    if (s.refused) return;
+    const auto now = Clock::now();
+    for (auto it = s.channels.begin(); it != s.channels.end();) {
+      Channel& ch = it->second;
+      const bool wanted = !ch.waits.empty() || now - ch.used < kLinger;
+      if (wanted && ch.state == Channel::State::none) subscribe.push_back(it->first);
+      if (!wanted && ch.state == Channel::State::subscribed) unsubscribe.push_back(it->first);
+      if (!wanted && ch.state == Channel::State::none) {
+        it = s.channels.erase(it);
+        continue;
+      }
+      ++it;
+    }
+    if (subscribe.empty() && unsubscribe.empty()) return;
+    if (s.subscriber == nullptr && (subscribe.empty() || now < s.subscribe_again)) return;
+  }
+  try {
+    const Config& config = s.pool->config();
+    if (s.subscriber == nullptr)
+      s.subscriber = s.pool->open_connection(Deadline::after(config.connect_timeout));
+    const Deadline by = Deadline::after(config.command_timeout);
+    auto send = [&](const char* verb, const std::vector<std::string>& names) {
+      for (std::size_t i = 0; i < names.size(); i += kChannelsPerCommand) {
+        Command c{verb};
+        const std::size_t end = std::min(names.size(), i + kChannelsPerCommand);
+        c.insert(c.end(), names.begin() + static_cast<std::ptrdiff_t>(i),
+                 names.begin() + static_cast<std::ptrdiff_t>(end));
+        s.subscriber->send(c, by);
+      }
+    };
+    send("SUBSCRIBE", subscribe);
+    send("UNSUBSCRIBE", unsubscribe);
+    std::lock_guard lock(s.mu);
+    for (const std::string& name : subscribe)
+      if (auto it = s.channels.find(name); it != s.channels.end())
+        it->second.state = Channel::State::subscribing;
+    for (const std::string& name : unsubscribe)
+      if (auto it = s.channels.find(name); it != s.channels.end())
+        it->second.state = Channel::State::unsubscribing;
+  } catch (const BackendError&) {
+    s.subscriber.reset();
+    std::lock_guard lock(s.mu);
+    s.subscribe_again = Clock::now() + kResubscribePause;
+    s.unsubscribed_all_locked();
+  }
+}
+
+// Sleeps until a pushed message, a ring of the eventfd or `until`, handling the messages.
+void sleep_until(Shared& s, Clock::time_point until) {
+  if (s.subscriber != nullptr) {
+    try {
+      Reply r = s.subscriber->next_reply(Deadline(until), s.wake_fd);
+      if (r) {
+        on_pushed(s, r.get());
+        const Deadline now(Clock::now());
+        while ((r = s.subscriber->next_reply(now, -1))) on_pushed(s, r.get());
+      }
+      if (s.refused) s.subscriber.reset();
+    } catch (const BackendError&) {
+      s.subscriber.reset();  // dropped: subscribe again after a pause (their changes count up)
+      std::lock_guard lock(s.mu);
+      s.subscribe_again = Clock::now() + kResubscribePause;
+      s.unsubscribed_all_locked();
+    }
+  } else {
+    const auto left = std::chrono::ceil<std::chrono::milliseconds>(until - Clock::now());
+    pollfd p{s.wake_fd, POLLIN, 0};
+    (void)::poll(&p, 1, static_cast<int>(std::clamp<long long>(left.count(), 0, 1 << 30)));
+  }
+  s.drain();
+}
+
+void run(const std::shared_ptr<Shared>& s) {
+  std::vector<std::pair<std::function<void(bool)>, bool>> ready;
+  std::vector<Pending> batch;
+  for (;;) {
+    Clock::time_point until = Clock::now() + std::chrono::hours(1);
+    {
+      std::lock_guard lock(s->mu);
+      if (s->stopping) return;
+      const auto now = Clock::now();
+      std::vector<std::uint64_t> due;
+      for (const auto& [id, w] : s->waits) {
+        if (w.until.at() <= now) {
+          due.push_back(id);
+        } else {
+          until = std::min(until, w.until.at());
+        }
+      }
+      for (std::uint64_t id : due) s->end_wait_locked(id, false);
+      ready.swap(s->ready);
+      batch.assign(std::make_move_iterator(s->pending.begin()),
+                   std::make_move_iterator(s->pending.end()));
+      s->pending.clear();
+      if (s->subscriber == nullptr && !s->refused && !s->waits.empty())
+        until = std::min(until, std::max(s->subscribe_again, now));  // subscribe (again) then
+      if (!s->channels.empty()) until = std::min(until, now + kLinger);
+    }
+    run_ready(ready);
+    {
+      std::lock_guard lock(s->mu);
+      if (s->stopping) return;
+    }
+    if (!batch.empty()) {
+      if (!send_batch(s, batch)) return;
+      batch.clear();
+    }
+    sync_subscriptions(*s);
+    bool more = false;  // queued meanwhile: only read what was pushed, then go on at once
+    {
+      std::lock_guard lock(s->mu);
+      if (s->stopping) return;
+      more = !s->pending.empty() || !s->ready.empty();
+    }
+    sleep_until(*s, more ? Clock::now() : until);
+  }
+}
+
+}  // namespace
+
+AsyncLane::AsyncLane(ConnectionPool& pool) : shared_(std::make_shared<Shared>(pool)) {
+  thread_ = std::thread([s = shared_] { run(s); });
+}
+
+AsyncLane::~AsyncLane() {
+  std::deque<Pending> pending;
+  std::vector<std::pair<std::function<void(bool)>, bool>> ready;
+  {
+    std::lock_guard lock(shared_->mu);
+    shared_->stopping = true;
+    pending.swap(shared_->pending);
+    std::vector<std::uint64_t> ids;
+    for (const auto& [id, w] : shared_->waits) ids.push_back(id);
+    for (std::uint64_t id : ids) shared_->end_wait_locked(id, false);
+    ready.swap(shared_->ready);
+  }
+  shared_->ring();
+  if (thread_.get_id() == std::this_thread::get_id()) {
+    thread_.detach();  // inside one of the lane's callbacks: it ends when that returns
+  } else {
+    thread_.join();
+  }
+  const auto closed = std::make_exception_ptr(BackendError(
+      ErrorCode::unavailable, "redis", "the store was closed before the call was sent"));
+  for (Pending& p : pending) {
+    try {
+      p.done(nullptr, closed, TimePoint{}, 0);
+    } catch (...) {
+    }
+  }
+  run_ready(ready);
+}
+
+void AsyncLane::submit(Command command, std::string channel, Deadline deadline, Done done) {
+  {
+    std::lock_guard lock(shared_->mu);
+    if (shared_->stopping)
+      throw BackendError(ErrorCode::unavailable, "redis", "the store is closing");
+    shared_->pending.push_back(
+        Pending{std::move(command), std::move(channel), deadline, std::move(done)});
+  }
+  shared_->ring();
+}
+
+std::uint64_t AsyncLane::wait(const std::string& channel, std::uint64_t seen, Deadline until,
+                              std::uint64_t order, std::function<void(bool)> woken) {
+  std::uint64_t id = 0;
+  {
+    std::lock_guard lock(shared_->mu);
+    if (shared_->stopping)
+      throw BackendError(ErrorCode::unavailable, "redis", "the store is closing");
+    id = ++shared_->next_id;
+    Channel& ch = shared_->channels[channel];
+    ch.used = Clock::now();
+    if (ch.state == Channel::State::subscribed && seen != ch.changes) {
+      shared_->ready.emplace_back(std::move(woken), true);  // a change came after the attempt
+    } else {
+      while (ch.waits.contains(order)) ++order;  // one order per wait of a channel
+      ch.waits.emplace(order, id);
+      shared_->waits.emplace(id, Wait{channel, order, until, std::move(woken)});
+    }
+  }
+  shared_->ring();
+  return id;
+}
+
+void AsyncLane::cancel(std::uint64_t id) noexcept {
+  {
+    std::lock_guard lock(shared_->mu);
+    if (!shared_->waits.contains(id)) return;
+    shared_->end_wait_locked(id, false);
+  }
+  shared_->ring();
+}
+
+AsyncLane::Stats AsyncLane::stats() const {
+  std::lock_guard lock(shared_->mu);
+  Stats out = shared_->stats;
+  out.waits = shared_->waits.size();
+  out.channels = 0;
+  for (const auto& [name, ch] : shared_->channels)
+    if (ch.state == Channel::State::subscribing || ch.state == Channel::State::subscribed)
+      ++out.channels;
+  return out;
+}
+
+}  // namespace leader::detail::redis
