@@ -6,17 +6,18 @@
 /// blocking acquire runs on a BlockingPool thread; when every pool thread is busy the call queues,
 /// and its wait_time starts when a thread picks it up.
 ///
-/// Threads: the lease is acquired and released on BlockingPool threads (renewed by the core's
-/// renewal scheduler), never on the caller's thread or the caller's executor. Except where that
-/// cannot block: `run_if_leader_on` over an elector whose acquire_never_blocks() (an in-process
-/// store declaring detail::NonBlockingStore, e.g. the memory store, and wait_time 0) acquires on
-/// the calling thread and releases on the executor's thread right after the action. And an
-/// elector that acquires_async() (a store with asynchronous I/O of its own: Redis) waits for its
-/// lease without any thread: the attempts and the pauses between them run on the store's I/O
-/// thread, and a pool thread is taken only once the wait is over (to run the action or finish).
-/// `run_if_leader_async` runs the action on the pool thread that acquired the lease (like
-/// std::async); `run_if_leader_on` runs it on the given executor. Completion is a std::future,
-/// made ready on a pool thread.
+/// Threads: the lease is acquired and released on BlockingPool threads (releases on
+/// BlockingPool::releases(), so a full pool of waiters never holds up the release they wait
+/// for; renewed by the core's renewal scheduler), never on the caller's thread or the caller's
+/// executor. Except where that cannot block: `run_if_leader_on` over an elector whose
+/// acquire_never_blocks() (an in-process store declaring detail::NonBlockingStore, e.g. the memory
+/// store, and wait_time 0) acquires on the calling thread and releases on the executor's thread
+/// right after the action. And an elector that acquires_async() (a store with asynchronous I/O of
+/// its own: Redis) waits for its lease without any thread: the attempts and the pauses between them
+/// run on the store's I/O thread, and a pool thread is taken only once the wait is over (to run the
+/// action or finish). `run_if_leader_async` runs the action on the pool thread that acquired the
+/// lease (like std::async); `run_if_leader_on` runs it on the given executor. Completion is a
+/// std::future, made ready on a pool thread.
 ///
 /// Cancellation: the std::stop_token given by the caller. Requested while waiting for the lease:
 /// nothing is acquired, the call reports "not run" (Skipped{cancelled}). Requested while the
@@ -68,6 +69,10 @@ class BlockingPool {
   [[nodiscard]] std::size_t max_threads() const { return max_threads_; }
   /// The process-wide pool used when the caller gives none (never destroyed).
   static BlockingPool& shared();
+  /// The process-wide pool of the async layers' releases (at most 8 threads, never destroyed):
+  /// a release is one store call bounded by the call timeout, and must never queue behind the
+  /// lease waits that fill a caller's pool (they may wait for that very release).
+  static BlockingPool& releases();
 
  private:
   void work();
@@ -305,18 +310,19 @@ class DispatchedRun
     } catch (...) {
       outcome_.action_error = std::current_exception();
     }
-    on_pool([self = this->shared_from_this()] { self->release(); });
+    on_pool([self = this->shared_from_this()] { self->release(); }, true);
   }
 
   /// Continues on the pool (at once when the action already runs on a pool thread, or when the
-  /// release cannot block).
+  /// release cannot block). A release goes to BlockingPool::releases(), never behind the waits
+  /// queued on the caller's pool.
   template <class Fn>
-  void on_pool(Fn&& fn) {
+  void on_pool(Fn&& fn, bool is_release = false) {
     if constexpr (std::is_same_v<Executor, InlineExecutor>) {
       fn();
     } else {
       if (inline_ && !Unwrapped<T>::kIsFuture) return fn();  // release only: it cannot block
-      pool_.post(std::forward<Fn>(fn));
+      (is_release ? BlockingPool::releases() : pool_).post(std::forward<Fn>(fn));
     }
   }
 

@@ -51,4 +51,9 @@ BlockingPool& BlockingPool::shared() {
   return *pool;
 }
 
+BlockingPool& BlockingPool::releases() {
+  static auto* pool = new BlockingPool(8);
+  return *pool;
+}
+
 }  // namespace leader

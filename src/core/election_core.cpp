@@ -380,7 +380,8 @@ class AsyncAcquisition : public std::enable_shared_from_this<AsyncAcquisition> {
     std::unique_lock lock(mu_);  // woken() waits until the stop callback is in place
     std::uint64_t id = 0;
     try {
-      id = store_.wait_change(lock_, a.seen, Deadline(saturating_add(now, pause)), order_,
+      id = store_.wait_change(lock_, a.seen, Deadline(saturating_add(now, pause)),
+                              Deadline(wait_until_), order_,
                               [self = shared_from_this()](bool changed) { self->woken(changed); });
     } catch (...) {
       lock.unlock();

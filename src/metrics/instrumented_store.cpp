@@ -120,9 +120,10 @@ class InstrumentedStore final : public LeaseStore,
         });
   }
   std::uint64_t wait_change(std::string_view lock, std::uint64_t seen, Deadline until,
-                            std::uint64_t order, std::function<void(bool)> woken) override {
+                            Deadline last, std::uint64_t order,
+                            std::function<void(bool)> woken) override {
     return ::leader::detail::find_capability<AsyncAttempts>(*inner_)->wait_change(
-        lock, seen, until, order, std::move(woken));
+        lock, seen, until, last, order, std::move(woken));
   }
   void cancel_wait(std::uint64_t id) noexcept override {
     if (auto* inner = ::leader::detail::find_capability<AsyncAttempts>(*inner_))

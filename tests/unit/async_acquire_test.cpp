@@ -53,8 +53,10 @@ class AsyncDouble final : public ScriptedStore, public detail::AsyncAttempts {
     });
     cv_.notify_all();
   }
+  // Every wait polls at `until` (no line): the elector's part is what these tests check.
   std::uint64_t wait_change(std::string_view lock, std::uint64_t seen, Deadline until,
-                            std::uint64_t /*order*/, std::function<void(bool)> woken) override {
+                            Deadline /*last*/, std::uint64_t /*order*/,
+                            std::function<void(bool)> woken) override {
     std::lock_guard l(mu_);
     const std::uint64_t id = ++next_id_;
     if (changes_[std::string(lock)] != seen) {

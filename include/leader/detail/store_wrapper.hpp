@@ -77,11 +77,13 @@ class AsyncAttempts {
                                  std::function<void(Attempt)> done) = 0;
   /// Calls `woken` exactly once, on the store's I/O thread, never inside this call: true when
   /// `lock`'s holders changed (or may have: the store's notifications were interrupted) since
-  /// the attempt that reported `seen`, false once `until` passes or after cancel_wait(id).
-  /// Several waits of one lock: a change wakes the one with the smallest `order` (the caller's
-  /// arrival), the others wait on. `woken` must not block. Returns the wait's id.
+  /// the attempt that reported `seen`, false at the end of the wait or after cancel_wait(id).
+  /// Several waits of one lock are a line ordered by `order` (the caller's arrival): a change
+  /// wakes the first only, and only the first polls (ends at `until`, its pause, to ask the
+  /// store again: an expiry publishes nothing); the others end at `last` (the caller's whole
+  /// wait) unless they become first. `woken` must not block. Returns the wait's id.
   virtual std::uint64_t wait_change(std::string_view lock, std::uint64_t seen, Deadline until,
-                                    std::uint64_t order,
+                                    Deadline last, std::uint64_t order,
                                     std::function<void(bool changed)> woken) = 0;
   /// Ends the wait `id` soon (woken(false)), unless it already ended.
   virtual void cancel_wait(std::uint64_t id) noexcept = 0;

@@ -51,11 +51,16 @@ struct Pending {
   AsyncLane::Done done;
 };
 
+using Timers = std::multimap<Clock::time_point, std::uint64_t>;  // when -> wait id
+
 struct Wait {
   std::string channel;
   std::uint64_t order = 0;
-  Deadline until;
+  Duration pause{};  // until - when it began: a wait that becomes its channel's first gets it anew
+  Deadline until;    // the end of its pause, while it is its channel's first wait
+  Deadline last;     // the end of the caller's whole wait, while others come first
   std::function<void(bool)> woken;
+  Timers::iterator timer;
 };
 
 struct Channel {
@@ -95,15 +100,32 @@ struct AsyncLane::Shared {
     [[maybe_unused]] const ssize_t n = ::read(wake_fd, &v, sizeof v);
   }
 
-  // Ends wait `id` (under mu): its callback goes to `ready` with `changed`.
+  // Sets the timer of wait `id` (under mu): the end of its pause when it is its channel's first
+  // wait (the one that polls, for an expiry, which publishes nothing), else the end of the
+  // caller's wait (changes wake the first only, so the others need no timer of their own).
+  void schedule_locked(std::uint64_t id, Clock::time_point at) {
+    Wait& w = waits.at(id);
+    if (w.timer != timers.end()) timers.erase(w.timer);
+    w.timer = timers.emplace(at, id);
+  }
+
+  // Ends wait `id` (under mu): its callback goes to `ready` with `changed`. When it was its
+  // channel's first wait, the next one becomes first and polls, its pause counted from now.
   void end_wait_locked(std::uint64_t id, bool changed) {
     auto it = waits.find(id);
     if (it == waits.end()) return;
     Wait& w = it->second;
+    if (w.timer != timers.end()) timers.erase(w.timer);
     auto ch = channels.find(w.channel);
     if (ch != channels.end()) {
-      ch->second.waits.erase(w.order);
+      auto& queue = ch->second.waits;
+      const bool was_first = !queue.empty() && queue.begin()->first == w.order;
+      queue.erase(w.order);
       ch->second.used = Clock::now();
+      if (was_first && !queue.empty()) {
+        const Wait& next = waits.at(queue.begin()->second);
+        schedule_locked(queue.begin()->second, std::min(next.last.at(), Clock::now() + next.pause));
+      }
     }
     ready.emplace_back(std::move(w.woken), changed);
     waits.erase(it);
@@ -137,6 +159,7 @@ struct AsyncLane::Shared {
   bool stopping = false;
   std::deque<Pending> pending;
   std::map<std::uint64_t, Wait> waits;
+  Timers timers;
   std::map<std::string, Channel, std::less<>> channels;
   std::vector<std::pair<std::function<void(bool)>, bool>> ready;  // woken callbacks to run
   std::uint64_t next_id = 0;
@@ -350,15 +373,9 @@ void run(const std::shared_ptr<Shared>& s) {
       std::lock_guard lock(s->mu);
       if (s->stopping) return;
       const auto now = Clock::now();
-      std::vector<std::uint64_t> due;
-      for (const auto& [id, w] : s->waits) {
-        if (w.until.at() <= now) {
-          due.push_back(id);
-        } else {
-          until = std::min(until, w.until.at());
-        }
-      }
-      for (std::uint64_t id : due) s->end_wait_locked(id, false);
+      while (!s->timers.empty() && s->timers.begin()->first <= now)
+        s->end_wait_locked(s->timers.begin()->second, false);
+      if (!s->timers.empty()) until = std::min(until, s->timers.begin()->first);
       ready.swap(s->ready);
       batch.assign(std::make_move_iterator(s->pending.begin()),
                    std::make_move_iterator(s->pending.end()));
@@ -434,7 +451,7 @@ void AsyncLane::submit(Command command, std::string channel, Deadline deadline, 
 }
 
 std::uint64_t AsyncLane::wait(const std::string& channel, std::uint64_t seen, Deadline until,
-                              std::uint64_t order, std::function<void(bool)> woken) {
+                              Deadline last, std::uint64_t order, std::function<void(bool)> woken) {
   std::uint64_t id = 0;
   {
     std::lock_guard lock(shared_->mu);
@@ -447,8 +464,21 @@ std::uint64_t AsyncLane::wait(const std::string& channel, std::uint64_t seen, De
       shared_->ready.emplace_back(std::move(woken), true);  // a change came after the attempt
     } else {
       while (ch.waits.contains(order)) ++order;  // one order per wait of a channel
+      const std::uint64_t first_before = ch.waits.empty() ? 0 : ch.waits.begin()->second;
       ch.waits.emplace(order, id);
-      shared_->waits.emplace(id, Wait{channel, order, until, std::move(woken)});
+      const auto now = Clock::now();
+      const Duration pause =
+          std::chrono::duration_cast<Duration>(std::max(until.at() - now, Clock::duration::zero()));
+      if (last.at() < until.at()) last = until;
+      shared_->waits.emplace(
+          id, Wait{channel, order, pause, until, last, std::move(woken), shared_->timers.end()});
+      if (ch.waits.begin()->second == id) {  // first: it polls; the one before waits its turn
+        shared_->schedule_locked(id, until.at());
+        if (first_before != 0)
+          shared_->schedule_locked(first_before, shared_->waits.at(first_before).last.at());
+      } else {
+        shared_->schedule_locked(id, last.at());
+      }
     }
   }
   shared_->ring();

@@ -45,9 +45,12 @@ class AsyncLane {
   void submit(Command command, std::string channel, Deadline deadline, Done done);
   /// Calls `woken` once on the lane's thread: true at the first change of `channel` after the
   /// one counted in `seen` (at once when one came already, or when `seen` is 0 and the
-  /// subscription was confirmed since), or at a change when this wait has the smallest `order`
-  /// of the channel's waits; false at `until` or after cancel(id). Returns the wait's id.
-  std::uint64_t wait(const std::string& channel, std::uint64_t seen, Deadline until,
+  /// subscription was confirmed since) while this wait has the smallest `order` of the channel's
+  /// waits (a change wakes only that one: the next in line), false at `until` while it has the
+  /// smallest order (it polls for an expiry, which publishes nothing), at `last` otherwise, or
+  /// after cancel(id). A wait that becomes the smallest gets its pause (`until` - now at the
+  /// call) counted anew from then. Returns the wait's id.
+  std::uint64_t wait(const std::string& channel, std::uint64_t seen, Deadline until, Deadline last,
                      std::uint64_t order, std::function<void(bool)> woken);
   /// Ends wait `id` soon with woken(false), unless it ended already.
   void cancel(std::uint64_t id) noexcept;

@@ -316,8 +316,9 @@ void RedisStore::submit_acquire(const LeaseRequest& r, int declared, bool full, 
 }
 
 std::uint64_t RedisStore::wait_change(std::string_view lock, std::uint64_t seen, Deadline until,
-                                      std::uint64_t order, std::function<void(bool)> woken) {
-  return lane().wait(changes_channel(lock), seen, until, order, std::move(woken));
+                                      Deadline last, std::uint64_t order,
+                                      std::function<void(bool)> woken) {
+  return lane().wait(changes_channel(lock), seen, until, last, order, std::move(woken));
 }
 
 void RedisStore::cancel_wait(std::uint64_t id) noexcept {

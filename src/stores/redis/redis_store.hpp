@@ -65,7 +65,8 @@ class RedisStore final : public LeaseStore,
                          std::function<void(Attempt)> done) override;
   /// A wait on the lane for the lock's changes channel (the scripts' PUBLISH).
   std::uint64_t wait_change(std::string_view lock, std::uint64_t seen, Deadline until,
-                            std::uint64_t order, std::function<void(bool changed)> woken) override;
+                            Deadline last, std::uint64_t order,
+                            std::function<void(bool changed)> woken) override;
   void cancel_wait(std::uint64_t id) noexcept override;
   /// The lane's counters (zero before its first use).
   [[nodiscard]] AsyncLane::Stats async_stats() const;

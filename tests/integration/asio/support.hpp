@@ -141,8 +141,9 @@ class ThreadCheckedStore : public LeaseStore, public detail::AsyncAttempts {
     async()->try_acquire_async(r, d, std::move(done));
   }
   std::uint64_t wait_change(std::string_view lock, std::uint64_t seen, Deadline until,
-                            std::uint64_t order, std::function<void(bool)> woken) override {
-    return async()->wait_change(lock, seen, until, order, std::move(woken));
+                            Deadline last, std::uint64_t order,
+                            std::function<void(bool)> woken) override {
+    return async()->wait_change(lock, seen, until, last, order, std::move(woken));
   }
   void cancel_wait(std::uint64_t id) noexcept override { async()->cancel_wait(id); }
 

@@ -280,6 +280,36 @@ TEST_P(WaitingTest, AsyncAndBlockingWaitersOfOneLockExcludeEachOther) {
   EXPECT_EQ(most.load(), 1);
 }
 
+// Where waits do hold threads (every store without asynchronous attempts), a pool full of
+// waiters must not hold up the release they wait for: releases have a pool of their own.
+TEST(PoolWaitingTest, AReleaseNeverQueuesBehindTheWaitsThatFillThePool) {
+  ::asio::io_context io;
+  BlockingPool pool(2);
+  ElectionOptions o;
+  o.wait_time = 60s;
+  o.lease_time = 10s;
+  auto store = make_memory_store();
+  asio::AsyncElector async(LeaderElector(store, o), io.get_executor(), pool);
+  ASSERT_FALSE(async.elector().acquires_async());
+  const std::string lock = unique_lock("full-pool");
+  int ran = 0;
+  for (int i = 0; i < 6; ++i)
+    ::asio::co_spawn(
+        io,
+        [&]() -> awaitable<void> {
+          if (co_await async.async_run_if_leader(
+                  lock, [&] { ++ran; }, use_awaitable))
+            co_return;
+          ADD_FAILURE() << "skipped";
+        },
+        ::asio::detached);
+  const auto start = std::chrono::steady_clock::now();
+  io.run();
+  EXPECT_EQ(ran, 6);
+  // A bound far above the run (milliseconds) and far below the 60 s waits it would take.
+  EXPECT_LT(std::chrono::steady_clock::now() - start, 30s);
+}
+
 INSTANTIATE_TEST_SUITE_P(Stores, WaitingTest, ::testing::ValuesIn(async_cases()),
                          [](const ::testing::TestParamInfo<StoreCase>& i) { return i.param.name; });
 GTEST_ALLOW_UNINSTANTIATED_PARAMETERIZED_TEST(WaitingTest);

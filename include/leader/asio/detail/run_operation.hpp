@@ -3,8 +3,8 @@
 /// The asynchronous operation behind leader::asio::async_run_if_leader (internal).
 ///
 /// Steps and their threads: acquire (BlockingPool) -> action (the action executor; a coroutine
-/// action runs on a strand of it) -> release (BlockingPool) -> completion handler (posted to the
-/// handler's associated executor, the action executor when it has none).
+/// action runs on a strand of it) -> release (BlockingPool::releases()) -> completion handler
+/// (posted to the handler's associated executor, the action executor when it has none).
 ///
 /// Waiting without a thread: when the elector acquires_async() (a store with asynchronous I/O
 /// of its own: Redis), the acquire is ElectorBase::acquire_async: its attempts and the pauses
@@ -213,10 +213,11 @@ class RunOperation
     }
   }
 
-  /// Releases where the action ended when that cannot block, else on the pool.
+  /// Releases where the action ended when that cannot block, else on BlockingPool::releases()
+  /// (never behind the lease waits queued on `pool_`, which may wait for this release).
   void release_after_action() {
     if (inline_) return release();
-    pool_.post([self = this->shared_from_this()] { self->release(); });
+    BlockingPool::releases().post([self = this->shared_from_this()] { self->release(); });
   }
 
   /// A plain action: runs to completion on the action executor.
