@@ -41,6 +41,9 @@ using Clock = std::chrono::steady_clock;
 constexpr std::chrono::seconds kLinger{10};
 // The pause before opening the subscriber connection again after it failed to open or dropped.
 constexpr std::chrono::milliseconds kResubscribePause{200};
+// The shortest pause of a wait that became its channel's first because the first one's pause
+// ended (end_wait_locked): the longest backoff of the elector's attempts.
+constexpr Duration kPromotedByTimer = std::chrono::seconds(1);
 // Most channels one SUBSCRIBE or UNSUBSCRIBE names.
 constexpr std::size_t kChannelsPerCommand = 512;
 
@@ -110,8 +113,10 @@ struct AsyncLane::Shared {
   }
 
   // Ends wait `id` (under mu): its callback goes to `ready` with `changed`. When it was its
-  // channel's first wait, the next one becomes first and polls, its pause counted from now.
-  void end_wait_locked(std::uint64_t id, bool changed) {
+  // channel's first wait, the next one becomes first and polls, its pause counted from now; at
+  // least kPromotedByTimer after a first wait whose pause ended (`by_timer`): that one asks the
+  // store again and, unless it got the lock or gave up, is first again within a round trip.
+  void end_wait_locked(std::uint64_t id, bool changed, bool by_timer = false) {
     auto it = waits.find(id);
     if (it == waits.end()) return;
     Wait& w = it->second;
@@ -124,7 +129,8 @@ struct AsyncLane::Shared {
       ch->second.used = Clock::now();
       if (was_first && !queue.empty()) {
         const Wait& next = waits.at(queue.begin()->second);
-        schedule_locked(queue.begin()->second, std::min(next.last.at(), Clock::now() + next.pause));
+        const Duration pause = by_timer ? std::max(next.pause, kPromotedByTimer) : next.pause;
+        schedule_locked(queue.begin()->second, std::min(next.last.at(), Clock::now() + pause));
       }
     }
     ready.emplace_back(std::move(w.woken), changed);
@@ -374,7 +380,7 @@ void run(const std::shared_ptr<Shared>& s) {
       if (s->stopping) return;
       const auto now = Clock::now();
       while (!s->timers.empty() && s->timers.begin()->first <= now)
-        s->end_wait_locked(s->timers.begin()->second, false);
+        s->end_wait_locked(s->timers.begin()->second, false, true);
       if (!s->timers.empty()) until = std::min(until, s->timers.begin()->first);
       ready.swap(s->ready);
       batch.assign(std::make_move_iterator(s->pending.begin()),
