@@ -363,6 +363,12 @@ class AsyncAcquisition : public std::enable_shared_from_this<AsyncAcquisition> {
         if (unknown_) release_ghost();
         return deliver({}, std::current_exception());
       }
+    } else if (a.acquired && a.acquired.lease->owner != request_.owner) {
+      // A store defect (renewals would miss the lease), as CheckedStore::try_acquire refuses it.
+      return deliver({}, std::make_exception_ptr(
+                             BackendError(ErrorCode::internal, std::string(core_->store_->scheme()),
+                                          "try_acquire_async('" + lock_ +
+                                              "'): the store granted a lease of another owner")));
     } else if (a.acquired) {
       const TimePoint replied = core_->options_.min_lease_time > Duration{0} ? clock.now() : sent_;
       return settle([&] {

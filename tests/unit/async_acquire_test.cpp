@@ -265,6 +265,20 @@ TEST_F(AsyncAcquireTest, AnAttemptWithAnUnknownOutcomeLeavesNoGhostBehind) {
   })) << "the lease a lost attempt got is still held";
 }
 
+TEST_F(AsyncAcquireTest, AGrantToAnotherOwnerIsAStoreDefectNotALease) {
+  store_->on_acquire = [](const LeaseRequest& r, Deadline, LeaseStore&) -> Acquired {
+    return {Lease{r.lock, "someone-else", r.node_id, 7, 0, 0, r.ttl, {}}};
+  };
+  LeaderElector e(store_, options(1s));
+  Outcome o = acquire(e, "defect");
+  ASSERT_TRUE(o.error);
+  try {
+    std::rethrow_exception(o.error);
+  } catch (const BackendError& b) {
+    EXPECT_EQ(b.code(), ErrorCode::internal) << b.what();
+  }
+}
+
 TEST_F(AsyncAcquireTest, SkipOnBackendErrorReportsABackendErrorSkip) {
   store_->on_acquire = [](const LeaseRequest&, Deadline, LeaseStore&) -> Acquired {
     throw BackendError(ErrorCode::unavailable, "scripted", "down");
