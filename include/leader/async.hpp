@@ -253,9 +253,10 @@ class DispatchedRun
                 self->acquired(std::move(*self->async_outcome_), std::move(self->async_error_));
               });
             });
-      } catch (...) {
-        acquired({}, std::current_exception());
+      } catch (...) {  // an invalid lock name: the future holds it
+        async_error_ = std::current_exception();
       }
+      if (async_error_) acquired({}, std::move(async_error_));
       return true;
     } else {
       return false;
@@ -264,11 +265,13 @@ class DispatchedRun
 
   void acquire() {
     std::optional<Acquisition> acq;
+    std::exception_ptr error;  // passed on outside the handler (as run_operation.hpp)
     try {
       acq.emplace(elector_.acquire(lock_, stop_));
     } catch (...) {
-      return acquired({}, std::current_exception());
+      error = std::current_exception();
     }
+    if (error) return acquired({}, std::move(error));
     acquired(std::move(*acq), nullptr);
   }
 

@@ -337,32 +337,38 @@ class AsyncAcquisition : public std::enable_shared_from_this<AsyncAcquisition> {
 
   void attempt(TimePoint sent) {
     sent_ = sent;
+    std::exception_ptr error;  // delivered outside the handler (see deliver())
     try {
       store_.try_acquire_async(
           request_, core_->call_deadline(sent),
           [self = shared_from_this()](AsyncAttempts::Attempt a) { self->attempted(std::move(a)); });
     } catch (...) {  // not sent (the store is closing, no descriptor left): this call's error
-      if (unknown_) release_ghost();
-      deliver({}, std::current_exception());
+      error = std::current_exception();
     }
+    if (!error) return;
+    if (unknown_) release_ghost();
+    deliver({}, std::move(error));
   }
 
   void attempted(AsyncAttempts::Attempt a) {
     Clock& clock = *core_->hooks_.clock;
     if (a.error) {
+      std::optional<BackendError> backend;
+      std::exception_ptr other;
       try {
         std::rethrow_exception(a.error);
       } catch (const BackendError& e) {
-        if (!retryable(e.code())) {
-          if (unknown_) release_ghost();
-          return settle([&] { return core_->on_backend_error(lock_, e); });
-        }
-        unknown_ = true;
-        last_error_ = e;
+        backend = e;
       } catch (...) {
-        if (unknown_) release_ghost();
-        return deliver({}, std::current_exception());
+        other = std::current_exception();
       }
+      if (other || !retryable(backend->code())) {
+        if (unknown_) release_ghost();
+        if (other) return deliver({}, std::move(other));
+        return settle([&] { return core_->on_backend_error(lock_, *backend); });
+      }
+      unknown_ = true;
+      last_error_ = std::move(backend);
     } else if (a.acquired && a.acquired.lease->owner != request_.owner) {
       // A store defect (renewals would miss the lease), as CheckedStore::try_acquire refuses it.
       return deliver({}, std::make_exception_ptr(
@@ -385,16 +391,21 @@ class AsyncAcquisition : public std::enable_shared_from_this<AsyncAcquisition> {
                                     std::chrono::duration_cast<Duration>(wait_until_ - now));
     std::unique_lock lock(mu_);  // woken() waits until the stop callback is in place
     std::uint64_t id = 0;
+    std::exception_ptr error;
     try {
       id = store_.wait_change(lock_, a.seen, Deadline(saturating_add(now, pause)),
                               Deadline(wait_until_), order_,
                               [self = shared_from_this()](bool changed) { self->woken(changed); });
     } catch (...) {
-      lock.unlock();
-      if (unknown_) release_ghost();
-      return deliver({}, std::current_exception());
+      error = std::current_exception();
     }
-    on_stop_.emplace(stop_, CancelWait{&store_, id});
+    if (!error) {
+      on_stop_.emplace(stop_, CancelWait{&store_, id});
+      return;
+    }
+    lock.unlock();
+    if (unknown_) release_ghost();
+    deliver({}, std::move(error));
   }
 
   void woken(bool changed) {
@@ -432,14 +443,19 @@ class AsyncAcquisition : public std::enable_shared_from_this<AsyncAcquisition> {
   template <class F>
   void settle(F&& make) {
     std::optional<Acquisition> acq;
+    std::exception_ptr error;
     try {
       acq.emplace(make());
     } catch (...) {
-      return deliver({}, std::current_exception());
+      error = std::current_exception();
     }
+    if (error) return deliver({}, std::move(error));
     deliver(std::move(*acq), nullptr);
   }
 
+  // Never called inside an exception handler: the caller's thread may be done with the
+  // exception before this one leaves the handler, and the last reference then drops here with
+  // no ordering a race detector can see (libstdc++ counts exception references uninstrumented).
   void deliver(Acquisition acq, std::exception_ptr error) {
     ElectionCore::AcquireDone done = std::move(done_);
     done(std::move(acq), std::move(error));

@@ -44,6 +44,8 @@ constexpr std::chrono::milliseconds kResubscribePause{200};
 // The shortest pause of a wait that became its channel's first because the first one's pause
 // ended (end_wait_locked): the longest backoff of the elector's attempts.
 constexpr Duration kPromotedByTimer = std::chrono::seconds(1);
+// Most commands one pipeline carries (as RedisStore::kBatchChunk for renewals).
+constexpr std::size_t kMaxPipeline = 1000;
 // Most channels one SUBSCRIBE or UNSUBSCRIBE names.
 constexpr std::size_t kChannelsPerCommand = 512;
 
@@ -383,9 +385,10 @@ void run(const std::shared_ptr<Shared>& s) {
         s->end_wait_locked(s->timers.begin()->second, false, true);
       if (!s->timers.empty()) until = std::min(until, s->timers.begin()->first);
       ready.swap(s->ready);
-      batch.assign(std::make_move_iterator(s->pending.begin()),
-                   std::make_move_iterator(s->pending.end()));
-      s->pending.clear();
+      const auto take = s->pending.begin() +
+                        static_cast<std::ptrdiff_t>(std::min(s->pending.size(), kMaxPipeline));
+      batch.assign(std::make_move_iterator(s->pending.begin()), std::make_move_iterator(take));
+      s->pending.erase(s->pending.begin(), take);  // the rest go in the next round trip
       if (s->subscriber == nullptr && !s->refused && !s->waits.empty())
         until = std::min(until, std::max(s->subscribe_again, now));  // subscribe (again) then
       if (!s->channels.empty()) until = std::min(until, now + kLinger);

@@ -158,10 +158,10 @@ class RunOperation
               [self = this->shared_from_this()](Acquisition acq, std::exception_ptr e) {
                 self->acquired(std::move(acq), std::move(e));
               });
-        } catch (...) {
+        } catch (...) {  // an invalid lock name: the operation completes with it
           outcome_.acquire_error = std::current_exception();
-          complete();
         }
+        if (outcome_.acquire_error) complete();
         return;
       }
     }
@@ -179,11 +179,14 @@ class RunOperation
 
   void acquire() {
     std::optional<Acquisition> acq;
+    std::exception_ptr
+        error;  // passed on outside the handler: the handler's thread may drop it last
     try {
       acq.emplace(elector_.acquire(lock_, stop_.get_token()));
     } catch (...) {
-      return acquired({}, std::current_exception());
+      error = std::current_exception();
     }
+    if (error) return acquired({}, std::move(error));
     acquired(std::move(*acq), nullptr);
   }
 
