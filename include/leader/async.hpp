@@ -181,6 +181,23 @@ void release_guard(std::optional<LeaseGuard>& guard, const Outcome<V>& outcome) 
   guard.reset();
 }
 
+/// Runs the blocking `elector.acquire(lock, stop)` and passes its outcome to
+/// `then(Acquisition, std::exception_ptr)`, outside the exception handler (the exception may be
+/// dropped last by another thread, which a race detector cannot order against the handler).
+template <class Elector, class Then>
+void acquire_then(const Elector& elector, const std::string& lock, const std::stop_token& stop,
+                  Then&& then) {
+  std::optional<Acquisition> acq;
+  std::exception_ptr error;
+  try {
+    acq.emplace(elector.acquire(lock, stop));
+  } catch (...) {
+    error = std::current_exception();
+  }
+  if (error) return then(Acquisition{}, std::move(error));
+  then(std::move(*acq), nullptr);
+}
+
 /// Runs `f` on `ex`: `ex.execute(f)`, else `post(ex, f)` found by argument-dependent lookup
 /// (asio executors: ::asio::post), else `ex(f)`.
 template <class Executor, class Fn>
@@ -264,15 +281,9 @@ class DispatchedRun
   }
 
   void acquire() {
-    std::optional<Acquisition> acq;
-    std::exception_ptr error;  // passed on outside the handler (as run_operation.hpp)
-    try {
-      acq.emplace(elector_.acquire(lock_, stop_));
-    } catch (...) {
-      error = std::current_exception();
-    }
-    if (error) return acquired({}, std::move(error));
-    acquired(std::move(*acq), nullptr);
+    acquire_then(elector_, lock_, stop_, [this](Acquisition acq, std::exception_ptr error) {
+      acquired(std::move(acq), std::move(error));
+    });
   }
 
   /// The acquire's outcome, on a pool thread (or the initiating thread when nothing blocks).

@@ -178,16 +178,10 @@ class RunOperation
   }
 
   void acquire() {
-    std::optional<Acquisition> acq;
-    std::exception_ptr
-        error;  // passed on outside the handler: the handler's thread may drop it last
-    try {
-      acq.emplace(elector_.acquire(lock_, stop_.get_token()));
-    } catch (...) {
-      error = std::current_exception();
-    }
-    if (error) return acquired({}, std::move(error));
-    acquired(std::move(*acq), nullptr);
+    leader::detail::acquire_then(elector_, lock_, stop_.get_token(),
+                                 [this](Acquisition acq, std::exception_ptr error) {
+                                   acquired(std::move(acq), std::move(error));
+                                 });
   }
 
   /// The acquire's outcome, on the thread that acquired (a pool thread, the initiating thread,
