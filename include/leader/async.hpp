@@ -261,6 +261,7 @@ class DispatchedRun
   bool start_async() {
     if constexpr (requires { elector_.acquires_async(); }) {
       if (!elector_.acquires_async()) return false;
+      std::exception_ptr error;
       try {
         elector_.acquire_async(
             lock_, stop_, [self = this->shared_from_this()](Acquisition acq, std::exception_ptr e) {
@@ -271,9 +272,10 @@ class DispatchedRun
               });
             });
       } catch (...) {  // an invalid lock name: the future holds it
-        async_error_ = std::current_exception();
+        error = std::current_exception();
       }
-      if (async_error_) acquired({}, std::move(async_error_));
+      // Only a local: once acquire_async returned, the store's thread owns this run's members.
+      if (error) acquired({}, std::move(error));
       return true;
     } else {
       return false;

@@ -152,6 +152,7 @@ class RunOperation
     if (inline_) return acquire();  // cannot block: no hand-off (the handler is still posted)
     if constexpr (requires { elector_.acquire_async(lock_, stop_.get_token(), nullptr); }) {
       if (acquires_async(elector_)) {  // attempts and pauses on the store's I/O thread
+        std::exception_ptr error;
         try {
           elector_.acquire_async(
               lock_, stop_.get_token(),
@@ -159,9 +160,10 @@ class RunOperation
                 self->acquired(std::move(acq), std::move(e));
               });
         } catch (...) {  // an invalid lock name: the operation completes with it
-          outcome_.acquire_error = std::current_exception();
+          error = std::current_exception();
         }
-        if (outcome_.acquire_error) complete();
+        // Only a local: once acquire_async returned, the store's thread owns the outcome.
+        if (error) acquired({}, std::move(error));
         return;
       }
     }
