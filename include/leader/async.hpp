@@ -264,9 +264,10 @@ class DispatchedRun
       std::exception_ptr error;
       try {
         elector_.acquire_async(
-            lock_, stop_, [self = this->shared_from_this()](Acquisition acq, std::exception_ptr e) {
+            lock_, stop_,
+            [self = this->shared_from_this()](Acquisition acq, const std::exception_ptr& e) {
               self->async_outcome_.emplace(std::move(acq));
-              self->async_error_ = std::move(e);
+              self->async_error_ = e;
               self->pool_.post([self] {
                 self->acquired(std::move(*self->async_outcome_), std::move(self->async_error_));
               });
@@ -289,9 +290,9 @@ class DispatchedRun
   }
 
   /// The acquire's outcome, on a pool thread (or the initiating thread when nothing blocks).
-  void acquired(Acquisition acq, std::exception_ptr error) {
+  void acquired(Acquisition acq, const std::exception_ptr& error) {
     if (error) {
-      outcome_.acquire_error = std::move(error);
+      outcome_.acquire_error = error;
       return finish();
     }
     if (!acq) {

@@ -38,7 +38,7 @@ class AsyncDouble final : public ScriptedStore, public detail::AsyncAttempts {
                          std::function<void(Attempt)> done) override {
     std::lock_guard lock(mu_);
     ++async_attempts_;
-    jobs_.push_back([this, r, d, done = std::move(done)] {
+    jobs_.emplace_back([this, r, d, done = std::move(done)] {
       Attempt a;
       {
         std::lock_guard l(mu_);
@@ -60,7 +60,7 @@ class AsyncDouble final : public ScriptedStore, public detail::AsyncAttempts {
     std::lock_guard l(mu_);
     const std::uint64_t id = ++next_id_;
     if (changes_[std::string(lock)] != seen) {
-      jobs_.push_back([woken = std::move(woken)] { woken(true); });
+      jobs_.emplace_back([woken = std::move(woken)] { woken(true); });
     } else {
       waits_.emplace(id, Wait{std::string(lock), until, std::move(woken)});
     }
@@ -99,7 +99,7 @@ class AsyncDouble final : public ScriptedStore, public detail::AsyncAttempts {
   void end_locked(std::uint64_t id, bool changed) {
     auto it = waits_.find(id);
     if (it == waits_.end()) return;
-    jobs_.push_back([woken = std::move(it->second.woken), changed] { woken(changed); });
+    jobs_.emplace_back([woken = std::move(it->second.woken), changed] { woken(changed); });
     waits_.erase(it);
   }
   void work() {

@@ -267,7 +267,7 @@ void RedisStore::try_acquire_async(const LeaseRequest& request, Deadline deadlin
 }
 
 void RedisStore::submit_acquire(const LeaseRequest& r, int declared, bool full, Deadline deadline,
-                                std::shared_ptr<std::function<void(Attempt)>> done) {
+                                const std::shared_ptr<std::function<void(Attempt)>>& done) {
   // Exactly the command try_acquire sends (eval()), keys and arguments alike.
   const Script& script = acquire_script();
   Command cmd;
@@ -281,7 +281,7 @@ void RedisStore::submit_acquire(const LeaseRequest& r, int declared, bool full, 
   cmd.insert(cmd.end(), {r.owner, r.node_id, ms(r.ttl), std::to_string(r.slots), channel});
   lane().submit(
       std::move(cmd), std::move(channel), deadline,
-      [this, r, declared, full, deadline, done](Reply reply, std::exception_ptr error,
+      [this, r, declared, full, deadline, done](Reply reply, const std::exception_ptr& error,
                                                 TimePoint sent, std::uint64_t seen) {
         Attempt a;
         a.seen = seen;

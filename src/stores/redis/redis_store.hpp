@@ -118,7 +118,7 @@ class RedisStore final : public LeaseStore,
   AsyncLane& lane();
   /// One asynchronous acquire attempt declaring `declared` slot keys (`full`: EVAL, not EVALSHA).
   void submit_acquire(const LeaseRequest& r, int declared, bool full, Deadline deadline,
-                      std::shared_ptr<std::function<void(Attempt)>> done);
+                      const std::shared_ptr<std::function<void(Attempt)>>& done);
 
   std::string scheme_;
   ConnectionPool pool_;               // the one server (standalone, Sentinel); config holder

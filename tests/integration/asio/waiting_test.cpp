@@ -201,7 +201,7 @@ TEST_P(WaitingTest, TheLeaseOfAnAsyncGrantStopsItsActionBeforeTheServerExpiresIt
   ::asio::co_spawn(
       io_,
       [&]() -> awaitable<void> {
-        co_await async.async_run_if_leader_result(
+        (void)co_await async.async_run_if_leader_result(
             lock,
             [&](LeaderContext& ctx) -> awaitable<void> {
               token = ctx.fencing_token();

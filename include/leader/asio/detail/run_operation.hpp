@@ -188,9 +188,9 @@ class RunOperation
 
   /// The acquire's outcome, on the thread that acquired (a pool thread, the initiating thread,
   /// or the store's I/O thread, which must not block: the release then goes to the pool).
-  void acquired(Acquisition acq, std::exception_ptr error) {
+  void acquired(Acquisition acq, const std::exception_ptr& error) {
     if (error) {
-      outcome_.acquire_error = std::move(error);
+      outcome_.acquire_error = error;
       return complete();
     }
     if (!acq) {
