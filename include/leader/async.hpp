@@ -268,15 +268,14 @@ class DispatchedRun
             [self = this->shared_from_this()](Acquisition acq, const std::exception_ptr& e) {
               self->async_outcome_.emplace(std::move(acq));
               self->async_error_ = e;
-              self->pool_.post([self] {
-                self->acquired(std::move(*self->async_outcome_), std::move(self->async_error_));
-              });
+              self->pool_.post(
+                  [self] { self->acquired(std::move(*self->async_outcome_), self->async_error_); });
             });
       } catch (...) {  // an invalid lock name: the future holds it
         error = std::current_exception();
       }
       // Only a local: once acquire_async returned, the store's thread owns this run's members.
-      if (error) acquired({}, std::move(error));
+      if (error) acquired({}, error);
       return true;
     } else {
       return false;
@@ -285,7 +284,7 @@ class DispatchedRun
 
   void acquire() {
     acquire_then(elector_, lock_, stop_, [this](Acquisition acq, std::exception_ptr error) {
-      acquired(std::move(acq), std::move(error));
+      acquired(std::move(acq), error);
     });
   }
 

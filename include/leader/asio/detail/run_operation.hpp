@@ -156,14 +156,14 @@ class RunOperation
         try {
           elector_.acquire_async(
               lock_, stop_.get_token(),
-              [self = this->shared_from_this()](Acquisition acq, std::exception_ptr e) {
-                self->acquired(std::move(acq), std::move(e));
+              [self = this->shared_from_this()](Acquisition acq, const std::exception_ptr& e) {
+                self->acquired(std::move(acq), e);
               });
         } catch (...) {  // an invalid lock name: the operation completes with it
           error = std::current_exception();
         }
         // Only a local: once acquire_async returned, the store's thread owns the outcome.
-        if (error) acquired({}, std::move(error));
+        if (error) acquired({}, error);
         return;
       }
     }
@@ -180,10 +180,9 @@ class RunOperation
   }
 
   void acquire() {
-    leader::detail::acquire_then(elector_, lock_, stop_.get_token(),
-                                 [this](Acquisition acq, std::exception_ptr error) {
-                                   acquired(std::move(acq), std::move(error));
-                                 });
+    leader::detail::acquire_then(
+        elector_, lock_, stop_.get_token(),
+        [this](Acquisition acq, std::exception_ptr error) { acquired(std::move(acq), error); });
   }
 
   /// The acquire's outcome, on the thread that acquired (a pool thread, the initiating thread,
