@@ -38,6 +38,22 @@ std::string size_mismatch(const std::string& lock, int held_as, int asked) {
          describe_size(asked);
 }
 
+// The acquire script's keys for `r` declaring `declared` slot keys, and its arguments: what
+// try_acquire and try_acquire_async both send.
+std::vector<std::string> acquire_keys(const RedisStore& store, const LeaseRequest& r,
+                                      int declared) {
+  std::vector<std::string> keys;
+  keys.reserve(static_cast<std::size_t>(declared) + 2);
+  for (int i = 0; i < declared; ++i) keys.push_back(store.slot_key(r.lock, i));
+  keys.push_back(store.fence_key(r.lock));
+  keys.push_back(store.slots_key(r.lock));
+  return keys;
+}
+
+std::vector<std::string> acquire_args(const RedisStore& store, const LeaseRequest& r) {
+  return {r.owner, r.node_id, ms(r.ttl), std::to_string(r.slots), store.changes_channel(r.lock)};
+}
+
 }  // namespace
 
 RedisStore::RedisStore(Config config) : scheme_(scheme_of(config)), pool_(std::move(config)) {
@@ -212,17 +228,10 @@ Acquired RedisStore::try_acquire(const LeaseRequest& r, Deadline deadline) {
   // last used with more slots, all of those (the script says so and we ask once more).
   int declared = std::max(1, r.slots);
   for (int attempt = 0; attempt < 2; ++attempt) {
-    std::vector<std::string> keys;
-    keys.reserve(static_cast<std::size_t>(declared) + 2);
-    for (int i = 0; i < declared; ++i) keys.push_back(slot_key(r.lock, i));
-    keys.push_back(fence_key(r.lock));
-    keys.push_back(slots_key(r.lock));
     TimePoint sent_at{};
     int acked = -1;
-    Reply reply =
-        eval(acquire_script(), keys,
-             {r.owner, r.node_id, ms(r.ttl), std::to_string(r.slots), changes_channel(r.lock)},
-             deadline, &sent_at, &acked);
+    Reply reply = eval(acquire_script(), acquire_keys(*this, r, declared), acquire_args(*this, r),
+                       deadline, &sent_at, &acked);
     auto granted = decode_acquire(reply.get());
     if (!granted) return {};
     if (granted->slot >= 0) {
@@ -270,15 +279,13 @@ void RedisStore::submit_acquire(const LeaseRequest& r, int declared, bool full, 
                                 const std::shared_ptr<std::function<void(Attempt)>>& done) {
   // Exactly the command try_acquire sends (eval()), keys and arguments alike.
   const Script& script = acquire_script();
-  Command cmd;
-  cmd.reserve(3 + static_cast<std::size_t>(declared) + 2 + 5);
-  cmd.insert(cmd.end(), {full ? "EVAL" : "EVALSHA", full ? script.source : script.sha1,
-                         std::to_string(declared + 2)});
-  for (int i = 0; i < declared; ++i) cmd.push_back(slot_key(r.lock, i));
-  cmd.push_back(fence_key(r.lock));
-  cmd.push_back(slots_key(r.lock));
+  const std::vector<std::string> keys = acquire_keys(*this, r, declared);
+  const std::vector<std::string> args = acquire_args(*this, r);
+  Command cmd{full ? "EVAL" : "EVALSHA", full ? script.source : script.sha1,
+              std::to_string(keys.size())};
+  cmd.insert(cmd.end(), keys.begin(), keys.end());
+  cmd.insert(cmd.end(), args.begin(), args.end());
   std::string channel = changes_channel(r.lock);
-  cmd.insert(cmd.end(), {r.owner, r.node_id, ms(r.ttl), std::to_string(r.slots), channel});
   lane().submit(
       std::move(cmd), std::move(channel), deadline,
       [this, r, declared, full, deadline, done](Reply reply, const std::exception_ptr& error,
