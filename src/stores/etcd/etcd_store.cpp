@@ -79,6 +79,8 @@ std::string owner_of(const KeyValue& kv) {
 EtcdStore::EtcdStore(Config config) : gateway_(std::move(config)), scheme_("etcd") {}
 
 EtcdStore::~EtcdStore() {
+  const Deadline all = Deadline::after(std::chrono::seconds(1));
+  retry_leaving(all);
   std::vector<std::int64_t> ids;
   {
     std::lock_guard lock(sessions_mu_);
@@ -89,7 +91,6 @@ EtcdStore::~EtcdStore() {
   }
   // A session that still carries keys is left to expire on the server: those keys may be leases
   // handed to another store object, which keeps them (its renew moves them to its own session).
-  const Deadline all = Deadline::after(std::chrono::seconds(1));
   for (const std::int64_t id : ids) {
     if (all.expired()) break;
     try {
@@ -269,6 +270,7 @@ std::string EtcdStore::slots_key(std::string_view lock) const {
 // ---- acquire -----------------------------------------------------------------------------------
 
 Acquired EtcdStore::try_acquire(const LeaseRequest& request, Deadline deadline) {
+  retry_leaving(deadline);
   const std::int64_t ttl_s = ttl_seconds(request.ttl.count());
   for (int attempt = 0;; ++attempt) {
     // Read inside this call, before the Txn is sent: the elector's own stamp is earlier still.
@@ -282,6 +284,24 @@ Acquired EtcdStore::try_acquire(const LeaseRequest& request, Deadline deadline) 
       throw BackendError(ErrorCode::unavailable, "etcd",
                          "the session lease of " + std::to_string(ttl_s) +
                              " s was gone on the server twice in one acquisition");
+    }
+    // A fair waiter whose key is the lowest: its turn (the Mutex's holder). On the session just
+    // ensured, the key lives as long as it does, as a fresh key would; on another lease (an
+    // older session) adopt() moves it onto this one first.
+    if (!claim->lease && claim->mine && !claim->seen.keys.empty() &&
+        claim->seen.keys.front().key == claim->mine->key) {
+      if (claim->mine->lease != s.id) {
+        if (auto mine = adopt(request, *claim->mine, deadline)) return {std::move(mine)};
+        return {};
+      }
+      claim->lease = Lease{request.lock,
+                           request.owner,
+                           request.node_id,
+                           static_cast<std::uint64_t>(claim->mine->create_revision),
+                           0,
+                           0,
+                           request.ttl,
+                           now};
     }
     if (claim->lease) {
       // The key lives as long as the session lease: until (its last refresh's send + TTL) at
@@ -313,18 +333,36 @@ std::optional<Lease> EtcdStore::adopt(const LeaseRequest& request, const KeyValu
   return lease;
 }
 
+std::pair<std::string, std::string> EtcdStore::contender(const LeaseRequest& request) const {
+  const Json value = {{"node_id", request.node_id}, {"owner", request.owner}};
+  return {lock_prefix(request.lock) + lease_hex(lease_id_for_owner(request.owner)), value.dump()};
+}
+
 // Free means no key at all under the prefix: the lowest create revision (the holder) of
 // concurrency.Mutex exists whenever any contender key does. The failure branch reads the holder
-// (this owner's own key, when a retry finds its first attempt landed).
+// (this owner's own key, when a retry finds its first attempt landed). A fair waiter's failure
+// branch also keeps its place in line, as the Mutex's Lock does: it puts its key unless the key
+// exists already or a group holds the lock (slot keys: a single lease's key there would block
+// the group's claims), then reads the holder and its own key.
 std::optional<EtcdStore::Claim> EtcdStore::claim_single(const LeaseRequest& request,
                                                         std::int64_t lease_id, TimePoint sent,
                                                         Deadline deadline) {
   const std::string prefix = lock_prefix(request.lock);
-  const std::string key = prefix + lease_hex(lease_id_for_owner(request.owner));
-  const Json value = {{"node_id", request.node_id}, {"owner", request.owner}};
+  const auto [key, value] = contender(request);
+  Json failure = Json::array();
+  if (request.wait_in_line) {
+    const std::string slots = prefix + "slot-";
+    failure.push_back(
+        {{"request_txn",
+          ops::txn(Json::array({ops::create_revision_is(key, 0),
+                                ops::create_revision_is(slots, 0, prefix_end(slots))}),
+                   Json::array({{{"request_put", ops::put(key, value, lease_id)}}}))}});
+  }
+  failure.push_back({{"request_range", ops::range_prefix(prefix, 1)}});
+  if (request.wait_in_line) failure.push_back({{"request_range", ops::range_key(key)}});
   Json txn = ops::txn(Json::array({ops::create_revision_is(prefix, 0, prefix_end(prefix))}),
-                      Json::array({{{"request_put", ops::put(key, value.dump(), lease_id)}}}),
-                      Json::array({{{"request_range", ops::range_prefix(prefix, 1)}}}));
+                      Json::array({{{"request_put", ops::put(key, value, lease_id)}}}),
+                      std::move(failure));
   std::optional<Json> reply = txn_on_lease(txn, deadline);
   if (!reply) return std::nullopt;
   Claim claim;
@@ -332,8 +370,13 @@ std::optional<EtcdStore::Claim> EtcdStore::claim_single(const LeaseRequest& requ
     claim.lease = Lease{request.lock, request.owner, request.node_id, 0, 0, 0, request.ttl, sent};
     claim.lease->fencing_token =
         static_cast<std::uint64_t>(int_field((*reply)["header"], "revision"));
-  } else if (auto holder = first_kv(*reply, "response_range", "kvs")) {
-    claim.seen.keys.push_back(std::move(*holder));
+    return claim;
+  }
+  const std::size_t at = request.wait_in_line ? 1 : 0;
+  claim.seen.keys = range_kvs(*reply, at);
+  if (request.wait_in_line) {
+    std::vector<KeyValue> mine = range_kvs(*reply, at + 1);
+    if (!mine.empty()) claim.mine = std::move(mine.front());
   }
   return claim;
 }
@@ -398,6 +441,7 @@ Renewal EtcdStore::move_to_session(const std::string& key, std::int64_t create_r
 }
 
 Renewal EtcdStore::renew(const Lease& lease, Duration ttl, Deadline deadline) {
+  retry_leaving(deadline);
   return renew_from(lease, ttl, steady_now(), deadline);
 }
 
@@ -435,6 +479,7 @@ std::vector<BatchRenewal> EtcdStore::renew_batch(std::span<const RenewalRequest>
   std::vector<BatchRenewal> out(requests.size());
   if (requests.empty()) return out;
   const TimePoint start = steady_now();
+  retry_leaving(deadline);  // a place in line left behind must not outlive its waiter
   const auto not_sent = [&](std::size_t i) {
     out[i].error = BackendError(ErrorCode::deadline_exceeded, "etcd",
                                 "renew_batch: deadline passed before this lease was sent");

@@ -14,6 +14,7 @@
 #include "config.hpp"
 #include "gateway.hpp"
 #include "leader/detail/store_support.hpp"
+#include "leader/detail/store_wrapper.hpp"
 #include "leader/lock_listing.hpp"
 #include "leader/lock_watching.hpp"
 #include "leader/store.hpp"
@@ -32,8 +33,12 @@ struct KeyValue {
 /// The etcd store. Thread-safe. Holder keys are attached to session leases, one per distinct
 /// ttl (whole seconds) per store object, granted on first use and kept alive by the renewals
 /// (README.md); renew and release still find the holder key from the lease's lock, owner, slot
-/// and fencing token alone, so a lease works the same through another store object.
-class EtcdStore : public LeaseStore, public LockLister, public LockWatcher {
+/// and fencing token alone, so a lease works the same through another store object. Fair waiters
+/// keep their contender key as their place in the Mutex's line (README.md "Waiting in line").
+class EtcdStore : public LeaseStore,
+                  public LockLister,
+                  public LockWatcher,
+                  public detail::WaitsInLine {
  public:
   /// A store over the cluster described by `config`; no I/O until the first call.
   explicit EtcdStore(Config config);
@@ -61,6 +66,18 @@ class EtcdStore : public LeaseStore, public LockLister, public LockWatcher {
   /// Returns at a change, at `deadline` or on `stop` (then the last read, possibly unchanged).
   [[nodiscard]] LockState watch(std::string_view lock, const LockState& last_seen,
                                 Deadline deadline, const std::stop_token& stop) override;
+
+  /// Deletes `request.owner`'s contender key of `request.lock` if it is still in line (a Txn
+  /// comparing the key's value); a removal that fails is kept and sent again at the store's next
+  /// acquire or renewal (the renewals keep its session alive), and ends with its session at the
+  /// latest.
+  void leave_line(const LeaseRequest& request, Deadline deadline) noexcept override;
+  /// One Range of the lock's keys: nullopt without a key of `request.owner`, true when it is the
+  /// lowest (the owner's turn: ask now); else a Watch of the key just ahead of it (the next lower
+  /// create revision) from that Range's revision, until it is deleted (true), `deadline` or `stop`
+  /// (false).
+  [[nodiscard]] std::optional<bool> wait_turn(const LeaseRequest& request, Deadline deadline,
+                                              const std::stop_token& stop) override;
 
   /// The gateway client (tests and benchmarks issue raw etcd calls through it).
   [[nodiscard]] Gateway& gateway() { return gateway_; }
@@ -111,6 +128,8 @@ class EtcdStore : public LeaseStore, public LockLister, public LockWatcher {
   struct Claim {
     std::optional<Lease> lease;
     Snapshot seen;
+    /// A fair waiter's own key after the claim (kept or put: its place in line), if any.
+    std::optional<KeyValue> mine;
   };
   /// nullopt: the session lease `lease_id` is gone on the server (nothing was written).
   std::optional<Claim> claim_single(const LeaseRequest& request, std::int64_t lease_id,
@@ -131,6 +150,12 @@ class EtcdStore : public LeaseStore, public LockLister, public LockWatcher {
                              std::int64_t* revision = nullptr);
   LockState read_lock(std::string_view lock, Deadline deadline, std::int64_t* revision);
   std::string candidate_prefix(std::string_view group) const;
+  /// The key and value of `request`'s contender key (a single lease).
+  [[nodiscard]] std::pair<std::string, std::string> contender(const LeaseRequest& request) const;
+  /// Deletes the contender key `key` if its value is still `value`; throws as a Txn does.
+  void delete_contender(const std::string& key, const std::string& value, Deadline deadline);
+  /// Sends again the removals of places in line that failed (leave_line), within `deadline`.
+  void retry_leaving(Deadline deadline) noexcept;
 
   Gateway gateway_;
   std::string scheme_;
@@ -143,6 +168,10 @@ class EtcdStore : public LeaseStore, public LockLister, public LockWatcher {
   /// Range ops per verifying Txn of renew_batch: etcd's default --max-txn-ops, halved when a
   /// server refuses "too many operations".
   std::atomic<std::size_t> verify_chunk_{128};
+  /// Places in line whose removal failed (key, value), sent again by retry_leaving().
+  std::mutex leaving_mu_;
+  std::vector<std::pair<std::string, std::string>> leaving_;
+  std::atomic<bool> any_leaving_{false};
 };
 
 /// Decodes one `kvs` entry of a Range reply.

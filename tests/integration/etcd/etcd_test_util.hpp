@@ -26,6 +26,7 @@ std::string endpoint();
 std::string uri(const std::string& prefix, const std::string& extra = "");
 /// A lock name unique to this process and call.
 inline std::string unique(const std::string& what) { return test::unique_name(what); }
+using test::eventually;
 using test::soon;
 /// The PID of the plain test server (LEADER_TEST_ETCD_PIDFILE, default /tmp/le-test/pids/etcd.pid).
 pid_t etcd_pid();
