@@ -14,6 +14,7 @@ namespace leader {
 namespace detail {
 struct HeldLease;
 }
+class LeaseGuard;
 
 /// Handed to the action while it holds the lease. Valid only during the action; safe to use from
 /// threads the action starts while it runs.
@@ -48,6 +49,7 @@ class LeaderContext {
   [[nodiscard]] const LeaseInfo& lease() const;
 
  private:
+  friend class LeaseGuard;  // ends the lease it guards through held_
   std::shared_ptr<detail::HeldLease> held_;
 };
 

@@ -61,13 +61,15 @@ class ElectionCore;
 class WaitsInLine;    // leader/detail/store_wrapper.hpp
 class AsyncAttempts;  // leader/detail/store_wrapper.hpp
 class RenewalScheduler;
+class CheckedStore;
 }  // namespace detail
 
 /// A held lease, released when destroyed (respecting min_lease_time). Move-only.
 class [[nodiscard]] LeaseGuard {
  public:
-  LeaseGuard(std::shared_ptr<detail::ElectionCore> core, std::shared_ptr<detail::HeldLease> held);
-  LeaseGuard(LeaseGuard&&) noexcept = default;
+  /// Holds `held` (its core ends it: HeldLease::core).
+  explicit LeaseGuard(std::shared_ptr<detail::HeldLease> held);
+  LeaseGuard(LeaseGuard&& other) noexcept;
   LeaseGuard& operator=(LeaseGuard&& other) noexcept;
   LeaseGuard(const LeaseGuard&) = delete;
   LeaseGuard& operator=(const LeaseGuard&) = delete;
@@ -86,9 +88,10 @@ class [[nodiscard]] LeaseGuard {
   void abandon() noexcept;
 
  private:
-  std::shared_ptr<detail::ElectionCore> core_;
-  std::shared_ptr<detail::HeldLease> held_;
+  // The context's lease is the guard's: one reference to it, none to the core (the lease
+  // keeps its core).
   LeaderContext ctx_;
+  bool ended_ = false;  // release() or abandon() ran: the destructor has nothing to end
 };
 
 /// The outcome of `acquire`: a guard, or why there is none.
@@ -112,6 +115,7 @@ class ElectionCore : public std::enable_shared_from_this<ElectionCore> {
                ElectorHooks hooks);
   /// Waits for the lease up to wait_time; the guard holds it (watched and, with auto_extend,
   /// renewed by the renewal scheduler).
+  /// `lock` is a validated name (ElectorBase::scoped).
   Acquisition acquire(const std::string& lock, const std::stop_token& caller);
   /// What acquire_async completes with: the acquisition, or what acquire() would have thrown.
   using AcquireDone = std::function<void(Acquisition, std::exception_ptr)>;
@@ -176,6 +180,10 @@ class ElectionCore : public std::enable_shared_from_this<ElectionCore> {
   int slots_;
   ElectorHooks hooks_;
   bool real_clock_ = false;  // hooks_.clock is Clock::system(): its readings are Deadline's time
+  Duration call_timeout_{};  // options_.effective_call_timeout()
+  /// store_ itself when it is the CheckedStore (leader::open, make_memory_store): the requests
+  /// this core builds and the leases it holds skip its second validation.
+  CheckedStore* checked_ = nullptr;
   bool never_blocks_ = false;
   WaitsInLine* line_ = nullptr;     // the store's line for fair waiters, when it keeps one
   AsyncAttempts* async_ = nullptr;  // the store's asynchronous attempts, when it has them

@@ -18,6 +18,7 @@
 /// on_elected, on_revoked and on_skipped run on the thread that called run_if_leader; on_lost runs
 /// on the renewal scheduler's thread (or the thread that called extend()) and must not block.
 
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <functional>
@@ -245,12 +246,17 @@ class EventBus {
   /// released of `lease`, whose local deadline is now `deadline`): the same sequence, state and
   /// delivery, but the event itself is built (`make`) only when a subscriber or a pending
   /// notification needs it, so an election on a bus nobody listens to builds none.
-  void publish_lease(EventKind kind, const LeaseInfo& lease, TimePoint deadline, EventMaker make);
+  /// `slot`, when given, remembers where this bus keeps the state of the lease's lock (null at
+  /// first, set by the first publication that finds it; one per lease, on this bus only): the
+  /// later publications of the same lease skip the lookup by name.
+  void publish_lease(EventKind kind, const LeaseInfo& lease, TimePoint deadline, EventMaker make,
+                     std::atomic<void*>* slot = nullptr);
   /// One lease event of publish_leases().
   struct LeasePublication {
     const LeaseInfo* lease;
     TimePoint deadline;
     EventMaker make;
+    std::atomic<void*>* slot = nullptr;  ///< as publish_lease's
   };
   /// publish_lease() of every item, in order, under one lock of the bus (a renewal batch's
   /// `renewed` events: the workers renewing two halves of a batch do not queue on the bus per

@@ -161,8 +161,13 @@ auto CheckedStore::guarded(const Call& call, Run&& run) const -> decltype(run())
 
 Acquired CheckedStore::try_acquire(const LeaseRequest& request, Deadline deadline) {
   check_request(request);
+  // One reading: the deadline check and the stamp.
+  return try_acquire_built(request, deadline, std::chrono::steady_clock::now());
+}
+
+Acquired CheckedStore::try_acquire_built(const LeaseRequest& request, Deadline deadline,
+                                         TimePoint sent) {
   const Call call{"try_acquire", request.lock};
-  const TimePoint sent = std::chrono::steady_clock::now();  // one reading: the check and the stamp
   if (sent >= deadline.at())
     throw BackendError(ErrorCode::deadline_exceeded, scheme_,
                        call.str() + ": the deadline had passed before the call; nothing was sent");
@@ -207,6 +212,11 @@ LeaseStatus CheckedStore::release(const Lease& lease, Duration keep_for, Deadlin
   const Call call{"release", lease.lock};
   check_lease(lease, call);
   check_duration(keep_for, "keep_for", call, true);
+  return release_held(lease, keep_for, deadline);
+}
+
+LeaseStatus CheckedStore::release_held(const Lease& lease, Duration keep_for, Deadline deadline) {
+  const Call call{"release", lease.lock};
   refuse_expired(deadline, call);
   return guarded(call, [&] { return inner_->release(lease, keep_for, deadline); });
 }

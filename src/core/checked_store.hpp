@@ -46,6 +46,15 @@ class CheckedStore final : public LeaseStore, public LockLister, public StoreWra
   /// Checks every lease as renew() does, then forwards the batch in one call.
   [[nodiscard]] std::vector<BatchRenewal> renew_batch(std::span<const RenewalRequest> requests,
                                                       Deadline deadline) override;
+  /// try_acquire() of a request the elector built from validated parts (a lock name it
+  /// validated, an owner token of new_owner_token(), the validated options' node id and ttl):
+  /// everything try_acquire() does except checking the request again. `sent`: the steady-clock
+  /// reading the caller took just before (it stands in for this call's own reading).
+  [[nodiscard]] Acquired try_acquire_built(const LeaseRequest& request, Deadline deadline,
+                                           TimePoint sent);
+  /// release() of a lease the elector holds (built from a grant that passed try_acquire's
+  /// checks): everything release() does except checking the lease again.
+  [[nodiscard]] LeaseStatus release_held(const Lease& lease, Duration keep_for, Deadline deadline);
   /// leader::list_locks() of the wrapped store (failed_precondition when it cannot list).
   [[nodiscard]] std::vector<LockState> list_locks(std::string_view prefix,
                                                   Deadline deadline) override;

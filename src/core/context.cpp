@@ -10,7 +10,7 @@ const std::string& LeaderContext::lock_name() const { return held_->info.lock; }
 std::uint64_t LeaderContext::fencing_token() const { return held_->info.fencing_token; }
 int LeaderContext::slot() const { return held_->info.slot; }
 const std::string& LeaderContext::node_id() const { return held_->info.node_id; }
-std::stop_token LeaderContext::stop_token() const { return held_->stop.get_token(); }
+std::stop_token LeaderContext::stop_token() const { return held_->stop_token(); }
 const LeaseInfo& LeaderContext::lease() const { return held_->info; }
 
 TimePoint LeaderContext::deadline() const {
@@ -19,7 +19,7 @@ TimePoint LeaderContext::deadline() const {
 }
 
 bool LeaderContext::still_leader() const {
-  if (held_->stop.stop_requested()) return false;
+  if (held_->stop_requested()) return false;
   std::lock_guard lock(held_->mu);
   return !held_->lost && held_->clock().now() < held_->local_deadline;
 }

@@ -3,6 +3,7 @@
 #include <random>
 #include <thread>
 
+#include "checked_store.hpp"
 #include "held_lease.hpp"
 #include "leader/async.hpp"
 #include "leader/campaign.hpp"
@@ -10,6 +11,7 @@
 #include "leader/elector.hpp"
 #include "leader/lock_watching.hpp"
 #include "leader/uri.hpp"
+#include "owner_token.hpp"
 #include "renewal.hpp"
 #include "wait_queue.hpp"
 
@@ -17,6 +19,28 @@ namespace leader::detail {
 namespace {
 
 constexpr Duration kFirstBackoff{25};
+
+// The request of the acquire() running on this thread (see ElectionCore::acquire).
+struct RequestScratch {
+  LeaseRequest request;
+  bool busy = false;
+};
+thread_local RequestScratch t_request;
+
+class RequestUse {
+ public:
+  explicit RequestUse(bool scratch) : scratch_(scratch) {
+    if (scratch_) t_request.busy = true;
+  }
+  RequestUse(const RequestUse&) = delete;
+  RequestUse& operator=(const RequestUse&) = delete;
+  ~RequestUse() {
+    if (scratch_) t_request.busy = false;
+  }
+
+ private:
+  bool scratch_;
+};
 constexpr Duration kMaxBackoff{1000};
 
 template <class F>
@@ -118,7 +142,7 @@ void HeldLease::mark_lost(const std::string& reason, LeaseOutcome outcome) noexc
     loss_reason = reason;
   }
   cv().notify_all();
-  stop.request_stop();
+  request_stop();
   notify(listener, [&](ElectionListener& l) { l.on_lost(info, reason); });
   publish(EventKind::lost, reason);
 }
@@ -132,6 +156,8 @@ ElectionCore::ElectionCore(std::shared_ptr<LeaseStore> store, ElectionOptions op
   if (!store_) throw InvalidArgument("elector: the store is null (use leader::open(uri))");
   options_.validate();
   if (!hooks_.clock) hooks_.clock = Clock::system();
+  call_timeout_ = options_.effective_call_timeout();
+  checked_ = dynamic_cast<CheckedStore*>(store_.get());
   real_clock_ = hooks_.clock == Clock::system();
   never_blocks_ = options_.wait_time == Duration{0} && calls_never_block(*store_);
   line_ = find_capability<WaitsInLine>(*store_);
@@ -152,14 +178,25 @@ RenewalScheduler& ElectionCore::scheduler() {
 
 Deadline ElectionCore::call_deadline(TimePoint sent) const {
   // On the real clock `sent` is a steady_clock reading taken just now: no second reading.
-  return real_clock_ ? Deadline(saturating_add(sent, options_.effective_call_timeout()))
-                     : Deadline::after(options_.effective_call_timeout());
+  return real_clock_ ? Deadline(saturating_add(sent, call_timeout_))
+                     : Deadline::after(call_timeout_);
 }
 
 Acquisition ElectionCore::acquire(const std::string& lock, const std::stop_token& caller) {
   // One owner token per call, reused by every attempt: after an unknown outcome the store
   // recognises a lease the lost attempt got as ours, instead of contending with it.
-  LeaseRequest request{lock, new_owner_token(), options_.node_id, options_.lease_time, slots_};
+  // This thread's request, reused (its strings keep their buffers: no allocation), unless an
+  // acquire of this thread is under way further up the stack (a listener's): then its own.
+  std::optional<LeaseRequest> own;
+  const bool scratch = !t_request.busy;
+  LeaseRequest& request = scratch ? t_request.request : own.emplace();
+  const RequestUse use(scratch);
+  request.lock.assign(lock);
+  request.owner.resize(kOwnerTokenLength);
+  write_owner_token(request.owner.data());
+  request.node_id.assign(options_.node_id);
+  request.ttl = options_.lease_time;
+  request.slots = slots_;
   // Fair waiting on a store that queues (ZooKeeper): the attempts keep their place in the
   // store's line, FIFO across processes; every way out without a grant gives it up.
   const bool fair = options_.fair && options_.wait_time > Duration{0};
@@ -235,7 +272,13 @@ Acquisition ElectionCore::acquire(const std::string& lock, const std::stop_token
     if (ticket) ticket->before_attempt();
     const TimePoint sent = next_sent;
     try {
-      Acquired got = store_->try_acquire(request, call_deadline(sent));
+      // The request is built from validated parts (a lock name ElectorBase::scoped checked, a
+      // token of write_owner_token, the validated options): the CheckedStore skips its checks.
+      Acquired got =
+          checked_ != nullptr
+              ? checked_->try_acquire_built(request, call_deadline(sent),
+                                            real_clock_ ? sent : std::chrono::steady_clock::now())
+              : store_->try_acquire(request, call_deadline(sent));
       last_error.reset();
       if (got) {
         leave.granted();  // the place in line, if any, became this lease
@@ -244,7 +287,7 @@ Acquisition ElectionCore::acquire(const std::string& lock, const std::stop_token
         const TimePoint replied = options_.min_lease_time > Duration{0} ? clock.now() : sent;
         auto held = hold(lock, *got.lease, {sent, replied}, caller, unknown);
         if (ticket) held->local_hold = ticket->mark_held();
-        return {LeaseGuard(shared_from_this(), std::move(held)), {}};
+        return {LeaseGuard(std::move(held)), {}};
       }
     } catch (const BackendError& e) {
       if (retryable(e.code())) {
@@ -379,7 +422,7 @@ class AsyncAcquisition : public std::enable_shared_from_this<AsyncAcquisition> {
       const TimePoint replied = core_->options_.min_lease_time > Duration{0} ? clock.now() : sent_;
       return settle([&] {
         auto held = core_->hold(lock_, *a.acquired.lease, {sent_, replied}, stop_, unknown_);
-        return Acquisition{LeaseGuard(core_, std::move(held)), {}};
+        return Acquisition{LeaseGuard(std::move(held)), {}};
       });
     } else {
       last_error_.reset();
@@ -542,7 +585,8 @@ std::shared_ptr<HeldLease> ElectionCore::hold(const std::string& lock, const Lea
   held->started = std::chrono::system_clock::now();
   held->caller_link.emplace(caller, HeldLease::StopRelay{held.get()});
   notify(hooks_.listener.get(), [&](ElectionListener& l) { l.on_elected(held->info); });
-  held->publish(EventKind::elected);
+  // Not shared yet (the scheduler watches it next): its deadline is read without `mu`.
+  held->publish_read(EventKind::elected, held->local_deadline, std::nullopt);
   scheduler().watch(held);
   return held;
 }
@@ -580,7 +624,7 @@ Acquisition ElectionCore::on_backend_error(const std::string& lock, const Backen
                              .fail_open = true};
       notify(hooks_.listener.get(), [&](ElectionListener& l) { l.on_elected(held->info); });
       held->publish(EventKind::elected);
-      return {LeaseGuard(shared_from_this(), held), {}};
+      return {LeaseGuard(held), {}};
     }
   }
   throw e;
@@ -594,15 +638,59 @@ void ElectionCore::report_skip(const std::string& lock, const Skipped& skipped) 
                            .detail = skipped.detail});
 }
 
+namespace {
+// The lease a finish() on this thread releases, reused: its strings keep their buffers, so a
+// release allocates nothing (a finish nested in a store call on this thread builds its own).
+struct ReleaseScratch {
+  Lease lease;
+  bool busy = false;
+};
+thread_local ReleaseScratch t_release;
+
+// Marks the scratch lease in use for as long as it lives, if `lease` is it.
+class ScratchUse {
+ public:
+  explicit ScratchUse(bool scratch) : scratch_(scratch) {
+    if (scratch_) t_release.busy = true;
+  }
+  ScratchUse(const ScratchUse&) = delete;
+  ScratchUse& operator=(const ScratchUse&) = delete;
+  ~ScratchUse() {
+    if (scratch_) t_release.busy = false;
+  }
+
+ private:
+  bool scratch_;
+};
+}  // namespace
+
 void ElectionCore::finish(HeldLease& held, bool failed, const std::string& error,
                           bool on_store) noexcept {
+  std::optional<Lease> own;  // when this thread's scratch lease is in use
+  const bool release = !held.fail_open && on_store;
+  Lease* lease = release && !t_release.busy ? &t_release.lease : nullptr;
+  const ScratchUse use(lease != nullptr);
   {
-    std::lock_guard lock(held.mu);
+    // One lock for everything the end reads and sets before the store call.
+    std::unique_lock lock(held.mu);
     if (held.released) return;
     held.released = true;
+    if (!held.fail_open) {
+      held.finished = true;
+      // A renewal still queued sees `finished` and does nothing; only a running one is waited for.
+      held.cv().wait(lock, [&] { return !held.calling; });
+    }
+    if (release) {
+      try {
+        if (lease == nullptr) lease = &own.emplace();
+        held.store_lease_into_locked(*lease);
+      } catch (...) {  // allocation failure: the lease then expires on the server after its ttl
+        lease = nullptr;
+      }
+    }
   }
   if (!held.fail_open) scheduler().unwatch(held);
-  if (!held.fail_open && on_store) {
+  if (release) {
     // Counted from the acquire's reply: the server granted before it, so the lease stays held
     // at least min_lease_time after the grant (see ElectionOptions::min_lease_time). Without a
     // min_lease_time it is 0 whenever the release goes out (no clock reading).
@@ -613,20 +701,21 @@ void ElectionCore::finish(HeldLease& held, bool failed, const std::string& error
                           std::chrono::duration_cast<Duration>(
                               saturating_add(held.replied_at, options_.min_lease_time) - now));
     }
-    Lease lease;
-    {
-      std::lock_guard lock(held.mu);
-      lease = held.store_lease_locked();
-    }
-    try {
-      (void)store_->release(lease, keep_for, Deadline::after(options_.effective_call_timeout()));
-    } catch (...) {  // the lease then expires on the server after its ttl
+    if (lease != nullptr) {
+      try {
+        const Deadline deadline = Deadline::after(call_timeout_);
+        (void)(checked_ != nullptr ? checked_->release_held(*lease, keep_for, deadline)
+                                   : store_->release(*lease, keep_for, deadline));
+      } catch (...) {  // the lease then expires on the server after its ttl
+      }
     }
     held.local_hold.reset();  // wakes the waiters of this process queued for the lock
     if (keep_for == Duration{0}) notify_released(store_.get(), held.info.lock);
   }
   held.caller_link.reset();
   std::string detail = failed ? error : std::string();
+  TimePoint deadline;
+  std::optional<LeaseOutcome> outcome;
   {
     std::lock_guard lock(held.mu);
     if (held.loss) {  // lost first: that is how it ended, whatever the action did next
@@ -634,17 +723,15 @@ void ElectionCore::finish(HeldLease& held, bool failed, const std::string& error
     } else {
       held.loss = failed ? LeaseOutcome::failed : LeaseOutcome::completed;
     }
+    deadline = held.local_deadline;
+    outcome = held.loss;
   }
   notify(hooks_.listener.get(), [&](ElectionListener& l) { l.on_revoked(held.info); });
-  held.publish(EventKind::released, detail.empty() ? std::string() : sanitize_error_text(detail));
+  held.publish_read(EventKind::released, deadline, outcome,
+                    detail.empty() ? std::string() : sanitize_error_text(detail));
   if (turns_.record && !held.fail_open) {
-    bool completed;
-    {
-      std::lock_guard lock(held.mu);
-      completed = held.loss == LeaseOutcome::completed;
-    }
     try {
-      turns_.record(completed);
+      turns_.record(outcome == LeaseOutcome::completed);
     } catch (...) {  // the counts are re-sent with the next registration
     }
   }

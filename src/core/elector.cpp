@@ -1,5 +1,7 @@
 #include "leader/elector.hpp"
 
+#include <utility>
+
 #include "held_lease.hpp"
 #include "leader/group.hpp"
 
@@ -17,30 +19,38 @@ std::string_view to_string(SkipReason reason) noexcept {
   return "unknown";
 }
 
-LeaseGuard::LeaseGuard(std::shared_ptr<detail::ElectionCore> core,
-                       std::shared_ptr<detail::HeldLease> held)
-    : core_(std::move(core)), held_(held), ctx_(std::move(held)) {}
+LeaseGuard::LeaseGuard(std::shared_ptr<detail::HeldLease> held) : ctx_(std::move(held)) {}
+
+LeaseGuard::LeaseGuard(LeaseGuard&& other) noexcept
+    : ctx_(std::move(other.ctx_)), ended_(std::exchange(other.ended_, false)) {}
 
 LeaseGuard& LeaseGuard::operator=(LeaseGuard&& other) noexcept {
   if (this != &other) {
     release();
-    core_ = std::move(other.core_);
-    held_ = std::move(other.held_);
-    ctx_ = std::move(other.ctx_);
+    ctx_.held_ = std::move(other.ctx_.held_);
+    ended_ = std::exchange(other.ended_, false);
   }
   return *this;
 }
 
-LeaseGuard::~LeaseGuard() { release(); }
+LeaseGuard::~LeaseGuard() {
+  if (!ended_) release();
+}
 
-const LeaseStore* LeaseGuard::store() const { return held_ ? held_->store().get() : nullptr; }
+const LeaseStore* LeaseGuard::store() const {
+  return ctx_.held_ ? ctx_.held_->store().get() : nullptr;
+}
 
 void LeaseGuard::release(bool failed, const std::string& error) noexcept {
-  if (core_ && held_) core_->finish(*held_, failed, error);
+  if (!ctx_.held_) return;
+  ctx_.held_->core->finish(*ctx_.held_, failed, error);  // idempotent: the first call ends it
+  ended_ = true;
 }
 
 void LeaseGuard::abandon() noexcept {
-  if (core_ && held_) core_->finish(*held_, false, {}, false);
+  if (!ctx_.held_) return;
+  ctx_.held_->core->finish(*ctx_.held_, false, {}, false);
+  ended_ = true;
 }
 
 namespace detail {

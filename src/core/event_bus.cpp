@@ -188,12 +188,22 @@ class BusCore {
   // Applies a lease event (`kind` of the lease `token`/`slot` of `lock`) to the lock's state;
   // true when the state changed, then `out` (when not null) receives the new state.
   bool apply_locked(EventKind kind, std::string_view lock, bool fail_open, std::uint64_t token,
-                    int slot, TimePoint deadline, LeadershipState* out) {
+                    int slot, TimePoint deadline, LeadershipState* out,
+                    std::atomic<void*>* cached = nullptr) {
     const bool lease_event = kind == EventKind::elected || kind == EventKind::renewed ||
                              kind == EventKind::lost || kind == EventKind::released;
     if (!lease_event || fail_open) return false;
-    auto found = locks.find(lock);
-    if (found == locks.end()) found = locks.emplace(std::string(lock), LockEntry{}).first;
+    // Entries are never erased and a node's address survives rehashing: a remembered slot stays
+    // this lock's.
+    using Slot = decltype(locks)::value_type;
+    auto* found =
+        cached != nullptr ? static_cast<Slot*>(cached->load(std::memory_order_relaxed)) : nullptr;
+    if (found == nullptr) {
+      auto it = locks.find(lock);
+      if (it == locks.end()) it = locks.emplace(std::string(lock), LockEntry{}).first;
+      found = &*it;
+      if (cached != nullptr) cached->store(found, std::memory_order_relaxed);
+    }
     LockEntry& entry = found->second;
     auto& holds = entry.holds;
     auto same = [&](const Hold& h) { return h.token == token && h.slot == slot; };
@@ -227,13 +237,14 @@ class BusCore {
   template <class Make>
   bool publish_locked(EventKind kind, std::string_view lock, bool fail_open, std::uint64_t token,
                       int slot, TimePoint deadline, Make&& make,
-                      std::vector<EventBus::StateWatcher>& fire, LeadershipState& changed) {
+                      std::vector<EventBus::StateWatcher>& fire, LeadershipState& changed,
+                      std::atomic<void*>* cached = nullptr) {
     const std::uint64_t seq = ++sequence;
     // Only subscribers and one-shot notifications need a copy of the new state; a blocked
     // wait_state_change re-reads it itself (counted in `waiters`, under `mu`).
     const bool wanted = !subscribers.empty() || !notifications.empty();
-    const bool state_changed =
-        apply_locked(kind, lock, fail_open, token, slot, deadline, wanted ? &changed : nullptr);
+    const bool state_changed = apply_locked(kind, lock, fail_open, token, slot, deadline,
+                                            wanted ? &changed : nullptr, cached);
     if (state_changed && !notifications.empty()) {
       for (auto it = notifications.begin(); it != notifications.end();) {
         if (it->second.lock == lock && changed.version > it->second.after) {
@@ -498,7 +509,7 @@ void EventBus::publish(ElectionEvent event) {
 }
 
 void EventBus::publish_lease(EventKind kind, const LeaseInfo& lease, TimePoint deadline,
-                             EventMaker make) {
+                             EventMaker make, std::atomic<void*>* slot) {
   std::vector<EventBus::StateWatcher> fire;
   LeadershipState changed;
   bool wake = false;
@@ -506,7 +517,7 @@ void EventBus::publish_lease(EventKind kind, const LeaseInfo& lease, TimePoint d
     std::lock_guard guard(core_->mu);
     wake = core_->publish_locked(
         kind, lease.lock, lease.fail_open, lease.fencing_token, lease.slot, deadline,
-        [&]() -> ElectionEvent { return make.make(make.context); }, fire, changed);
+        [&]() -> ElectionEvent { return make.make(make.context); }, fire, changed, slot);
   }
   if (wake) core_->changed.notify_all();
   fire_notifications(fire, changed);
@@ -527,7 +538,8 @@ void EventBus::publish_leases(EventKind kind, std::span<const LeasePublication> 
       const LeaseInfo& lease = *p.lease;
       wake = core_->publish_locked(
                  kind, lease.lock, lease.fail_open, lease.fencing_token, lease.slot, p.deadline,
-                 [&]() -> ElectionEvent { return p.make.make(p.make.context); }, fire, changed) ||
+                 [&]() -> ElectionEvent { return p.make.make(p.make.context); }, fire, changed,
+                 p.slot) ||
              wake;
       if (!fire.empty()) fired.push_back({std::exchange(fire, {}), changed});
     }

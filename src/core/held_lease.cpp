@@ -12,6 +12,28 @@ std::condition_variable_any& HeldLease::cv() const {
   return stripes[(reinterpret_cast<std::uintptr_t>(this) / alignof(HeldLease)) % stripes.size()];
 }
 
+void HeldLease::request_stop() noexcept {
+  std::optional<std::stop_source> made;
+  {
+    std::lock_guard lock(mu);
+    if (stop_wanted.load(std::memory_order_relaxed)) return;
+    stop_wanted.store(true, std::memory_order_release);
+    made = stop_source;
+  }
+  // Outside `mu`: the token's callbacks run here, and may ask this lease anything.
+  if (made) made->request_stop();
+}
+
+std::stop_token HeldLease::stop_token() {
+  std::lock_guard lock(mu);
+  if (!stop_source) {
+    stop_source.emplace();
+    // No callback can be registered yet: nothing runs under `mu`.
+    if (stop_wanted.load(std::memory_order_relaxed)) stop_source->request_stop();
+  }
+  return stop_source->get_token();
+}
+
 Duration HeldLease::margin_for(Duration ttl) const {
   return options().safety_margin > Duration{0} ? options().safety_margin : ttl / 5;
 }
@@ -95,7 +117,16 @@ void HeldLease::publish(EventKind kind, std::string detail,
       pending.outcome = loss;
     }
     // The state of the lock is updated either way.
-    bus().publish_lease(kind, info, pending.deadline, {&pending, &Pending::make});
+    bus().publish_lease(kind, info, pending.deadline, {&pending, &Pending::make}, &bus_slot);
+  } catch (...) {  // events never disturb the election (allocation failure at worst)
+  }
+}
+
+void HeldLease::publish_read(EventKind kind, TimePoint deadline,
+                             std::optional<LeaseOutcome> outcome, std::string detail) noexcept {
+  try {
+    Pending pending{this, kind, deadline, outcome, &detail, std::nullopt};
+    bus().publish_lease(kind, info, deadline, {&pending, &Pending::make}, &bus_slot);
   } catch (...) {  // events never disturb the election (allocation failure at worst)
   }
 }
@@ -117,8 +148,10 @@ void HeldLease::publish_renewed(std::span<const std::shared_ptr<HeldLease>> leas
       items.clear();
       std::size_t to = from;
       for (; to < pending.size() && &pending[to].self->bus() == &bus; ++to)
-        items.push_back(
-            {&pending[to].self->info, pending[to].deadline, {&pending[to], &Pending::make}});
+        items.push_back({&pending[to].self->info,
+                         pending[to].deadline,
+                         {&pending[to], &Pending::make},
+                         &pending[to].self->bus_slot});
       bus.publish_leases(EventKind::renewed, items);
       from = to;
     }

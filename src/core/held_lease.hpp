@@ -9,6 +9,7 @@
 // of order; see confirm_locked() and unknown_outcome_locked().
 
 #include <array>
+#include <atomic>
 #include <condition_variable>
 #include <cstdint>
 #include <map>
@@ -40,6 +41,18 @@ struct HeldLease {
 
   /// The lease as the store knows it (lock and node id from `info`, the rest from `lease`), for
   /// a store call. Call with `mu` held.
+  /// store_lease_locked() into `out`, whose strings keep their buffers (no allocation when it
+  /// held a lease before). Call with `mu` held.
+  void store_lease_into_locked(Lease& out) const {
+    out.lock.assign(info.lock);
+    out.owner.assign(lease.owner_token());
+    out.node_id.assign(info.node_id);
+    out.fencing_token = lease.fencing_token;
+    out.slot = lease.slot;
+    out.slots = lease.slots;
+    out.ttl = lease.ttl;
+    out.sent_at = lease.sent_at;
+  }
   [[nodiscard]] Lease store_lease_locked() const {
     return Lease{info.lock,    std::string(lease.owner_token()),
                  info.node_id, lease.fencing_token,
@@ -64,12 +77,20 @@ struct HeldLease {
 
   LeaseInfo info;  // the lock name and node id are kept here only (`lease` leaves them empty)
   TimePoint replied_at{};  // when the acquire's reply came: min_lease_time counts from here
-  std::stop_source stop;
-  /// Forwards the caller's stop request to `stop` (a function object of one pointer, not a
-  /// std::function: 40 bytes less per lease).
+  /// Fires the action's stop_token (idempotent): lost, about to expire, or the caller cancelled.
+  void request_stop() noexcept;
+  /// True once request_stop() ran.
+  [[nodiscard]] bool stop_requested() const noexcept {
+    return stop_wanted.load(std::memory_order_acquire);
+  }
+  /// The action's stop_token; its source is made on the first call (already stopped if a stop
+  /// came first): an action that never asks costs no allocation.
+  [[nodiscard]] std::stop_token stop_token();
+  /// Forwards the caller's stop request (a function object of one pointer, not a std::function:
+  /// 40 bytes less per lease).
   struct StopRelay {
     HeldLease* self;
-    void operator()() const noexcept { self->stop.request_stop(); }
+    void operator()() const noexcept { self->request_stop(); }
   };
   std::optional<std::stop_callback<StopRelay>> caller_link;
   WallTime started{};  // when the lease was granted (system clock), for events and history
@@ -77,7 +98,11 @@ struct HeldLease {
   /// waiter: wait_queue.hpp) until the store release; reset after it.
   std::shared_ptr<void> local_hold;
 
+  /// Where the bus keeps this lease's lock state (EventBus::publish_lease's `slot`).
+  mutable std::atomic<void*> bus_slot{nullptr};
   std::mutex mu;
+  std::optional<std::stop_source> stop_source;  // guarded by mu: made by stop_token()
+  std::atomic<bool> stop_wanted{false};         // written under mu: request_stop() ran
   /// Notified when `renewing`, `calling` or `lost` change: one of a few condition variables
   /// shared by all held leases (waits on it are rare: an extend() behind a renewal, an unwatch()
   /// behind a store call), 48 bytes less per lease; `_any` because leases sharing one wait with
@@ -143,6 +168,10 @@ struct HeldLease {
   /// Publishes an event of `kind` about this lease (lease, started and deadline filled in).
   void publish(EventKind kind, std::string detail = {},
                std::optional<ErrorCode> code = std::nullopt) noexcept;
+  /// publish() with the lease's deadline and outcome as the caller read them (under `mu`, or
+  /// before the lease was shared): no lock of `mu` here.
+  void publish_read(EventKind kind, TimePoint deadline, std::optional<LeaseOutcome> outcome,
+                    std::string detail = {}) noexcept;
   /// Publishes `renewed` for each of `leases` not ended meanwhile, one bus call per run of
   /// leases sharing a bus (a renewal batch: one lock of the bus instead of one per lease).
   static void publish_renewed(std::span<const std::shared_ptr<HeldLease>> leases) noexcept;

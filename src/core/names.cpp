@@ -11,6 +11,7 @@
 #include <string>
 
 #include "leader/errors.hpp"
+#include "owner_token.hpp"
 
 namespace leader {
 namespace {
@@ -104,7 +105,9 @@ std::string tenant_lock_name(std::string_view tenant, std::string_view name) {
   return full;
 }
 
-std::string new_owner_token() {
+namespace detail {
+
+void write_owner_token(char* out) {
   // Re-seeded after fork(), so a child never repeats its parent's tokens.
   static std::atomic<unsigned> fork_generation{1};
   static const bool hooked = [] {
@@ -120,20 +123,29 @@ std::string new_owner_token() {
     rng.seed(seq);
     seeded_for = g;
   }
-  // Two hex digits per byte from a table (half the work of a digit at a time: issue 14,
-  // target 5). Digit order is the nibble order of each 64-bit draw, low nibble first.
-  static constexpr auto kPairs = [] {
-    constexpr char kHex[] = "0123456789abcdef";
-    std::array<std::array<char, 2>, 256> t{};
-    for (std::size_t b = 0; b < t.size(); ++b) t[b] = {kHex[b & 0xf], kHex[b >> 4]};
-    return t;
-  }();
-  std::string out(32, '0');
-  char* p = out.data();
+  // Eight hex digits at a time, in a 64-bit word (issue 14, target 5): each nibble spread to a
+  // byte, then '0' + n, plus 'a' - '0' - 10 where n >= 10. Digits come low nibble first.
+  const auto eight = [](std::uint32_t v, char* to) {
+    std::uint64_t x = v;
+    x = (x | (x << 16)) & 0x0000FFFF0000FFFFULL;
+    x = (x | (x << 8)) & 0x00FF00FF00FF00FFULL;
+    x = (x | (x << 4)) & 0x0F0F0F0F0F0F0F0FULL;
+    const std::uint64_t letters = ((x + 0x0606060606060606ULL) >> 4) & 0x0101010101010101ULL;
+    x += 0x3030303030303030ULL + letters * static_cast<std::uint64_t>('a' - '0' - 10);
+    std::memcpy(to, &x, sizeof x);
+  };
   for (int half = 0; half < 2; ++half) {
-    std::uint64_t v = rng();
-    for (int i = 0; i < 8; ++i, v >>= 8, p += 2) std::memcpy(p, kPairs[v & 0xff].data(), 2);
+    const std::uint64_t v = rng();
+    eight(static_cast<std::uint32_t>(v), out + 16 * half);
+    eight(static_cast<std::uint32_t>(v >> 32), out + 16 * half + 8);
   }
+}
+
+}  // namespace detail
+
+std::string new_owner_token() {
+  std::string out(detail::kOwnerTokenLength, '0');
+  detail::write_owner_token(out.data());
   return out;
 }
 

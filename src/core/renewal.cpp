@@ -31,20 +31,32 @@ class Scheduler final : public RenewalScheduler {
   }
 
   void watch(const std::shared_ptr<HeldLease>& held) override {
-    if (held->options().auto_extend) {
-      Duration window;
-      {
-        std::lock_guard hl(held->mu);
-        held->next_renew += jitter(held->renew_every);
-        window = early_window(held->renew_every);
-      }
-      {
-        std::lock_guard lock(mu_);
-        max_window_ = std::max(max_window_, window);
-      }
-      lanes_.open(held->store().get());
+    // Not shared yet: the queue entry made here is what hands the lease to the timer thread
+    // (ElectionCore::hold calls this last), so its times are read and set without `held->mu`.
+    HeldLease& h = *held;
+    TimePoint due = h.local_deadline;
+    const bool renews = h.options().auto_extend;
+    if (renews) {
+      h.next_renew += jitter(h.renew_every);
+      due = std::min(due, h.next_renew);
+      lanes_.open(h.store().get());
     }
-    reschedule(held);
+    bool earliest = false;
+    {
+      std::lock_guard lock(mu_);
+      if (renews) max_window_ = std::max(max_window_, early_window(h.renew_every));
+      earliest = due < planned_wake_;
+      if (!spare_.empty()) {  // a node an ended lease left: no allocation
+        auto node = std::move(spare_.back());
+        spare_.pop_back();
+        node.key() = Key{due, ++sequence_};
+        node.mapped() = held;
+        h.scheduled = queue_.insert(std::move(node)).position;
+      } else {
+        h.scheduled = queue_.emplace(Key{due, ++sequence_}, held).first;
+      }
+    }
+    if (earliest) cv_.notify_all();  // only an earlier wake-up needs the timer thread
   }
 
   void reschedule(const std::shared_ptr<HeldLease>& held) override {
@@ -96,12 +108,8 @@ class Scheduler final : public RenewalScheduler {
   }
 
   void unwatch(HeldLease& held) override {
-    {
-      std::unique_lock hl(held.mu);
-      held.finished = true;
-      // A renewal still queued sees `finished` and does nothing; only a running one is waited for.
-      held.cv().wait(hl, [&] { return !held.calling; });
-    }
+    // `finished` is set and no renewal call runs (the caller's lock): a renewal still queued
+    // sees `finished` and does nothing.
     {
       std::lock_guard lock(mu_);
       if (held.scheduled) {

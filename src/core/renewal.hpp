@@ -19,7 +19,9 @@ class RenewalScheduler {
   virtual void watch(const std::shared_ptr<HeldLease>& held) = 0;
   /// Re-reads `held`'s times after an explicit extend().
   virtual void reschedule(const std::shared_ptr<HeldLease>& held) = 0;
-  /// Stops watching `held` and waits for its in-flight renewal, if any.
+  /// Stops watching `held`. The caller first set `held.finished` and waited for its in-flight
+  /// renewal call (`!calling`), both under `held.mu` (ElectionCore::finish, in the same lock as
+  /// its other end-of-lease reads).
   virtual void unwatch(HeldLease& held) = 0;
 };
 
