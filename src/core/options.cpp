@@ -38,6 +38,13 @@ void validate_common(const Options& o, std::string_view type) {
     throw InvalidArgument(std::string(type) + ".node_id is blank; it must name this replica");
   if (o.node_id.size() > 255)
     throw InvalidArgument(std::string(type) + ".node_id is longer than 255 characters");
+  // The stores' rule (CheckedStore), checked here once: the elector's own requests skip it.
+  const auto control = std::find_if(o.node_id.begin(), o.node_id.end(), [](char c) {
+    return static_cast<unsigned char>(c) < 0x20 || c == 0x7f;
+  });
+  if (control != o.node_id.end())
+    throw InvalidArgument(std::string(type) + ".node_id has a control character at position " +
+                          std::to_string(control - o.node_id.begin()));
 }
 
 }  // namespace

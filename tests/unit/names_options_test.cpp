@@ -85,15 +85,15 @@ TEST_P(ElectionOptionsRule, IsEnforcedWithAMessageNamingTheField) {
 
 INSTANTIATE_TEST_SUITE_P(
     Options, ElectionOptionsRule,
-    ::testing::Values(BadOption{"wait_time", {.wait_time = -1ms}},
-                      BadOption{"lease_time", {.lease_time = 0ms}},
-                      BadOption{"min_lease_time", {.lease_time = 1s, .min_lease_time = 2s}},
-                      BadOption{"min_lease_time", {.min_lease_time = -1ms}},
-                      BadOption{"node_id", {.node_id = "  "}},
-                      BadOption{"safety_margin", {.lease_time = 1s, .safety_margin = 1s}},
-                      BadOption{"safety_margin",
-                                {.lease_time = 10s, .auto_extend = true, .safety_margin = 6s}},
-                      BadOption{"call_timeout", {.call_timeout = -5ms}}));
+    ::testing::Values(
+        BadOption{"wait_time", {.wait_time = -1ms}}, BadOption{"lease_time", {.lease_time = 0ms}},
+        BadOption{"min_lease_time", {.lease_time = 1s, .min_lease_time = 2s}},
+        BadOption{"min_lease_time", {.min_lease_time = -1ms}},
+        BadOption{"node_id", {.node_id = "  "}}, BadOption{"node_id", {.node_id = "web-1\n"}},
+        BadOption{"node_id", {.node_id = std::string("web\x01") + "-2"}},
+        BadOption{"safety_margin", {.lease_time = 1s, .safety_margin = 1s}},
+        BadOption{"safety_margin", {.lease_time = 10s, .auto_extend = true, .safety_margin = 6s}},
+        BadOption{"call_timeout", {.call_timeout = -5ms}}));
 
 TEST(GroupOptions, RequireAtLeastOneLeader) {
   EXPECT_THROW((GroupOptions{.max_leaders = 0}.validate()), InvalidArgument);
