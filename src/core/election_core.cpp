@@ -139,7 +139,7 @@ void HeldLease::mark_lost(const std::string& reason, LeaseOutcome outcome) noexc
     if (lost) return;
     lost = true;
     loss = outcome;
-    loss_reason = reason;
+    loss_reason = std::make_unique<std::string>(reason);
   }
   cv().notify_all();
   request_stop();
@@ -583,7 +583,9 @@ std::shared_ptr<HeldLease> ElectionCore::hold(const std::string& lock, const Lea
                          .fail_open = false,
                          .granted_ttl = granted_ttl};
   held->started = std::chrono::system_clock::now();
-  held->caller_link.emplace(caller, HeldLease::StopRelay{held.get()});
+  if (caller.stop_possible())
+    held->caller_link = std::make_unique<std::stop_callback<HeldLease::StopRelay>>(
+        caller, HeldLease::StopRelay{held.get()});
   notify(hooks_.listener.get(), [&](ElectionListener& l) { l.on_elected(held->info); });
   // Not shared yet (the scheduler watches it next): its deadline is read without `mu`.
   held->publish_read(EventKind::elected, held->local_deadline, std::nullopt);
@@ -719,7 +721,8 @@ void ElectionCore::finish(HeldLease& held, bool failed, const std::string& error
   {
     std::lock_guard lock(held.mu);
     if (held.loss) {  // lost first: that is how it ended, whatever the action did next
-      detail = held.loss_reason + (failed ? "; the action then failed: " + error : "");
+      detail = (held.loss_reason ? *held.loss_reason : std::string("lost")) +
+               (failed ? "; the action then failed: " + error : "");
     } else {
       held.loss = failed ? LeaseOutcome::failed : LeaseOutcome::completed;
     }

@@ -134,10 +134,10 @@ void write_owner_token(char* out) {
     x += 0x3030303030303030ULL + letters * static_cast<std::uint64_t>('a' - '0' - 10);
     std::memcpy(to, &x, sizeof x);
   };
-  for (int half = 0; half < 2; ++half) {
+  for (char* p = out; p != out + kOwnerTokenLength; p += 16) {
     const std::uint64_t v = rng();
-    eight(static_cast<std::uint32_t>(v), out + 16 * half);
-    eight(static_cast<std::uint32_t>(v >> 32), out + 16 * half + 8);
+    eight(static_cast<std::uint32_t>(v), p);
+    eight(static_cast<std::uint32_t>(v >> 32), p + 8);
   }
 }
 
