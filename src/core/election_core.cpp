@@ -20,27 +20,34 @@ namespace {
 
 constexpr Duration kFirstBackoff{25};
 
-// The request of the acquire() running on this thread (see ElectionCore::acquire).
-struct RequestScratch {
-  LeaseRequest request;
+// One object per thread reused by the calls that run on it (the acquire's request, the
+// release's lease: their strings keep their buffers, so neither allocates), `busy` while a call
+// uses it: a call nested on the same thread (from a listener or a store) builds its own.
+template <class T>
+struct Scratch {
+  T value;
   bool busy = false;
 };
-thread_local RequestScratch t_request;
+thread_local Scratch<LeaseRequest> t_request;
+thread_local Scratch<Lease> t_release;
 
-class RequestUse {
+// Marks `scratch` busy for as long as it lives; a no-op for null (the call built its own).
+template <class T>
+class ScratchUse {
  public:
-  explicit RequestUse(bool scratch) : scratch_(scratch) {
-    if (scratch_) t_request.busy = true;
+  explicit ScratchUse(Scratch<T>* scratch) : scratch_(scratch) {
+    if (scratch_ != nullptr) scratch_->busy = true;
   }
-  RequestUse(const RequestUse&) = delete;
-  RequestUse& operator=(const RequestUse&) = delete;
-  ~RequestUse() {
-    if (scratch_) t_request.busy = false;
+  ScratchUse(const ScratchUse&) = delete;
+  ScratchUse& operator=(const ScratchUse&) = delete;
+  ~ScratchUse() {
+    if (scratch_ != nullptr) scratch_->busy = false;
   }
 
  private:
-  bool scratch_;
+  Scratch<T>* scratch_;
 };
+
 constexpr Duration kMaxBackoff{1000};
 
 template <class F>
@@ -189,8 +196,8 @@ Acquisition ElectionCore::acquire(const std::string& lock, const std::stop_token
   // acquire of this thread is under way further up the stack (a listener's): then its own.
   std::optional<LeaseRequest> own;
   const bool scratch = !t_request.busy;
-  LeaseRequest& request = scratch ? t_request.request : own.emplace();
-  const RequestUse use(scratch);
+  LeaseRequest& request = scratch ? t_request.value : own.emplace();
+  const ScratchUse<LeaseRequest> use(scratch ? &t_request : nullptr);
   request.lock.assign(lock);
   request.owner.resize(kOwnerTokenLength);
   write_owner_token(request.owner.data());
@@ -640,38 +647,12 @@ void ElectionCore::report_skip(const std::string& lock, const Skipped& skipped) 
                            .detail = skipped.detail});
 }
 
-namespace {
-// The lease a finish() on this thread releases, reused: its strings keep their buffers, so a
-// release allocates nothing (a finish nested in a store call on this thread builds its own).
-struct ReleaseScratch {
-  Lease lease;
-  bool busy = false;
-};
-thread_local ReleaseScratch t_release;
-
-// Marks the scratch lease in use for as long as it lives, if `lease` is it.
-class ScratchUse {
- public:
-  explicit ScratchUse(bool scratch) : scratch_(scratch) {
-    if (scratch_) t_release.busy = true;
-  }
-  ScratchUse(const ScratchUse&) = delete;
-  ScratchUse& operator=(const ScratchUse&) = delete;
-  ~ScratchUse() {
-    if (scratch_) t_release.busy = false;
-  }
-
- private:
-  bool scratch_;
-};
-}  // namespace
-
 void ElectionCore::finish(HeldLease& held, bool failed, const std::string& error,
                           bool on_store) noexcept {
   std::optional<Lease> own;  // when this thread's scratch lease is in use
   const bool release = !held.fail_open && on_store;
-  Lease* lease = release && !t_release.busy ? &t_release.lease : nullptr;
-  const ScratchUse use(lease != nullptr);
+  Lease* lease = release && !t_release.busy ? &t_release.value : nullptr;
+  const ScratchUse<Lease> use(lease != nullptr ? &t_release : nullptr);
   {
     // One lock for everything the end reads and sets before the store call.
     std::unique_lock lock(held.mu);
