@@ -27,6 +27,14 @@ Acquired ZooKeeperStore::acquire_slot(const LeaseRequest& request, Deadline dead
       if (auto mine = core->adopt(request, path, node_data(request, *slot, *core), *slot, deadline))
         return {std::move(mine)};
   const std::string shape = nlohmann::json{{"slots", request.slots}}.dump();
+  // Every claim bumps the directory's version, so of the claims sent against one version only
+  // the first succeeds. A claim lost to another claim means one more holder since our listing:
+  // after `slots` such races the group was filled by others since we looked, and the attempt
+  // answers "held" (the elector waits and tries again while its wait_time lasts). Unbounded,
+  // 64 threads on 3 slots freed every 5 ms spun one wait_time-0 attempt for 160 rounds (3 s),
+  // past the local deadline of the lease it finally got. k <= N claimants arriving at once all
+  // get in: the i-th one to win lost i - 1 races.
+  int lost_races = 0;
   while (true) {  // each round lost a race to another claim; bounded by the deadline
     auto [meta, listed] = session.get_and_list(dir, dir, deadline);
     if (meta.rc == ZNONODE) {
@@ -50,7 +58,11 @@ Acquired ZooKeeperStore::acquire_slot(const LeaseRequest& request, Deadline dead
       core->add_orphan({path, request.owner, false, generation});
       throw;
     }
-    if (r.first.rc == ZBADVERSION || r.first.rc == ZNODEEXISTS || r.first.rc == ZNONODE) continue;
+    if (r.first.rc == ZBADVERSION || r.first.rc == ZNODEEXISTS) {
+      if (++lost_races >= request.slots) return {};
+      continue;
+    }
+    if (r.first.rc == ZNONODE) continue;  // the directory went (an empty lock's clean-up)
     if (r.first.rc != ZOK)
       throw BackendError(ErrorCode::internal, config_.scheme,
                          "claim " + path + " on '" + session.shown() + "': " + zerror(r.first.rc));

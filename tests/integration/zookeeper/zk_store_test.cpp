@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 #include <signal.h>
 
+#include <atomic>
 #include <set>
 #include <thread>
 
@@ -94,6 +95,36 @@ TEST(ZooKeeperStore, FencingTokensAreCreationZxidsAndGrowAcrossLocksAndSlots) {
     EXPECT_GT(got.lease->fencing_token, last);
     last = got.lease->fencing_token;
     EXPECT_EQ(s->release(*got.lease, Ms{0}, soon()), LeaseStatus::ok);
+  }
+}
+
+// A group claim lost to another claim starts over, at most `slots` times (then the attempt
+// answers "held": the group was filled since its listing). N claimants that arrive at once still
+// all get in: the i-th to win lost i - 1 races.
+TEST(ZooKeeperStore, GroupClaimantsArrivingTogetherAllGetASlot) {
+  constexpr int kSlots = 4;
+  std::vector<std::shared_ptr<LeaseStore>> stores;  // one session each, as processes
+  for (int i = 0; i < kSlots; ++i) stores.push_back(open(uri("session_timeout=4s")));
+  for (int round = 0; round < 5; ++round) {
+    const std::string lock = unique("together");
+    std::atomic<int> ready{0};
+    std::vector<Acquired> got(kSlots);
+    std::vector<std::thread> threads;
+    for (int i = 0; i < kSlots; ++i)
+      threads.emplace_back([&, i] {
+        ready.fetch_add(1);
+        while (ready.load() < kSlots) std::this_thread::yield();
+        got[i] = stores[i]->try_acquire(request(lock, Ms{4000}, kSlots), soon());
+      });
+    for (auto& t : threads) t.join();
+    std::set<int> slots;
+    for (int i = 0; i < kSlots; ++i) {
+      ASSERT_TRUE(got[i]) << "round " << round << ": claimant " << i << " got no slot";
+      slots.insert(got[i].lease->slot);
+    }
+    EXPECT_EQ(slots.size(), static_cast<std::size_t>(kSlots)) << "round " << round;
+    for (int i = 0; i < kSlots; ++i)
+      EXPECT_EQ(stores[i]->release(*got[i].lease, Ms{0}, soon()), LeaseStatus::ok);
   }
 }
 
