@@ -517,6 +517,9 @@ class Handler(BaseHTTPRequestHandler):
         self.send_response(200)
         self.send_header("Content-Type", "application/json")
         self.send_header("Transfer-Encoding", "chunked")
+        # The double ends the connection with the stream: say so, or a client's pool reuses it
+        # for its next request and reads no reply (urllib3: RemoteDisconnected under load).
+        self.send_header("Connection", "close")
         self.end_headers()
         self.close_connection = True
         with store.mu:
