@@ -35,7 +35,7 @@ Acquired ZooKeeperStore::acquire_slot(const LeaseRequest& request, Deadline dead
   // past the local deadline of the lease it finally got. k <= N claimants arriving at once all
   // get in: the i-th one to win lost i - 1 races.
   int lost_races = 0;
-  while (true) {  // each round lost a race to another claim; bounded by the deadline
+  while (true) {  // each round lost a race to another claim; bounded by lost_races and the deadline
     auto [meta, listed] = session.get_and_list(dir, dir, deadline);
     if (meta.rc == ZNONODE) {
       session.ensure_path(dir, deadline);

@@ -4,7 +4,7 @@
 #include <gtest/gtest.h>
 #include <signal.h>
 
-#include <atomic>
+#include <latch>
 #include <set>
 #include <thread>
 
@@ -107,13 +107,12 @@ TEST(ZooKeeperStore, GroupClaimantsArrivingTogetherAllGetASlot) {
   for (int i = 0; i < kSlots; ++i) stores.push_back(open(uri("session_timeout=4s")));
   for (int round = 0; round < 5; ++round) {
     const std::string lock = unique("together");
-    std::atomic<int> ready{0};
+    std::latch start(kSlots);  // the claims start at once
     std::vector<Acquired> got(kSlots);
     std::vector<std::thread> threads;
     for (int i = 0; i < kSlots; ++i)
       threads.emplace_back([&, i] {
-        ready.fetch_add(1);
-        while (ready.load() < kSlots) std::this_thread::yield();
+        start.arrive_and_wait();
         got[i] = stores[i]->try_acquire(request(lock, Ms{4000}, kSlots), soon());
       });
     for (auto& t : threads) t.join();
