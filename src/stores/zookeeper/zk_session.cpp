@@ -76,6 +76,9 @@ void on_string_stat(int rc, const char* value, const struct Stat* stat, const vo
     copy_stat(stat, r);
   });
 }
+void on_string(int rc, const char* /*value*/, const void* data) {
+  complete(data, [&](Reply& r) { r.rc = rc; });
+}
 void on_strings(int rc, const struct String_vector* strings, const void* data) {
   complete(data, [&](Reply& r) {
     r.rc = rc;
@@ -298,10 +301,21 @@ std::pair<Reply, Reply> Session::set_create_and_list(const std::string& dir,
 
 std::pair<Reply, Reply> Session::get_and_list(const std::string& first, const std::string& dir,
                                               Deadline deadline) {
-  Pending got = get_async(first, deadline);
+  // A sync first, on the same connection: the server answers the get and the listing only after
+  // it, with every change committed before the sync reached the leader (the Programmer's Guide,
+  // "Consistency Guarantees": a follower can lag behind; sync makes a read after it current).
+  // Without it, a follower could list a slot another client had just released as still taken.
+  // Pipelined: one round trip to the leader more on an ensemble, nothing to wait for standalone.
+  check_time(deadline, "sync " + dir);
   auto h = ready_handle(deadline);
+  Submit synced;
+  if (int rc = synced.done(zoo_async(h->zh, dir.c_str(), on_string, synced.holder)); rc != ZOK)
+    fail(rc, "sync " + dir);
+  Pending got = get_async(first, deadline);
+  h = ready_handle(deadline);
   Submit listed;
   int rc = listed.done(zoo_aget_children(h->zh, dir.c_str(), 0, on_strings, listed.holder));
+  finish(ZOK, synced.st, deadline, "sync " + dir);  // throws unless answered
   Reply data = got.wait(deadline, "get " + first + " on '" + config_.shown + "'");
   if (!is_node_level(data.rc)) fail(data.rc, "get " + first);
   if (rc != ZOK) fail(rc, "list " + dir);

@@ -102,7 +102,8 @@ class Session {
                                               int dir_version, const std::string& path,
                                               const std::string& data, int mode, Deadline deadline,
                                               std::uint64_t* sent_on = nullptr);
-  /// Sends a get of `first` and, pipelined behind it, a listing of `dir`.
+  /// Sends a sync of `dir`, then a get of `first` and a listing of `dir` pipelined behind it:
+  /// both read at least every change committed before the sync (current on any ensemble member).
   std::pair<Reply, Reply> get_and_list(const std::string& first, const std::string& dir,
                                        Deadline deadline);
   Reply remove(const std::string& path, int version, Deadline deadline);
