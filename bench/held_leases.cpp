@@ -6,8 +6,14 @@
 // baseline, measured in the same run. One line per run:
 //   <scheme> mode=M leases=N lease_s=L acquire_per_s=A rss_bytes_per_lease=B cpu_pct_of_core=C
 //   cpu_us_per_renewal=U renewals_per_s=R store_calls_per_s=K sockets=S connections=T alive=V
-//   release_all_s=T
-// rss_bytes_per_lease: resident memory grown while acquiring, per lease; cpu: the whole process
+//   release_all_s=T rss_end_bytes_per_lease=E heap_end_bytes_per_lease=H
+// rss_bytes_per_lease: resident memory grown while acquiring, per lease; rss_end: grown from
+// before the first acquisition to the end of the hold, per lease (the steady state: every lease
+// renewed at least once when HOLD_S >= LEASE_S / 3, so state a store adds at a lease's first
+// renewal, such as ZooKeeper's renewal watches, is in it); heap_end: the same for the bytes
+// malloc has handed out and not taken back (mallinfo2: every arena, with malloc's per-chunk
+// overhead; not pages kept for reuse); cpu_late: cpu over the hold's second half only;
+// cpu: the whole process
 // (every thread: timers, renewal workers, client libraries' own threads) while holding;
 // renewals: leases renewed (confirmed or not); store_calls: renew + renew_batch calls (round
 // trips, but a store may split a large batch into chunks); sockets: open socket descriptors
@@ -16,6 +22,7 @@
 //   bench_held_leases URI N LEASE_S HOLD_S MODE
 
 #include <dirent.h>
+#include <malloc.h>
 #include <sys/resource.h>
 #include <unistd.h>
 
@@ -50,6 +57,12 @@ long resident_bytes() {
   long resident = 0;
   statm >> pages >> resident;
   return resident * sysconf(_SC_PAGESIZE);
+}
+
+/// Bytes malloc has handed out and not taken back, over every arena and mmapped chunk.
+long heap_bytes() {
+  const struct mallinfo2 m = mallinfo2();
+  return static_cast<long>(m.uordblks + m.hblkhd);
 }
 
 /// The inodes of the sockets this process has open ("socket:[inode]" links in /proc/self/fd).
@@ -139,6 +152,7 @@ int main(int argc, char** argv) {
     std::vector<leader::LeaseGuard> held;
     held.reserve(static_cast<std::size_t>(n));
     const long rss0 = resident_bytes();
+    const long heap0 = heap_bytes();
     const auto t0 = Clock::now();
     for (int i = 0; i < n; ++i) {
       auto got = elector.acquire(prefix + std::to_string(i));
@@ -154,11 +168,20 @@ int main(int argc, char** argv) {
     const long renewals0 = counting->renewals.load();
     const double cpu0 = cpu_seconds();
     const auto h0 = Clock::now();
-    std::this_thread::sleep_for(std::chrono::duration<double>(hold_s));
+    // The hold's second half alone too: a store that does more at a lease's first renewal than
+    // at later ones (ZooKeeper arms a watch per node) shows its steady state there.
+    std::this_thread::sleep_for(std::chrono::duration<double>(hold_s / 2));
+    const double cpu_half = cpu_seconds();
+    const auto h_half = Clock::now();
+    std::this_thread::sleep_for(std::chrono::duration<double>(hold_s / 2));
     const double cpu = cpu_seconds() - cpu0;
+    const double cpu_late = cpu_seconds() - cpu_half;
+    const double late_s = std::chrono::duration<double>(Clock::now() - h_half).count();
     const double held_s = std::chrono::duration<double>(Clock::now() - h0).count();
     const long calls = counting->calls.load() - calls0;
     const long renewals = counting->renewals.load() - renewals0;
+    const long rss2 = resident_bytes();
+    const long heap2 = heap_bytes();
     const auto inodes = socket_inodes();
     const int sockets = static_cast<int>(inodes.size());
     const int connections = established(inodes);
@@ -170,12 +193,14 @@ int main(int argc, char** argv) {
     std::printf(
         "%s mode=%s leases=%d lease_s=%g acquire_per_s=%.0f rss_bytes_per_lease=%.0f "
         "cpu_pct_of_core=%.3f cpu_us_per_renewal=%.2f renewals_per_s=%.0f store_calls_per_s=%.1f "
-        "sockets=%d connections=%d alive=%d release_all_s=%.1f\n",
+        "sockets=%d connections=%d alive=%d release_all_s=%.1f rss_end_bytes_per_lease=%.0f "
+        "heap_end_bytes_per_lease=%.0f cpu_late_pct_of_core=%.3f\n",
         std::string(counting->scheme()).c_str(), mode.c_str(), n, lease_s, n / acquire_s,
         static_cast<double>(rss1 - rss0) / n, cpu * 100 / held_s,
         renewals > 0 ? cpu * 1e6 / static_cast<double>(renewals) : 0.0,
         static_cast<double>(renewals) / held_s, static_cast<double>(calls) / held_s, sockets,
-        connections, alive, release_s);
+        connections, alive, release_s, static_cast<double>(rss2 - rss0) / n,
+        static_cast<double>(heap2 - heap0) / n, cpu_late * 100 / late_s);
     return alive == n ? 0 : 2;
   } catch (const std::exception& e) {
     std::cerr << "bench_held_leases: " << e.what() << "\n";
