@@ -91,11 +91,21 @@ class Watch {
   }
 
   // A new listening connection (the old one was lost): LISTEN and read again, so that a change
-  // made while nobody listened is seen.
+  // made while nobody listened is seen. A new connection that could not be opened or was lost
+  // before its LISTEN and read were done (terminated by the server, as pg_terminate_backend
+  // does) is tried once more, as a kept listener found dead is in start(): a watch survives one
+  // lost connection wherever it happens; a second failure in a row, or an SQL error on a live
+  // connection, is the caller's backend error.
   LockState restart(Deadline deadline) {
-    conn_.reset();
-    conn_ = store_.open_listener(read_by(deadline));
-    return listen_and_read(deadline);
+    for (int attempt = 0;; ++attempt) {
+      conn_.reset();
+      try {
+        conn_ = store_.open_listener(read_by(deadline));
+        return listen_and_read(deadline);
+      } catch (const BackendError&) {
+        if (attempt > 0 || deadline.expired() || (conn_ && !conn_->broken())) throw;
+      }
+    }
   }
 
   LockState read(Deadline deadline) {

@@ -176,6 +176,63 @@ TEST(PostgresWatch, AListeningConnectionTheServerTerminatesIsReplacedAndTheNextC
   EXPECT_EQ(changing->release(*got.lease, Duration{0}, soon()), LeaseStatus::ok);
 }
 
+// The terminate of the test above can land before the watch's first LISTEN and read are done
+// (seen once under a CI load: the watch then ended with the connection's error). Made certain
+// here: another session holds the lease table in ACCESS EXCLUSIVE mode, so the new listener
+// blocks in its set-up or read, visibly waiting on a lock, and is terminated there.
+TEST(PostgresWatch, AListenerTerminatedBeforeItsFirstReadEndedIsReplacedAndTheNextChangeReported) {
+  const std::string app = "pgwfirst" + std::to_string(getpid());
+  auto watching = open(with(uri(), "application_name=" + app));
+  auto changing = open(uri());
+  const auto name = unique("first-read");
+  ASSERT_TRUE(changing->inspect(name, soon()).holders.empty());  // the tables exist
+  PGconn* blocker = PQconnectdb(base_uri().c_str());
+  ASSERT_EQ(PQstatus(blocker), CONNECTION_OK);
+  const auto exec = [&](const char* text) {
+    PGresult* r = PQexec(blocker, text);
+    const bool ok = PQresultStatus(r) == PGRES_COMMAND_OK;
+    PQclear(r);
+    return ok;
+  };
+  ASSERT_TRUE(exec("BEGIN"));
+  ASSERT_TRUE(exec("LOCK TABLE pgit_leases IN ACCESS EXCLUSIVE MODE"));
+  LockWatcher* w = lock_watcher(*watching);
+  ASSERT_NE(w, nullptr);
+  auto watched = std::async(std::launch::async, [&] {
+    return w->watch(name, LockState{name, {}}, Deadline::after(20s), {});
+  });
+  const std::string backends =
+      "FROM pg_stat_activity WHERE application_name = '" + app + "' AND pid <> pg_backend_pid()";
+  const auto blocked = [&] {
+    return sql("SELECT count(*) " + backends + " AND wait_event_type = 'Lock'") == "1";
+  };
+  for (int i = 0; i < 500 && !blocked(); ++i) std::this_thread::sleep_for(20ms);
+  if (!blocked()) exec("COMMIT");
+  ASSERT_TRUE(blocked()) << "the watch's connection never waited on the table";
+  const std::string old_pid = sql("SELECT pid " + backends);
+  ASSERT_EQ(sql("SELECT count(*) FROM (SELECT pg_terminate_backend(pid, 5000) " + backends + ") t"),
+            "1");
+  const auto replaced = [&] {
+    const std::string pid = sql("SELECT pid " + backends);
+    return !pid.empty() && pid != old_pid;
+  };
+  for (int i = 0; i < 500 && !replaced(); ++i) std::this_thread::sleep_for(20ms);
+  const bool was_replaced = replaced();
+  ASSERT_TRUE(exec("COMMIT"));
+  PQfinish(blocker);
+  ASSERT_TRUE(was_replaced) << "no new listening connection after the first was terminated";
+  std::this_thread::sleep_for(300ms);  // its set-up, LISTEN and read are done by now
+  ASSERT_EQ(watched.wait_for(0s), std::future_status::timeout) << "the watch ended";
+  const auto changed = SteadyClock::now();
+  auto got = changing->try_acquire(request(name, 30s), soon());
+  ASSERT_TRUE(got);
+  const LockState state = watched.get();
+  EXPECT_LT(SteadyClock::now() - changed, 2s) << "reported by a notification, not the deadline";
+  ASSERT_TRUE(state.held());
+  EXPECT_EQ(state.holders[0].fencing_token, got.lease->fencing_token);
+  EXPECT_EQ(changing->release(*got.lease, Duration{0}, soon()), LeaseStatus::ok);
+}
+
 TEST(PostgresWatch, AnExpiryNotifiesNothingButTheWatchReadsAgainJustAfterIt) {
   auto store = open(uri());
   const auto name = unique("expiry");
