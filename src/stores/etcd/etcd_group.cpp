@@ -7,6 +7,7 @@
 
 #include "etcd_store.hpp"
 #include "leader/campaign.hpp"
+#include "leader/detail/watch_reads.hpp"
 #include "leader/errors.hpp"
 #include "leader/names.hpp"
 #include "ops.hpp"
@@ -158,15 +159,11 @@ LockState EtcdStore::watch(std::string_view lock, const LockState& last_seen, De
                            const std::stop_token& stop) {
   validate_lock_name(lock);
   const std::string prefix = lock_prefix(lock);
-  // Reads get at least a second, as the PostgreSQL watch's do: a change that wakes the watch
-  // just before its deadline is read, not failed (a read left 1 ms threw deadline_exceeded out
-  // of observe_lock on a loaded 3-member cluster: WatchReportsAHolderThatVanishesWithoutReleasing).
-  constexpr Duration kLeastReadTime = std::chrono::seconds(1);
   for (;;) {
-    const Deadline read_by =
-        deadline.remaining() < kLeastReadTime ? Deadline::after(kLeastReadTime) : deadline;
+    // At least kWatchLeastReadTime, as the PostgreSQL watch's reads (a read left 1 ms threw
+    // deadline_exceeded out of observe_lock on a loaded 3-member cluster).
     std::int64_t revision = 0;
-    LockState now = read_lock(lock, read_by, &revision);
+    LockState now = read_lock(lock, detail::watch_read_deadline(deadline), &revision);
     if (!same_holders(now, last_seen) || revision <= 0) return now;
     // Every change after the read: a holder key put or deleted (release, expiry, a new contender).
     const Json request = {{"create_request",

@@ -12,6 +12,7 @@
 #include <string>
 
 #include "leader/campaign.hpp"
+#include "leader/detail/watch_reads.hpp"
 #include "leader/names.hpp"
 #include "pg_rows.hpp"
 #include "pg_statements.hpp"
@@ -22,15 +23,8 @@ namespace {
 
 using std::chrono::milliseconds;
 
-// The least time a read of the watch gets, however near the caller's deadline is: a change that
-// arrives just before it is read, not turned into deadline_exceeded.
-constexpr Duration kLeastReadTime = std::chrono::seconds(1);
 // How long after a holder's expiry (as the read reported it) the watch reads again.
 constexpr Duration kAfterExpiry = milliseconds(5);
-
-Deadline read_by(Deadline deadline) {
-  return deadline.remaining() < kLeastReadTime ? Deadline::after(kLeastReadTime) : deadline;
-}
 
 // An eventfd that becomes readable when `stop` is requested, for poll() beside the socket.
 class StopSignal {
@@ -100,7 +94,7 @@ class Watch {
     for (int attempt = 0;; ++attempt) {
       conn_.reset();
       try {
-        conn_ = store_.open_listener(read_by(deadline));
+        conn_ = store_.open_listener(watch_read_deadline(deadline));
         return listen_and_read(deadline);
       } catch (const BackendError&) {
         if (attempt > 0 || deadline.expired() || (conn_ && !conn_->broken())) throw;
@@ -110,7 +104,7 @@ class Watch {
 
   LockState read(Deadline deadline) {
     (void)conn_->take_notifications(channel());  // all of them committed before this read
-    auto results = conn_->run({{kInspect, {lock_}}}, read_by(deadline));
+    auto results = conn_->run({{kInspect, {lock_}}}, watch_read_deadline(deadline));
     return state_of(results[0].get());
   }
 
@@ -144,8 +138,9 @@ class Watch {
     (void)conn_->take_notifications(channel());
     // Two transactions: notifications are delivered from the LISTEN's commit on, so the read
     // must start after it (PostgreSQL's documented rule for LISTEN), not in the same one.
-    auto results = conn_->run_each(
-        {{{"LISTEN \"" + channel() + "\"", {}, false}}, {{kInspect, {lock_}}}}, read_by(deadline));
+    auto results =
+        conn_->run_each({{{"LISTEN \"" + channel() + "\"", {}, false}}, {{kInspect, {lock_}}}},
+                        watch_read_deadline(deadline));
     return state_of(results[1][0].get());
   }
 
@@ -177,7 +172,7 @@ void PostgresStore::keep_listener(std::unique_ptr<Connection> conn) {
   try {
     // A kept connection must not listen: nobody would read what the server sends it, and a
     // listener that reads nothing holds back the server's notification queue for everyone.
-    conn->run({{"UNLISTEN *", {}, false}}, Deadline::after(kLeastReadTime));
+    conn->run({{"UNLISTEN *", {}, false}}, Deadline::after(kWatchLeastReadTime));
   } catch (const BackendError&) {
     return;
   }

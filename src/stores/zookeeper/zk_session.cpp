@@ -311,12 +311,15 @@ std::pair<Reply, Reply> Session::get_and_list(const std::string& first, const st
   Submit synced;
   if (int rc = synced.done(zoo_async(h->zh, dir.c_str(), on_string, synced.holder)); rc != ZOK)
     fail(rc, "sync " + dir);
-  Pending got = get_async(first, deadline);
-  h = ready_handle(deadline);
+  // The get and the listing on the sync's handle, not a newer one: the sync orders only the
+  // reads of its own connection.
+  Submit got;
+  if (int rc = got.done(zoo_aget(h->zh, first.c_str(), 0, on_data, got.holder)); rc != ZOK)
+    fail(rc, "get " + first);
   Submit listed;
   int rc = listed.done(zoo_aget_children(h->zh, dir.c_str(), 0, on_strings, listed.holder));
   finish(ZOK, synced.st, deadline, "sync " + dir);  // throws unless answered
-  Reply data = got.wait(deadline, "get " + first + " on '" + config_.shown + "'");
+  Reply data = Pending(got.st).wait(deadline, "get " + first + " on '" + config_.shown + "'");
   if (!is_node_level(data.rc)) fail(data.rc, "get " + first);
   if (rc != ZOK) fail(rc, "list " + dir);
   return {std::move(data), finish(ZOK, listed.st, deadline, "list " + dir)};
