@@ -223,7 +223,9 @@ struct InlineExecutor {
 
 /// One run whose action is dispatched to an executor while lease I/O stays on a BlockingPool.
 /// Steps: acquire (pool) -> action (executor) -> [wait for a returned future (pool)] ->
-/// release (pool) -> promise.
+/// release (pool) -> promise. An action the executor starts after the lease was lost (its local
+/// deadline passed while the executor was busy) is not started: Skipped{lease_lost}. The
+/// caller's executor, elector and action are dropped before the future becomes ready.
 template <bool kResult, class Elector, class F, class Executor>
 class DispatchedRun
     : public std::enable_shared_from_this<DispatchedRun<kResult, Elector, F, Executor>> {
@@ -241,7 +243,7 @@ class DispatchedRun
         action_(std::move(action)),
         stop_(std::move(stop)),
         pool_(pool),
-        inline_(inline_calls(elector_)) {}
+        inline_(inline_calls(*elector_)) {}
 
   /// Starts the run; the future is ready when the lease has been released.
   std::future<Out> start() {
@@ -259,11 +261,13 @@ class DispatchedRun
   /// (ElectorBase::acquires_async: the store's I/O thread attempts and pauses); its outcome
   /// continues on the pool, as a blocking acquire's would. False when it cannot.
   bool start_async() {
-    if constexpr (requires { elector_.acquires_async(); }) {
-      if (!elector_.acquires_async()) return false;
+    if constexpr (requires { elector_->acquires_async(); }) {
+      if (!elector_->acquires_async()) return false;
       std::exception_ptr error;
+      // A copy: the outcome may finish the run (which drops elector_) before this call returns.
+      const Elector elector = *elector_;
       try {
-        elector_.acquire_async(
+        elector.acquire_async(
             lock_, stop_,
             [self = this->shared_from_this()](Acquisition acq, const std::exception_ptr& e) {
               self->async_outcome_.emplace(std::move(acq));
@@ -283,7 +287,7 @@ class DispatchedRun
   }
 
   void acquire() {
-    acquire_then(elector_, lock_, stop_, [this](Acquisition acq, std::exception_ptr error) {
+    acquire_then(*elector_, lock_, stop_, [this](Acquisition acq, std::exception_ptr error) {
       acquired(std::move(acq), error);
     });
   }
@@ -307,21 +311,38 @@ class DispatchedRun
     // The future must not become ready while this thread is still inside the executor's post
     // (its caller may then destroy the executor's context): the last of the two delivers.
     holds_.store(2);
-    execute_on(ex_, [self = this->shared_from_this()] { self->run_action(); });
+    execute_on(*ex_, [self = this->shared_from_this()] { self->run_action(); });
     if (holds_.fetch_sub(1) == 1) deliver();
   }
 
+  /// False (and the outcome says why) when the action must not start: the caller cancelled, or
+  /// the lease was lost while the action waited for its executor.
+  bool may_start() {
+    if (stop_.stop_requested()) {
+      outcome_.skipped = Skipped{SkipReason::cancelled, "cancelled before the action started"};
+      return false;
+    }
+    if (!guard_->context().still_leader()) {
+      outcome_.skipped = Skipped{SkipReason::lease_lost,
+                                 "the lease was lost before the action started (its executor "
+                                 "ran it after the lease's local deadline)"};
+      return false;
+    }
+    return true;
+  }
+
   void run_action() {
+    if (!may_start()) return on_pool([self = this->shared_from_this()] { self->release(); }, true);
     try {
       ThreadHold on_this_thread(guard_->store(), guard_->context());  // for reentrant calls
       if constexpr (Unwrapped<T>::kIsFuture) {
-        pending_.emplace(invoke_action(action_, guard_->context()));
+        pending_.emplace(invoke_action(*action_, guard_->context()));
         return on_pool([self = this->shared_from_this()] { self->await_future(); });
       } else if constexpr (std::is_void_v<T>) {
-        invoke_action(action_, guard_->context());
+        invoke_action(*action_, guard_->context());
         outcome_.value.emplace();
       } else {
-        outcome_.value.emplace(invoke_action(action_, guard_->context()));
+        outcome_.value.emplace(invoke_action(*action_, guard_->context()));
       }
     } catch (...) {
       outcome_.action_error = std::current_exception();
@@ -388,7 +409,12 @@ class DispatchedRun
     if (holds_.fetch_sub(1) == 1) deliver();
   }
 
+  /// Makes the future ready, after dropping the caller's executor, elector and action here (the
+  /// caller may destroy what they refer to once the future is ready).
   void deliver() {
+    action_.reset();
+    elector_.reset();
+    ex_.reset();
     if (out_error_) {
       promise_.set_exception(out_error_);
     } else {
@@ -396,10 +422,10 @@ class DispatchedRun
     }
   }
 
-  Executor ex_;
-  Elector elector_;
+  std::optional<Executor> ex_;      // dropped before the future is ready
+  std::optional<Elector> elector_;  // dropped before the future is ready
   std::string lock_;
-  F action_;
+  std::optional<F> action_;  // dropped before the future is ready
   std::stop_token stop_;
   BlockingPool& pool_;
   const bool inline_;  // acquire and release cannot block: no BlockingPool hand-off

@@ -19,9 +19,12 @@ enum class SkipReason {
   contention,     ///< another owner held the lock (after waiting wait_time)
   backend_error,  ///< the store failed and the caller chose OnBackendError::skip
   cancelled,      ///< the caller's stop_token was triggered before the lease was acquired
+  /// The lease was acquired but lost (its local deadline passed, or the store said so) before
+  /// the action could start: an executor that ran the action late. Another owner may hold it.
+  lease_lost,
 };
 
-/// "contention", "backend_error", "cancelled".
+/// "contention", "backend_error", "cancelled", "lease_lost".
 std::string_view to_string(SkipReason reason) noexcept;
 
 /// What was held while the action ran.

@@ -15,6 +15,8 @@ std::string_view to_string(SkipReason reason) noexcept {
       return "backend_error";
     case SkipReason::cancelled:
       return "cancelled";
+    case SkipReason::lease_lost:
+      return "lease_lost";
   }
   return "unknown";
 }

@@ -28,6 +28,7 @@ std::optional<std::string> run_task(const Scheduler::FiringTask& fn, LeaderConte
 FiringOutcome skip_outcome(SkipReason reason) {
   switch (reason) {
     case SkipReason::contention:
+    case SkipReason::lease_lost:  // acquired, but lost before the action started
       return FiringOutcome::ran_elsewhere;
     case SkipReason::backend_error:
       return FiringOutcome::backend_error;

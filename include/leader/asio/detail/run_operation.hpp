@@ -16,6 +16,15 @@
 /// BlockingPool hand-off: the acquire runs inside the initiating call, the action is dispatched
 /// to its executor (inline when the initiating thread already runs it), the release runs where
 /// the action ended, and only the completion handler is posted (never invoked inline).
+///
+/// Lifetime: the operation holds the caller's executors (tracked), elector, action and handler
+/// only until it completes. Before the handler is posted, everything of the caller's is
+/// dropped on the completing thread (a library thread, often), and the handler's executor travels
+/// with the handler, so a caller that destroys its execution context once the handler ran never
+/// has a library thread touch it afterwards.
+///
+/// An action the executor starts after the lease's local deadline passed (an executor busy longer
+/// than the lease) is not started: the operation completes Skipped{lease_lost} (false / empty).
 
 #include <asio.hpp>
 #include <atomic>
@@ -121,7 +130,7 @@ class RunOperation
     std::weak_ptr<Self> op;
     void operator()() const noexcept {
       if (auto self = op.lock()) {
-        ::asio::post(self->strand_, [self] {
+        ::asio::post(*self->strand_, [self] {
           if (!self->action_running_ || self->cancel_emitted_) return;
           self->cancel_emitted_ = true;
           self->signal_.emit(::asio::cancellation_type::terminal);
@@ -142,7 +151,7 @@ class RunOperation
         lock_(std::move(lock)),
         action_(std::move(action)),
         pool_(pool),
-        inline_(acquires_inline(elector_)) {}
+        inline_(acquires_inline(*elector_)) {}
 
   /// Connects the caller's cancellation slot and starts acquiring on the pool.
   void start() {
@@ -150,11 +159,14 @@ class RunOperation
     if (slot.is_connected())
       slot.template emplace<CancelHandler>(CancelHandler{this->weak_from_this()});
     if (inline_) return acquire();  // cannot block: no hand-off (the handler is still posted)
-    if constexpr (requires { elector_.acquire_async(lock_, stop_.get_token(), nullptr); }) {
-      if (acquires_async(elector_)) {  // attempts and pauses on the store's I/O thread
+    if constexpr (requires { elector_->acquire_async(lock_, stop_.get_token(), nullptr); }) {
+      if (acquires_async(*elector_)) {  // attempts and pauses on the store's I/O thread
         std::exception_ptr error;
+        // A copy: the outcome may complete the operation (which drops elector_) on the store's
+        // thread before acquire_async returns here.
+        const Elector elector = *elector_;
         try {
-          elector_.acquire_async(
+          elector.acquire_async(
               lock_, stop_.get_token(),
               [self = this->shared_from_this()](Acquisition acq, const std::exception_ptr& e) {
                 self->acquired(std::move(acq), e);
@@ -173,7 +185,7 @@ class RunOperation
  private:
   static auto make_strand_if_needed(const ::asio::any_io_executor& ex) {
     if constexpr (kIsAwaitable<T>) {
-      return ::asio::make_strand(ex);
+      return std::optional(::asio::make_strand(ex));
     } else {
       return std::monostate{};
     }
@@ -181,7 +193,7 @@ class RunOperation
 
   void acquire() {
     leader::detail::acquire_then(
-        elector_, lock_, stop_.get_token(),
+        *elector_, lock_, stop_.get_token(),
         [this](Acquisition acq, std::exception_ptr error) { acquired(std::move(acq), error); });
   }
 
@@ -203,7 +215,7 @@ class RunOperation
       return release_after_action();
     }
     if constexpr (kIsAwaitable<T>) {
-      ::asio::post(strand_, [self = this->shared_from_this()] { self->spawn_action(); });
+      ::asio::post(*strand_, [self = this->shared_from_this()] { self->spawn_action(); });
     } else if (inline_) {  // inline when this thread already runs the action executor
       ::asio::dispatch(action_ex_, [self = this->shared_from_this()] { self->run_action(); });
     } else {
@@ -218,15 +230,32 @@ class RunOperation
     BlockingPool::releases().post([self = this->shared_from_this()] { self->release(); });
   }
 
+  /// False (and the outcome says why) when the action must not start: the caller cancelled, or
+  /// the lease was lost while the action waited for its executor.
+  bool may_start() {
+    if (stop_.stop_requested()) {
+      outcome_.skipped = Skipped{SkipReason::cancelled, "cancelled before the action started"};
+      return false;
+    }
+    if (!guard_->context().still_leader()) {
+      outcome_.skipped = Skipped{SkipReason::lease_lost,
+                                 "the lease was lost before the action started (its executor "
+                                 "ran it after the lease's local deadline)"};
+      return false;
+    }
+    return true;
+  }
+
   /// A plain action: runs to completion on the action executor.
   void run_action() {
+    if (!may_start()) return release_after_action();
     try {
       leader::detail::ThreadHold on_this_thread(guard_->store(), guard_->context());
       if constexpr (std::is_void_v<V>) {
-        leader::detail::invoke_action(action_, guard_->context());
+        leader::detail::invoke_action(*action_, guard_->context());
         outcome_.value.emplace();
       } else {
-        outcome_.value.emplace(leader::detail::invoke_action(action_, guard_->context()));
+        outcome_.value.emplace(leader::detail::invoke_action(*action_, guard_->context()));
       }
     } catch (...) {
       outcome_.action_error = std::current_exception();
@@ -237,11 +266,12 @@ class RunOperation
   /// A coroutine action: spawned on the strand, cancelled through `signal_` when the lease is
   /// lost or the caller cancels.
   void spawn_action() {
+    if (!may_start()) return release_after_action();
     action_running_ = true;
     on_lease_stop_.emplace(guard_->context().stop_token(), CancelAction{this->weak_from_this()});
     on_caller_stop_.emplace(stop_.get_token(), CancelAction{this->weak_from_this()});
     ::asio::co_spawn(
-        strand_, drive(this->shared_from_this()),
+        *strand_, drive(this->shared_from_this()),
         ::asio::bind_cancellation_slot(
             signal_.slot(), [self = this->shared_from_this()](const std::exception_ptr& e) {
               self->action_running_ = false;
@@ -253,7 +283,7 @@ class RunOperation
   }
 
   static ::asio::awaitable<void> drive(std::shared_ptr<Self> self) {
-    T running = leader::detail::invoke_action(self->action_, self->guard_->context());
+    T running = leader::detail::invoke_action(*self->action_, self->guard_->context());
     if constexpr (std::is_void_v<V>) {
       co_await std::move(running);
       self->outcome_.value.emplace();
@@ -267,7 +297,9 @@ class RunOperation
     complete();
   }
 
-  /// Computes the result on the pool and posts the handler to its executor.
+  /// Computes the result, drops everything of the caller's, and posts the handler to its
+  /// executor (the handler's tracked executor travels with it: nothing of the caller's is left
+  /// for the completing thread to drop once the handler may have run).
   void complete() {
     outcome_.caller_cancelled = stop_.stop_requested();
     std::exception_ptr error;
@@ -282,23 +314,35 @@ class RunOperation
       error = std::current_exception();
       out.emplace(placeholder<Out>());
     }
-    ::asio::post(handler_ex_,
-                 [handler = std::move(handler_), error, out = std::move(*out)]() mutable {
-                   auto slot = ::asio::get_associated_cancellation_slot(handler);
-                   if (slot.is_connected()) slot.clear();
-                   std::move(handler)(error, std::move(out));
-                 });
+    outcome_ = {};
+    action_.reset();
+    elector_.reset();
+    if constexpr (kIsAwaitable<T>) {
+      strand_.reset();
+    }
+    action_ex_ = ::asio::any_io_executor();
+    HandlerExecutor work = std::move(handler_ex_);
+    // Posted through an untracked copy: the only tracked one is `work`, in the handler's lambda.
+    auto post_ex = ::asio::prefer(work, ::asio::execution::outstanding_work.untracked);
+    ::asio::post(post_ex, [handler = std::move(handler_), work = std::move(work), error,
+                           out = std::move(*out)]() mutable {
+      auto slot = ::asio::get_associated_cancellation_slot(handler);
+      if (slot.is_connected()) slot.clear();
+      std::move(handler)(error, std::move(out));
+    });
   }
 
   Handler handler_;
   ::asio::any_io_executor action_ex_;  // tracked: keeps the action's context running
   HandlerExecutor handler_ex_;         // tracked: keeps the caller's context running
-  // Coroutine actions only: the strand they run on, where `signal_` is emitted.
-  std::conditional_t<kIsAwaitable<T>, ::asio::strand<::asio::any_io_executor>, std::monostate>
+  // Coroutine actions only: the strand they run on, where `signal_` is emitted (dropped at
+  // completion).
+  std::conditional_t<kIsAwaitable<T>, std::optional<::asio::strand<::asio::any_io_executor>>,
+                     std::monostate>
       strand_;
-  Elector elector_;
+  std::optional<Elector> elector_;  // dropped at completion
   std::string lock_;
-  F action_;
+  std::optional<F> action_;  // dropped at completion
   BlockingPool& pool_;
   const bool inline_;  // acquire and release cannot block: no BlockingPool hand-off
   std::stop_source stop_;
