@@ -34,24 +34,12 @@ for s in $stores; do targets="$targets contract_$s"; done
 export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=1:verify_asan_link_order=0}
 export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
 export TSAN_OPTIONS=${TSAN_OPTIONS:-halt_on_error=1:second_deadlock_stack=1:suppressions=$PWD/tests/sanitizers/tsan.supp}
-# A failing test is re-run once, alone, unless its output holds a sanitizer report: a report is a
-# defect and fails the run at once, while a timing test that missed under the sanitizer's 5-15x
-# slowdown (a TSan run once snapshotted a listener's event a microsecond before it was recorded) is
-# named loudly as FLAKY, as scripts/test.sh does, and must pass when re-run.
+# A failing test is re-run once, alone (scripts/ctest-rerun.sh), unless it died by a signal or its
+# output holds a sanitizer report: that is a defect and fails the run at once, while a timing
+# test that missed under the sanitizer's 5-15x slowdown (a TSan run once snapshotted a listener's
+# event a microsecond before it was recorded) is named loudly as FLAKY and must pass when re-run.
 run_tests() {
-  if ctest --test-dir "$dir" --output-on-failure --timeout 900 -j"${LEADER_SANITIZER_JOBS:-2}" \
-    -L 'unit|contract'; then
-    return 0
-  fi
-  if grep -qE 'ERROR: (Address|Leak)Sanitizer|WARNING: ThreadSanitizer|runtime error:' \
-    "$dir/Testing/Temporary/LastTest.log"; then
-    echo "a sanitizer reported a defect ($dir/Testing/Temporary/LastTest.log): no re-run" >&2
-    return 1
-  fi
-  cp "$dir/Testing/Temporary/LastTestsFailed.log" "$dir/flaky-tests.txt"
-  ctest --test-dir "$dir" --output-on-failure --timeout 900 --rerun-failed -j1
-  echo "=== FLAKY under $sanitize: these tests failed once and passed when re-run alone:" >&2
-  cat "$dir/flaky-tests.txt" >&2
+  scripts/ctest-rerun.sh "$dir" --timeout 900 -j"${LEADER_SANITIZER_JOBS:-2}" -L 'unit|contract'
 }
 if [ "$phase" = test ]; then
   run_tests

@@ -77,7 +77,9 @@ if [ "$quick" != 1 ]; then
 fi
 step "unit, contract and integration tests"
 # A test that fails is run once more, alone; if it passes then, the run goes on but the test is
-# named loudly as FLAKY (and listed in build/artifacts/flaky-tests.txt) so it gets investigated:
+# named loudly as FLAKY with its first failure's output (listed in build/artifacts/flaky-tests.txt)
+# so it gets investigated; a test that died by a signal fails the run at once
+# (scripts/ctest-rerun.sh):
 # seen in session 4, a postgres contract statement missing a 667 ms call timeout once per run
 # under the CI load (deadline_exceeded, not a judged overlap). A second failure fails the run.
 # ctest starts the costliest tests first when it has their times; a fresh clone has none, and in
@@ -88,14 +90,7 @@ if [ ! -s build/Testing/Temporary/CTestCostData.txt ]; then
   mkdir -p build/Testing/Temporary
   cp tests/ctest-costs.txt build/Testing/Temporary/CTestCostData.txt
 fi
-if ! ctest --test-dir build --output-on-failure --timeout 600 -j"${LEADER_CTEST_JOBS:-3}"; then
-  mkdir -p build/artifacts
-  cp build/Testing/Temporary/LastTestsFailed.log build/artifacts/flaky-tests.txt
-  step "re-running the failed tests once, one at a time"
-  ctest --test-dir build --output-on-failure --timeout 600 --rerun-failed -j1
-  echo "=== FLAKY: these tests failed once and passed when re-run alone:" >&2
-  cat build/artifacts/flaky-tests.txt >&2
-fi
+scripts/ctest-rerun.sh build --timeout 600 -j"${LEADER_CTEST_JOBS:-3}"
 if [ "$quick" != 1 ]; then
   step "package consumer"
   scripts/ci-package.sh
