@@ -39,8 +39,10 @@ void EtcdStore::leave_line(const LeaseRequest& request, Deadline deadline) noexc
     try {
       delete_contender(key, value, deadline);
     } catch (const BackendError&) {
-      // Kept for the next acquire or renewal of this store: a place left behind would hold the
-      // lock once it is the lowest, kept alive by this store's renewals of its session.
+      // A place left behind would hold the lock once it is the lowest: its session is no longer
+      // kept alive (abandon_sessions: no renewal of this store's other keys keeps it), and the
+      // removal is sent again at the next acquire or renewal of this store.
+      abandon_sessions();
       std::lock_guard lock(leaving_mu_);
       leaving_.emplace_back(std::move(key), std::move(value));
       any_leaving_.store(true, std::memory_order_release);

@@ -26,6 +26,12 @@ bool too_many_ops(const Reply& r) {
   return r.message.find("too many operations") != std::string::npos;
 }
 
+// Whether a failed write may have been applied: no reply, a proposal that timed out or met a
+// leader change, or a reply that could not be read. The other codes mean nothing was applied.
+bool outcome_unknown(const BackendError& e) {
+  return e.code() == ErrorCode::deadline_exceeded || e.code() == ErrorCode::internal;
+}
+
 }  // namespace
 
 // The first kv of a Range, DeleteRange (prev_kvs) or Put (prev_kv) response inside a Txn reply.
@@ -173,9 +179,41 @@ void EtcdStore::drop(std::int64_t ttl_s, std::int64_t id) {
   if (sl.s.id == id) sl.s = {};
 }
 
-std::int64_t EtcdStore::keep_alive(std::int64_t id, Deadline deadline) {
+std::optional<std::int64_t> EtcdStore::keep_alive(std::int64_t id, Deadline deadline) {
+  if (abandoned(id)) return std::nullopt;
   Json r = gateway_.call("/v3/lease/keepalive", {{"ID", std::to_string(id)}}, deadline);
   return int_field(r, "TTL");  // absent (0) or -1 when the lease is gone
+}
+
+void EtcdStore::abandon_sessions() noexcept {
+  try {
+    const TimePoint now = steady_now();
+    std::vector<std::pair<std::int64_t, TimePoint>> gone;
+    {
+      std::lock_guard lock(sessions_mu_);
+      for (auto& entry : sessions_) {
+        std::lock_guard session(entry.second->mu);
+        Session& s = entry.second->s;
+        if (s.id == 0) continue;
+        // The server expires it its TTL after the last keep-alive applied (one still in flight
+        // now at the latest): remembered well beyond that, for calls that read it before now.
+        gone.emplace_back(s.id,
+                          now + std::chrono::seconds(2 * s.granted) + std::chrono::minutes(1));
+        s = {};
+      }
+    }
+    std::lock_guard lock(abandoned_mu_);
+    std::erase_if(abandoned_, [&](const auto& e) { return e.second < now; });
+    for (const auto& [id, until] : gone) abandoned_[id] = until;
+    any_abandoned_.store(!abandoned_.empty(), std::memory_order_release);
+  } catch (...) {  // allocation failure: the sessions dropped so far are abandoned all the same
+  }
+}
+
+bool EtcdStore::abandoned(std::int64_t id) {
+  if (!any_abandoned_.load(std::memory_order_acquire)) return false;
+  std::lock_guard lock(abandoned_mu_);
+  return abandoned_.count(id) != 0;
 }
 
 EtcdStore::Session EtcdStore::ensure(std::int64_t ttl_s, Duration want, TimePoint now,
@@ -207,13 +245,14 @@ EtcdStore::Session EtcdStore::ensure(std::int64_t ttl_s, Duration want, TimePoin
   if (good(s)) return s;
   if (s.id != 0 && covered(s.sent, s.granted, steady_now()) > Duration{0}) {
     const TimePoint sent = steady_now();
-    const std::int64_t kept = keep_alive(s.id, deadline);
-    if (kept > 0) {
-      refreshed(ttl_s, s.id, kept, sent);
+    const std::optional<std::int64_t> kept = keep_alive(s.id, deadline);
+    if (kept && *kept > 0) {
+      refreshed(ttl_s, s.id, *kept, sent);
       std::lock_guard lock(sl.mu);
-      return sl.s;
+      if (sl.s.id == s.id) return sl.s;  // else abandoned meanwhile: a new one below
+    } else if (kept) {
+      drop(ttl_s, s.id);  // gone on the server: its keys with it
     }
-    drop(ttl_s, s.id);  // gone on the server: its keys with it
   }
   // None yet, gone, or past what this store ever kept it alive for (no holder relies on it: each
   // holder's reported ttl ended by then), so a new one.
@@ -276,8 +315,16 @@ Acquired EtcdStore::try_acquire(const LeaseRequest& request, Deadline deadline) 
     // Read inside this call, before the Txn is sent: the elector's own stamp is earlier still.
     const TimePoint now = steady_now();
     const Session s = ensure(ttl_s, request.ttl, now, deadline);
-    std::optional<Claim> claim = request.slots >= 1 ? claim_group(request, s.id, now, deadline)
-                                                    : claim_single(request, s.id, now, deadline);
+    std::optional<Claim> claim;
+    try {
+      claim = request.slots >= 1 ? claim_group(request, s.id, now, deadline)
+                                 : claim_single(request, s.id, now, deadline);
+    } catch (const BackendError& e) {
+      // A key may have landed on the session: a retry of this owner adopts it, but if none
+      // comes, the renewals of the other keys there must not keep it alive.
+      if (outcome_unknown(e)) abandon_sessions();
+      throw;
+    }
     if (!claim) {  // the session lease is gone on the server (expired, revoked): a new one, once
       drop(ttl_s, s.id);
       if (attempt == 0) continue;
@@ -291,7 +338,7 @@ Acquired EtcdStore::try_acquire(const LeaseRequest& request, Deadline deadline) 
     if (!claim->lease && claim->mine && !claim->seen.keys.empty() &&
         claim->seen.keys.front().key == claim->mine->key) {
       if (claim->mine->lease != s.id) {
-        if (auto mine = adopt(request, *claim->mine, deadline)) return {std::move(mine)};
+        if (auto mine = adopt_or_abandon(request, *claim->mine, deadline)) return {std::move(mine)};
         return {};
       }
       claim->lease = Lease{request.lock,
@@ -311,7 +358,7 @@ Acquired EtcdStore::try_acquire(const LeaseRequest& request, Deadline deadline) 
     }
     for (const KeyValue& kv : claim->seen.keys)  // ours: a retry after an unknown outcome
       if (owner_of(kv) == request.owner)
-        if (auto mine = adopt(request, kv, deadline)) return {std::move(mine)};
+        if (auto mine = adopt_or_abandon(request, kv, deadline)) return {std::move(mine)};
     refuse_other_shape(request, claim->seen);
     return {};
   }
@@ -331,6 +378,18 @@ std::optional<Lease> EtcdStore::adopt(const LeaseRequest& request, const KeyValu
   if (renewed.status != LeaseStatus::ok) return std::nullopt;
   lease.ttl = renewed.ttl;
   return lease;
+}
+
+// An adoption that fails leaves the owner's key on a session this store may keep alive, claimed
+// by nobody unless the caller asks again.
+std::optional<Lease> EtcdStore::adopt_or_abandon(const LeaseRequest& request, const KeyValue& kv,
+                                                 Deadline deadline) {
+  try {
+    return adopt(request, kv, deadline);
+  } catch (const BackendError&) {
+    abandon_sessions();  // the key exists: on failure nobody may claim it (the caller gave up)
+    throw;
+  }
 }
 
 std::pair<std::string, std::string> EtcdStore::contender(const LeaseRequest& request) const {
@@ -453,24 +512,25 @@ Renewal EtcdStore::renew_from(const Lease& lease, Duration ttl, TimePoint start,
   const auto token = static_cast<std::int64_t>(lease.fencing_token);
   const std::int64_t want = ttl_seconds(ttl.count());
   const Session s = current(want);
-  std::int64_t kept = 0;
+  std::optional<std::int64_t> kept;  // nullopt: none sent (no session, or it was abandoned)
   if (s.id != 0) {
     const TimePoint sent = steady_now();
     kept = keep_alive(s.id, deadline);
-    if (kept > 0)
-      refreshed(want, s.id, kept, sent);
-    else
+    if (kept && *kept > 0)
+      refreshed(want, s.id, *kept, sent);
+    else if (kept)
       drop(want, s.id);
   }
   auto kv = get(key, deadline);
   if (!kv || kv->create_revision != token || kv->lease == 0) return {};
-  if (s.id != 0 && kv->lease == s.id) {
-    if (kept <= 0) return {};
-    return {LeaseStatus::ok, std::min<Duration>(ttl, std::chrono::seconds(kept))};
+  if (kept && kv->lease == s.id) {
+    if (*kept <= 0) return {};
+    return {LeaseStatus::ok, std::min<Duration>(ttl, std::chrono::seconds(*kept))};
   }
   // On another lease: a session of another ttl (extend(), a shorter renew), another store
-  // object's session, a min_lease_time lease, or this ttl has no session here yet. A keep-alive
-  // restores a lease's own TTL only, so the key moves to our session of the ttl asked.
+  // object's session, a min_lease_time lease, a session this store abandoned, or this ttl has no
+  // session here yet. A keep-alive restores a lease's own TTL only, so the key moves to our
+  // session of the ttl asked.
   return move_to_session(key, token, ttl, start, deadline);
 }
 
@@ -510,7 +570,12 @@ std::vector<BatchRenewal> EtcdStore::renew_batch(std::span<const RenewalRequest>
     }
     try {
       const TimePoint sent = steady_now();
-      g.kept = keep_alive(g.s.id, deadline);
+      const std::optional<std::int64_t> kept = keep_alive(g.s.id, deadline);
+      if (!kept) {  // abandoned meanwhile: its keys move to a new session (renew_from)
+        g.s.id = 0;
+        continue;
+      }
+      g.kept = *kept;
       if (g.kept > 0)
         refreshed(ttl_s, g.s.id, g.kept, sent);
       else
@@ -521,8 +586,11 @@ std::vector<BatchRenewal> EtcdStore::renew_batch(std::span<const RenewalRequest>
   }
   std::erase_if(verify, [&](std::size_t i) {
     const Group& g = groups.at(want[i]);
-    if (g.error) out[i].error = g.error;
-    return g.error.has_value();
+    if (g.error)
+      out[i].error = g.error;
+    else if (g.s.id == 0)
+      single.push_back(i);
+    return g.error.has_value() || g.s.id == 0;
   });
   // 2. Every key checked after the keep-alives: first one compare-only Txn per chunk (each key's
   // create revision is its token and it is on its session: all of them ok in one tiny reply),
@@ -640,6 +708,18 @@ std::vector<BatchRenewal> EtcdStore::renew_batch(std::span<const RenewalRequest>
 }
 
 LeaseStatus EtcdStore::release(const Lease& lease, Duration keep_for, Deadline deadline) {
+  try {
+    return release_key(lease, keep_for, deadline);
+  } catch (const BackendError&) {
+    // Issue 37: whatever failed, the key may still be there, on a session that the renewals of
+    // this store's other keys keep alive, and nobody claims it any more: that session must
+    // expire (and the holder's process may go on working for hours).
+    abandon_sessions();
+    throw;
+  }
+}
+
+LeaseStatus EtcdStore::release_key(const Lease& lease, Duration keep_for, Deadline deadline) {
   const std::string key = holder_key(lease);
   const auto token = static_cast<std::int64_t>(lease.fencing_token);
   if (keep_for > Duration{0}) {
@@ -649,7 +729,7 @@ LeaseStatus EtcdStore::release(const Lease& lease, Duration keep_for, Deadline d
     try {
       moved = move_key(key, token, fresh, deadline);
     } catch (const BackendError&) {
-      revoke_quietly(fresh, deadline);
+      revoke_quietly(fresh, deadline);  // if it moved, this frees it
       throw;
     }
     if (moved && *moved) return LeaseStatus::ok;

@@ -32,7 +32,8 @@ struct KeyValue {
 
 /// The etcd store. Thread-safe. Holder keys are attached to session leases, one per distinct
 /// ttl (whole seconds) per store object, granted on first use and kept alive by the renewals
-/// (README.md); renew and release still find the holder key from the lease's lock, owner, slot
+/// (README.md), unless a key this store no longer claims may be on them (abandon_sessions());
+/// renew and release still find the holder key from the lease's lock, owner, slot
 /// and fencing token alone, so a lease works the same through another store object. Fair waiters
 /// keep their contender key as their place in the Mutex's line (README.md "Waiting in line").
 class EtcdStore : public LeaseStore,
@@ -69,8 +70,7 @@ class EtcdStore : public LeaseStore,
 
   /// Deletes `request.owner`'s contender key of `request.lock` if it is still in line (a Txn
   /// comparing the key's value); a removal that fails is kept and sent again at the store's next
-  /// acquire or renewal (the renewals keep its session alive), and ends with its session at the
-  /// latest.
+  /// acquire or renewal, and ends with its session at the latest (abandon_sessions()).
   void leave_line(const LeaseRequest& request, Deadline deadline) noexcept override;
   /// One Range of the lock's keys: nullopt without a key of `request.owner`, true when it is the
   /// lowest (the owner's turn: ask now); else a Watch of the key just ahead of it (the next lower
@@ -107,8 +107,18 @@ class EtcdStore : public LeaseStore,
   /// last refreshed before it. Throws as the grant / keep-alive does.
   Session ensure(std::int64_t ttl_s, Duration want, TimePoint now, Deadline deadline,
                  std::optional<TimePoint> fresh_since = std::nullopt);
-  /// LeaseKeepAlive of `id`: the TTL (s) it was restored to, <= 0 when the lease is gone.
-  std::int64_t keep_alive(std::int64_t id, Deadline deadline);
+  /// LeaseKeepAlive of `id`: the TTL (s) it was restored to, <= 0 when the lease is gone;
+  /// nullopt (nothing sent) when this store abandoned `id` (abandon_sessions()).
+  std::optional<std::int64_t> keep_alive(std::int64_t id, Deadline deadline);
+  /// After a write whose outcome is unknown (a release, a claim, a place in line left): the key
+  /// it concerned may sit on one of this store's session leases with nobody claiming it, and the
+  /// renewals of the other keys there would keep it alive. So every session lease of this store
+  /// is dropped and never kept alive again: each expires on the server its TTL after its last
+  /// keep-alive, and the keys still held move to new sessions at their next renewal (README.md,
+  /// "Failure modes").
+  void abandon_sessions() noexcept;
+  /// Whether this store abandoned the session lease `id`.
+  bool abandoned(std::int64_t id);
   /// POSTs a Txn that attaches keys to a lease; nullopt when the server no longer has that lease.
   std::optional<nlohmann::json> txn_on_lease(const nlohmann::json& txn, Deadline deadline);
   /// renew(), its keep-alives and moves dated from `start` (renew_batch: the batch's start).
@@ -136,7 +146,12 @@ class EtcdStore : public LeaseStore,
                                     TimePoint sent, Deadline deadline);
   std::optional<Claim> claim_group(const LeaseRequest& request, std::int64_t lease_id,
                                    TimePoint sent, Deadline deadline);
+  /// release(): one Txn deleting the key, or its move to a lease of keep_for.
+  LeaseStatus release_key(const Lease& lease, Duration keep_for, Deadline deadline);
   std::optional<Lease> adopt(const LeaseRequest& request, const KeyValue& kv, Deadline deadline);
+  /// adopt(), and abandon_sessions() when it fails.
+  std::optional<Lease> adopt_or_abandon(const LeaseRequest& request, const KeyValue& kv,
+                                        Deadline deadline);
   void refuse_other_shape(const LeaseRequest& request, const Snapshot& seen) const;
   [[nodiscard]] std::string holder_key(const Lease& lease) const;
   [[nodiscard]] std::string slots_key(std::string_view lock) const;
@@ -165,6 +180,11 @@ class EtcdStore : public LeaseStore,
   std::atomic<std::int64_t> min_ttl_{1};
   std::mutex sessions_mu_;
   std::map<std::int64_t, std::unique_ptr<SessionSlot>> sessions_;  // by ttl (s)
+  /// Session leases abandoned (abandon_sessions()), each with the time after which the server
+  /// has certainly expired it (then forgotten).
+  std::mutex abandoned_mu_;
+  std::map<std::int64_t, TimePoint> abandoned_;
+  std::atomic<bool> any_abandoned_{false};
   /// Range ops per verifying Txn of renew_batch: etcd's default --max-txn-ops, halved when a
   /// server refuses "too many operations".
   std::atomic<std::size_t> verify_chunk_{128};
