@@ -1,0 +1,114 @@
+// Issue 37 defect 9, checked on ZooKeeper: an ephemeral lock node whose release's outcome is
+// unknown (its requests swallowed, then the connection lost) while the session survives would
+// stay for as long as the session lives, kept alive by the process's other work (Curator's
+// "guaranteed delete" problem). A userspace proxy in front of the test server swallows the
+// release; the same store object then keeps renewing another lock and trying others. A second
+// store object, straight on the server, judges when the lock is free again.
+
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <iostream>
+#include <thread>
+
+#include "fault_proxy.hpp"
+#include "leader/leader.hpp"
+#include "zk_raw.hpp"
+#include "zk_test_util.hpp"
+
+namespace leader::zktest {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+using test::FaultProxy;
+
+constexpr Ms kTtl{2000};  // = the session timeout (session_timeout=auto)
+// The node is deleted by the store's orphan sweep once the session is connected again; the rest
+// is room for a loaded machine.
+constexpr Ms kSlack{2000};
+constexpr Ms kGiveUp{10000};
+
+LeaseRequest request(const std::string& lock) {
+  return {lock, new_owner_token(), "lost-release-node", kTtl, 0};
+}
+
+std::size_t nodes(const std::string& lock) {
+  RawClient raw;
+  return raw.children("/leader/" + lock).size();
+}
+
+// The instant a second store object first gets `lock` (polling every 20 ms), or max().
+Clock::time_point first_takeover(LeaseStore& judge, const std::string& lock) {
+  const auto end = Clock::now() + kGiveUp;
+  while (Clock::now() < end) {
+    try {
+      if (auto got = judge.try_acquire(request(lock), soon())) {
+        const auto at = Clock::now();
+        (void)judge.release(*got.lease, Ms{0}, soon());
+        return at;
+      }
+    } catch (const BackendError&) {
+    }
+    std::this_thread::sleep_for(Ms{20});
+  }
+  return Clock::time_point::max();
+}
+
+TEST(ZooKeeperLostRelease,
+     AReleaseWhoseOutcomeIsUnknownFreesTheLockWithinTheTtlWhileTheHolderWorks) {
+  const auto colon = hosts().rfind(':');
+  FaultProxy proxy(hosts().substr(0, colon), std::stoi(hosts().substr(colon + 1)));
+  auto holder = open("zk://" + proxy.endpoint() + "/?session_timeout=auto");
+  auto judge = open(uri("session_timeout=auto"));
+  const std::string lock = unique("lost-release");
+  const std::string kept = unique("lost-release-kept");
+  auto x = holder->try_acquire(request(lock), soon());
+  auto y = holder->try_acquire(request(kept), soon());
+  ASSERT_TRUE(x && y);
+  const auto renew_sent = Clock::now();  // the last confirmed renewal of the lease released next
+  ASSERT_EQ(holder->renew(*x.lease, kTtl, soon()).status, LeaseStatus::ok);
+  proxy.set_mode(FaultProxy::Mode::blackhole);
+  EXPECT_THROW((void)holder->release(*x.lease, Ms{0}, Deadline::after(Ms{300})), BackendError);
+  ASSERT_GT(proxy.dropped_requests(), 0U);
+  ASSERT_EQ(nodes(lock), 1U) << "the release reached the server after all";
+  // The connection is lost; the client reconnects (through the proxy again) within the session.
+  proxy.set_mode(FaultProxy::Mode::forward);
+  proxy.cut_silenced();
+
+  std::atomic<bool> stop{false};
+  std::atomic<int> renewed{0};
+  std::atomic<int> lost{0};
+  std::thread worker([&] {  // the holder's process going on, on the same session
+    const std::string other = unique("lost-release-other");
+    while (!stop) {
+      try {
+        const auto r = holder->renew(*y.lease, kTtl, soon());
+        (r.status == LeaseStatus::ok ? renewed : lost)++;
+        if (auto got = holder->try_acquire(request(other), soon()))
+          (void)holder->release(*got.lease, Ms{0}, soon());
+      } catch (const BackendError& e) {
+        std::cerr << "worker: " << e.what() << "\n";
+      }
+      std::this_thread::sleep_for(Ms{200});
+    }
+  });
+  const auto taken = first_takeover(*judge, lock);
+  // The session survived the lost connection: the lease still held renews and is not taken.
+  EXPECT_FALSE(judge->try_acquire(request(kept), soon()));
+  stop = true;
+  worker.join();
+  EXPECT_GT(renewed.load(), 0);
+  EXPECT_EQ(lost.load(), 0) << "the session expired: this run proves nothing about a live one";
+
+  ASSERT_TRUE(taken != Clock::time_point::max())
+      << "the lock stayed held for " << kGiveUp.count()
+      << " ms while its holder's process renewed another lock";
+  const auto after = std::chrono::duration_cast<Ms>(taken - renew_sent);
+  std::cout << "lock free again " << after.count() << " ms after the last confirmed renewal (ttl "
+            << kTtl.count() << " ms)\n";
+  EXPECT_LE(after, kTtl + kSlack);
+  (void)holder->release(*y.lease, Ms{0}, soon());
+}
+
+}  // namespace
+}  // namespace leader::zktest
