@@ -3,14 +3,21 @@
 
 #include "serve_command.hpp"
 
+#include <arpa/inet.h>
 #include <httplib.h>
+#include <netdb.h>
+#include <poll.h>
 #include <pthread.h>
 #include <signal.h>
+#include <sys/socket.h>
 
 #include <atomic>
 #include <cerrno>
+#include <condition_variable>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
+#include <functional>
 #include <nlohmann/json.hpp>
 #include <set>
 #include <sstream>
@@ -70,9 +77,127 @@ Listen parse_listen(const std::string& text) {
   return l;
 }
 
+// Loopback: "localhost", an IPv4 address in 127.0.0.0/8 or the IPv6 address ::1, as parsed by
+// inet_pton (a host name such as "127.0.0.1.example.com" is not one).
 bool is_loopback(const std::string& host) {
-  return host == "localhost" || host == "::1" || host.rfind("127.", 0) == 0;
+  if (host == "localhost") return true;
+  in_addr v4{};
+  if (inet_pton(AF_INET, host.c_str(), &v4) == 1) return (ntohl(v4.s_addr) >> 24) == 127;
+  in6_addr v6{};
+  return inet_pton(AF_INET6, host.c_str(), &v6) == 1 && IN6_IS_ADDR_LOOPBACK(&v6);
 }
+
+// Listening sockets get SO_REUSEADDR only (a restart may bind while old connections linger in
+// TIME_WAIT). cpp-httplib's default sets SO_REUSEPORT, which lets a second process bind the same
+// port and take half of the connections: renewals then reach a sidecar that never heard of the
+// lease.
+void exclusive_socket_options(socket_t sock) {
+  int yes = 1;
+  setsockopt(sock, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof(yes));
+}
+
+// The numeric host and port of a socket address.
+std::pair<std::string, int> host_and_port(const sockaddr_storage& addr, socklen_t len) {
+  char host[NI_MAXHOST] = {};
+  char port[NI_MAXSERV] = {};
+  if (getnameinfo(reinterpret_cast<const sockaddr*>(&addr), len, host, sizeof host, port,
+                  sizeof port, NI_NUMERICHOST | NI_NUMERICSERV) != 0)
+    return {"", -1};
+  return {host, std::atoi(port)};
+}
+
+// The socket of the connection that carries `req`, or -1: cpp-httplib 0.11 does not hand it to
+// handlers, so it is found among this process's descriptors by its two addresses (unique while the
+// handler runs, since the worker keeps the connection open until the handler returns).
+int connection_socket(const httplib::Request& req) {
+  std::error_code ec;
+  for (const auto& entry : std::filesystem::directory_iterator("/proc/self/fd", ec)) {
+    int fd = std::atoi(entry.path().filename().c_str());
+    sockaddr_storage local{}, peer{};
+    socklen_t local_len = sizeof local, peer_len = sizeof peer;
+    if (getsockname(fd, reinterpret_cast<sockaddr*>(&local), &local_len) != 0 ||
+        getpeername(fd, reinterpret_cast<sockaddr*>(&peer), &peer_len) != 0)
+      continue;
+    if (host_and_port(local, local_len).second == req.local_port &&
+        host_and_port(peer, peer_len) == std::pair{req.remote_addr, req.remote_port})
+      return fd;
+  }
+  return -1;
+}
+
+// Whether the client closed its side of the connection (EOF or an error pending). Bytes of a
+// pipelined next request do not count.
+bool connection_gone(int fd) {
+  pollfd p{fd, POLLIN | POLLRDHUP, 0};
+  if (::poll(&p, 1, 0) <= 0) return false;
+  if ((p.revents & (POLLERR | POLLHUP | POLLNVAL | POLLRDHUP)) != 0) return true;
+  char c = 0;
+  ssize_t n = ::recv(fd, &c, 1, MSG_PEEK | MSG_DONTWAIT);
+  return n == 0 || (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR);
+}
+
+// The stop token of one waiting request: fires when the sidecar stops or when the client closes
+// its connection (checked every 100 ms), so that a client that gave up is not granted the lock.
+class WaitWatch {
+ public:
+  WaitWatch(const httplib::Request& req, const std::stop_token& stopping)
+      : fd_(connection_socket(req)), relay_(stopping, [this] { source_.request_stop(); }) {
+    if (fd_ >= 0) poller_ = std::jthread([this](const std::stop_token& done) { poll(done); });
+  }
+  WaitWatch(const WaitWatch&) = delete;
+  WaitWatch& operator=(const WaitWatch&) = delete;
+  ~WaitWatch() = default;  // poller_ (declared last) is stopped and joined first
+
+  [[nodiscard]] std::stop_token token() const { return source_.get_token(); }
+  /// True once the client was seen gone (now or by the poller).
+  [[nodiscard]] bool client_gone() {
+    if (!gone_ && fd_ >= 0 && connection_gone(fd_)) gone_ = true;
+    return gone_;
+  }
+
+ private:
+  void poll(const std::stop_token& done) {
+    std::mutex m;
+    std::condition_variable_any cv;
+    std::unique_lock lock(m);
+    while (!done.stop_requested()) {
+      if (connection_gone(fd_)) {
+        gone_ = true;
+        source_.request_stop();
+        return;
+      }
+      cv.wait_for(lock, done, std::chrono::milliseconds(100), [] { return false; });
+    }
+  }
+
+  int fd_;
+  std::stop_source source_;
+  std::atomic<bool> gone_{false};
+  std::stop_callback<std::function<void()>> relay_;
+  std::jthread poller_;
+};
+
+// One of the bounded places for requests that wait (long-polls, acquires with a wait): at most
+// `limit` at once, so that waiting requests never hold every HTTP worker and renewals, releases
+// and health checks are still answered. The excess is refused with 429 and Retry-After.
+class WaitSlot {
+ public:
+  WaitSlot(std::atomic<int>& count, int limit) : count_(count) {
+    if (count_.fetch_add(1) >= limit) {
+      count_.fetch_sub(1);
+      throw ApiError(429, "too_many_waits",
+                     "at most " + std::to_string(limit) +
+                         " waiting requests (acquires with 'wait', long-polls) at once "
+                         "(--threads - 2); retry later");
+    }
+  }
+  WaitSlot(const WaitSlot&) = delete;
+  WaitSlot& operator=(const WaitSlot&) = delete;
+  ~WaitSlot() { count_.fetch_sub(1); }
+
+ private:
+  std::atomic<int>& count_;
+};
 
 std::string read_token(const std::string& path) {
   std::ifstream in(path);
@@ -87,13 +212,6 @@ std::string read_token(const std::string& path) {
     throw UsageError("--token-file '" + path +
                      "': the token must be at least 16 characters (e.g. openssl rand -hex 32)");
   return token;
-}
-
-bool same_secret(const std::string& a, const std::string& b) {
-  unsigned char diff = a.size() == b.size() ? 0 : 1;
-  for (std::size_t i = 0; i < a.size(); ++i)
-    diff |= static_cast<unsigned char>(a[i] ^ (i < b.size() ? b[i] : 0));
-  return diff == 0;
 }
 
 Duration duration_option(const std::string& text, const char* flag) {
@@ -169,6 +287,7 @@ class Sidecar {
         node_id_(o.node_id.empty() ? default_node_id() : o.node_id),
         ready_timeout_(duration_option(o.ready_timeout, "--ready-timeout")),
         max_wait_(duration_option(o.max_wait, "--max-wait")),
+        max_ttl_(duration_option(o.max_ttl, "--max-ttl")),
         bus_(std::make_shared<EventBus>()),
         memory_history_(std::make_shared<MemoryHistory>(200)),
         leases_(store_, bus_, node_id_) {
@@ -241,6 +360,7 @@ class Sidecar {
           try {
             rethrow_as_api_error(error);
           } catch (const ApiError& e) {
+            if (e.status() == 429) res.set_header("Retry-After", "1");
             send_error(res, e.status(), e.code(), e.what());
           } catch (const std::exception& e) {
             send_error(res, 500, "internal", e.what());
@@ -281,7 +401,7 @@ class Sidecar {
                json body = body_object(req, {"lease_id", "ttl"});
                send_json(res, 200,
                          leases_.renew(checked_lock(req.matches[1]), required_id(body),
-                                       duration_field(body, "ttl", Duration{0})));
+                                       capped_ttl(duration_field(body, "ttl", Duration{0}))));
              });
     svr.Post(R"(/v1/locks/([^/]+)/release)", [this](const httplib::Request& req,
                                                     httplib::Response& res) {
@@ -368,7 +488,7 @@ class Sidecar {
     json out = {{"lock", lock},
                 {"held", state.held()},
                 {"holders", holders_json(state)},
-                {"sidecar_leases", leases_.ids_for(lock)},
+                {"sidecar_leases", leases_.held_for(lock)},
                 {"campaign", campaigns_ && campaigns_->campaigns(lock)}};
     int slots = leases_.slots_of(lock);
     if (slots > 0) {
@@ -390,11 +510,23 @@ class Sidecar {
             {"now", format_utc(std::chrono::system_clock::now())}};
   }
 
+  // A ttl a client asked for, refused (400) above --max-ttl: a lease whose client vanished
+  // stays on the store for its whole ttl.
+  [[nodiscard]] Duration capped_ttl(Duration ttl) const {
+    if (ttl > max_ttl_)
+      throw ApiError(400, "invalid_argument",
+                     "'ttl' " + format_duration(ttl) + " exceeds this sidecar's --max-ttl " +
+                         format_duration(max_ttl_));
+    return ttl;
+  }
+
+  [[nodiscard]] int wait_limit() const { return std::max(1, o_.threads - 2); }
+
   void acquire(const httplib::Request& req, httplib::Response& res) {
     json body = body_object(req, {"ttl", "wait", "node_id", "slots"});
     AcquireRequest r;
     r.lock = checked_lock(req.matches[1]);
-    r.ttl = duration_field(body, "ttl", r.ttl);
+    r.ttl = capped_ttl(duration_field(body, "ttl", r.ttl));
     r.wait = duration_field(body, "wait", Duration{0});
     if (r.wait > max_wait_)
       throw ApiError(400, "invalid_argument",
@@ -407,7 +539,58 @@ class Sidecar {
         throw ApiError(400, "invalid_argument", "'slots' must be an integer in 1..1000");
       r.slots = s.get<int>();
     }
-    send_json(res, 200, leases_.acquire(r, stopping_.get_token()));
+    json lease;
+    if (r.wait.count() == 0) {
+      lease = leases_.acquire(r, stopping_.get_token());
+    } else {
+      WaitSlot slot(waits_, wait_limit());
+      WaitWatch watch(req, stopping_.get_token());
+      try {
+        lease = leases_.acquire(r, watch.token());
+      } catch (const ApiError&) {
+        if (watch.client_gone())
+          throw ApiError(499, "client_closed", "the client closed its connection while waiting");
+        throw;
+      }
+      if (watch.client_gone()) {
+        release_unreceived(lease);
+        throw ApiError(499, "client_closed", "the client closed its connection while waiting");
+      }
+    }
+    send_lease(res, lease);
+  }
+
+  // Sends a lease reply; a lease whose reply cannot be written (the client went away) is released
+  // at once, since nobody else can ever renew or release it.
+  void send_lease(httplib::Response& res, const json& lease) {
+    auto text = std::make_shared<const std::string>(lease.dump() + "\n");
+    res.status = 200;
+    res.set_content_provider(
+        text->size(), "application/json",
+        [text](std::size_t offset, std::size_t length, httplib::DataSink& sink) {
+          return sink.is_writable() && sink.write(text->data() + offset, length);
+        },
+        [this, lease](bool written) {
+          if (!written) release_unreceived(lease);
+        });
+  }
+
+  // Releases a lease granted to a client that is gone. Never throws (it runs in a destructor).
+  void release_unreceived(const json& lease) noexcept {
+    try {
+      std::string lock = lease.at("lock").get<std::string>();
+      std::string what = "the lease of '" + lock + "' (fencing token " +
+                         std::to_string(lease.at("fencing_token").get<std::uint64_t>()) + ")";
+      try {
+        leases_.release(lock, lease.at("lease_id").get<std::string>());
+        log_.notice(what + " was released: its client went away before the reply");
+      } catch (const ApiError& e) {
+        if (e.status() != 404)  // 404: the client's own release (or the reaper) came first
+          log_.error(what + ", whose client went away, could not be released: " +
+                     without_secrets(e.what()));
+      }
+    } catch (...) {  // NOLINT(bugprone-empty-catch): logging failed; nothing more can be done
+    }
   }
 
   void leader(const httplib::Request& req, httplib::Response& res) {
@@ -431,15 +614,8 @@ class Sidecar {
       throw ApiError(400, "invalid_argument", "'version' must be a non-negative integer");
     }
     if (wait > kMaxLongPoll) throw ApiError(400, "invalid_argument", "'wait' is limited to 60s");
-    int limit = std::max(1, o_.threads - 2);  // keep workers for other requests
-    if (long_polls_.fetch_add(1) >= limit) {
-      long_polls_.fetch_sub(1);
-      throw ApiError(429, "too_many_waits",
-                     "at most " + std::to_string(limit) + " long-polls at once (--threads)");
-    }
-    json state = campaigns_->wait_change(lock, version, wait, stopping_.get_token());
-    long_polls_.fetch_sub(1);
-    send_json(res, 200, state);
+    WaitSlot slot(waits_, wait_limit());  // keep workers for other requests
+    send_json(res, 200, campaigns_->wait_change(lock, version, wait, stopping_.get_token()));
   }
 
   std::shared_ptr<LeaseStore> instrumented(std::shared_ptr<LeaseStore> store) {
@@ -458,7 +634,7 @@ class Sidecar {
   std::shared_ptr<LeaseStore> store_;
   std::string store_shown_;
   std::string node_id_;
-  Duration ready_timeout_, max_wait_;
+  Duration ready_timeout_, max_wait_, max_ttl_;
   std::shared_ptr<EventBus> bus_;
   std::shared_ptr<MemoryHistory> memory_history_;
   std::shared_ptr<HistorySink> history_;
@@ -466,7 +642,7 @@ class Sidecar {
   LeaseTable leases_;
   std::unique_ptr<CampaignLoops> campaigns_;
   std::stop_source stopping_;
-  std::atomic<int> long_polls_{0};
+  std::atomic<int> waits_{0};  ///< long-polls and acquires with a wait under way
 };
 
 }  // namespace
@@ -481,7 +657,7 @@ CLI::App* add_serve_command(CLI::App& app, ServeOptions& o) {
       "{ttl,wait,node_id,slots}, .../renew {lease_id,ttl}, .../release {lease_id}.\n"
       "Leases held for clients are released on SIGTERM/SIGINT. Details: docs/serve.md.\n\n"
       "Exit codes: 0 stopped by SIGTERM/SIGINT, 64 usage error, 69 store unavailable or\n"
-      "the address cannot be bound.");
+      "the address cannot be bound (e.g. another process listens on it).");
   serve->add_option("--store", o.store, "Store URI (default: $LEADER_STORE, else SQLite file)")
       ->check(
           CLI::Validator([](std::string& uri) { return store_uri_problem(uri, "--store"); }, "URI"))
@@ -513,6 +689,9 @@ CLI::App* add_serve_command(CLI::App& app, ServeOptions& o) {
       ->type_name("DURATION")
       ->capture_default_str();
   serve->add_option("--max-wait", o.max_wait, "Longest 'wait' an acquire may ask for")
+      ->type_name("DURATION")
+      ->capture_default_str();
+  serve->add_option("--max-ttl", o.max_ttl, "Longest 'ttl' an acquire or renew may ask for")
       ->type_name("DURATION")
       ->capture_default_str();
   serve->add_option("--threads", o.threads, "HTTP worker threads")
@@ -559,12 +738,15 @@ int serve(const ServeOptions& o) {
   svr.set_payload_max_length(kMaxBodyBytes);
   svr.set_read_timeout(std::chrono::seconds(10));
   svr.set_write_timeout(std::chrono::seconds(10));
+  svr.set_socket_options(exclusive_socket_options);
   sidecar.routes(svr, token);
   int port = listen.port;
   if (port == 0) {
     port = svr.bind_to_any_port(listen.host);
-    if (port < 0) throw StoreUnavailable("cannot listen on " + o.listen);
+    if (port < 0)
+      throw StoreUnavailable("cannot listen on " + o.listen + ": " + std::strerror(errno));
   } else if (!svr.bind_to_port(listen.host, port)) {
+    // Exclusive (no SO_REUSEPORT): a second sidecar on the same port ends here with EADDRINUSE.
     throw StoreUnavailable("cannot listen on " + o.listen + ": " + std::strerror(errno));
   }
   std::string host =
@@ -580,6 +762,10 @@ int serve(const ServeOptions& o) {
     sigwait(&signals, &sig);
     if (!listen_failed) got_signal = sig;
     sidecar.stop_waits();
+    // stop() does nothing until listen_after_bind() has started: a signal right after the bind
+    // would otherwise be lost and the process would serve on, deaf to SIGTERM.
+    while (!listen_failed && !svr.is_running())
+      std::this_thread::sleep_for(std::chrono::milliseconds(5));
     svr.stop();
   });
   (void)svr.listen_after_bind();

@@ -26,6 +26,7 @@ struct ServeOptions {
   std::string campaign_ttl = "15s";
   std::string ready_timeout = "2s";
   std::string max_wait = "60s";
+  std::string max_ttl = "10m";  ///< longest ttl an API client may ask (a lease outlives its client)
   int threads = 8;
   bool verbose = false;
 };

@@ -86,20 +86,23 @@ std::int64_t millis_left(TimePoint deadline) {
   return std::max<std::int64_t>(0, left);
 }
 
-// Caller holds lease.mu and lease.guard is set.
-nlohmann::json lease_json(ApiLease& lease) {
+// Caller holds lease.mu and lease.guard is set. Only the replies to the client that holds the
+// lease (acquire, renew) carry its id: listings never do.
+nlohmann::json lease_json(ApiLease& lease, bool with_id) {
   LeaderContext& ctx = lease.guard->context();
-  return {{"lease_id", lease.id},
-          {"lock", lease.lock},
-          {"node_id", ctx.node_id()},
-          {"fencing_token", ctx.fencing_token()},
-          {"slot", ctx.slot()},
-          {"slots", lease.slots},
-          {"ttl_ms", lease.ttl.count()},
-          {"granted_ttl_ms", ctx.lease().granted_ttl.count()},
-          {"expires_in_ms", millis_left(ctx.deadline())},
-          {"deadline", wall_time_of(ctx.deadline())},
-          {"acquired_at", format_utc(lease.acquired_at)}};
+  nlohmann::json out = nlohmann::json::object();
+  if (with_id) out["lease_id"] = lease.id;
+  out.update({{"lock", lease.lock},
+              {"node_id", ctx.node_id()},
+              {"fencing_token", ctx.fencing_token()},
+              {"slot", ctx.slot()},
+              {"slots", lease.slots},
+              {"ttl_ms", lease.ttl.count()},
+              {"granted_ttl_ms", ctx.lease().granted_ttl.count()},
+              {"expires_in_ms", millis_left(ctx.deadline())},
+              {"deadline", wall_time_of(ctx.deadline())},
+              {"acquired_at", format_utc(lease.acquired_at)}});
+  return out;
 }
 
 Acquisition acquire_with(const std::shared_ptr<LeaseStore>& store,
@@ -125,6 +128,14 @@ Acquisition acquire_with(const std::shared_ptr<LeaseStore>& store,
 }
 
 }  // namespace
+
+bool same_secret(std::string_view given, std::string_view secret) {
+  // Every byte of the secret is compared, whatever `given` is, and without an early exit.
+  unsigned char diff = given.size() == secret.size() ? 0 : 1;
+  for (std::size_t i = 0; i < secret.size(); ++i)
+    diff |= static_cast<unsigned char>(secret[i] ^ (i < given.size() ? given[i] : 0));
+  return diff == 0;
+}
 
 nlohmann::json error_json(const std::string& code, const std::string& reason) {
   return {{"error", code}, {"reason", reason}};
@@ -185,20 +196,35 @@ nlohmann::json LeaseTable::acquire(const AcquireRequest& request, const std::sto
   lease->acquired_at = std::chrono::system_clock::now();
   std::lock_guard lease_lock(lease->mu);
   lease->guard.emplace(std::move(*acq.guard));
-  nlohmann::json out = lease_json(*lease);
+  nlohmann::json out = lease_json(*lease, true);
   std::lock_guard lock(mu_);
-  leases_[lease->id] = lease;
+  leases_.emplace(lease->lock, lease);
   return out;
 }
 
 std::shared_ptr<ApiLease> LeaseTable::find(const std::string& lock, const std::string& id) {
   std::lock_guard guard(mu_);
-  auto it = leases_.find(id);
-  if (it == leases_.end() || it->second->lock != lock)
+  // Every lease of the lock is compared in constant time (no early exit on a match): how long a
+  // lookup takes tells nothing about how close a guessed id came.
+  std::shared_ptr<ApiLease> found;
+  auto [first, last] = leases_.equal_range(lock);
+  for (auto it = first; it != last; ++it)
+    if (same_secret(id, it->second->id)) found = it->second;
+  if (!found)
     throw ApiError(404, "unknown_lease",
-                   "no lease '" + id + "' of '" + lock +
+                   "no lease with this id of '" + lock +
                        "' is held by this sidecar (released, expired or never acquired)");
-  return it->second;
+  return found;
+}
+
+void LeaseTable::forget(const std::shared_ptr<ApiLease>& lease) {
+  auto [first, last] = leases_.equal_range(lease->lock);
+  for (auto it = first; it != last; ++it) {
+    if (it->second == lease) {
+      leases_.erase(it);
+      return;
+    }
+  }
 }
 
 nlohmann::json LeaseTable::renew(const std::string& lock, const std::string& id, Duration ttl) {
@@ -207,10 +233,10 @@ nlohmann::json LeaseTable::renew(const std::string& lock, const std::string& id,
   auto drop_as_lost = [&](const std::string& why) {
     {
       std::lock_guard guard(mu_);
-      leases_.erase(id);
+      forget(lease);
     }
     lease->guard.reset();
-    return ApiError(409, "lease_lost", "lease '" + id + "' of '" + lock + "' " + why);
+    return ApiError(409, "lease_lost", "the lease of '" + lock + "' " + why);
   };
   if (!lease->guard || !lease->guard->context().still_leader())
     throw drop_as_lost("was lost or reached its deadline before this renewal");
@@ -224,14 +250,14 @@ nlohmann::json LeaseTable::renew(const std::string& lock, const std::string& id,
     rethrow_as_api_error(std::current_exception());
   }
   lease->ttl = asked;
-  return lease_json(*lease);
+  return lease_json(*lease, true);
 }
 
 nlohmann::json LeaseTable::release(const std::string& lock, const std::string& id) {
   auto lease = find(lock, id);
   {
     std::lock_guard guard(mu_);
-    leases_.erase(id);
+    forget(lease);
   }
   std::lock_guard lease_lock(lease->mu);
   release_failure.clear();
@@ -239,32 +265,45 @@ nlohmann::json LeaseTable::release(const std::string& lock, const std::string& i
   lease->guard.reset();
   if (!release_failure.empty())
     throw ApiError(503, "unavailable",
-                   "lease '" + id + "' of '" + lock + "' could not be released on the store (" +
+                   "the lease of '" + lock + "' could not be released on the store (" +
                        release_failure +
                        "); the sidecar no longer holds it and it expires on the store at its ttl");
-  return {{"released", true}, {"lease_id", id}, {"lock", lock}};
+  return {{"released", true}, {"lock", lock}};
 }
 
 nlohmann::json LeaseTable::list() {
   std::vector<std::shared_ptr<ApiLease>> all;
   {
     std::lock_guard guard(mu_);
-    for (auto& [id, lease] : leases_) all.push_back(lease);
+    for (auto& [lock, lease] : leases_) all.push_back(lease);
   }
   nlohmann::json out = nlohmann::json::array();
   for (auto& lease : all) {
     std::lock_guard lease_lock(lease->mu);
-    if (lease->guard) out.push_back(lease_json(*lease));
+    if (lease->guard) out.push_back(lease_json(*lease, false));
   }
   return out;
 }
 
-std::vector<std::string> LeaseTable::ids_for(const std::string& lock) {
-  std::lock_guard guard(mu_);
-  std::vector<std::string> ids;
-  for (auto& [id, lease] : leases_)
-    if (lease->lock == lock) ids.push_back(id);
-  return ids;
+nlohmann::json LeaseTable::held_for(const std::string& lock) {
+  std::vector<std::shared_ptr<ApiLease>> of_lock;
+  {
+    std::lock_guard guard(mu_);
+    auto [first, last] = leases_.equal_range(lock);
+    for (auto it = first; it != last; ++it) of_lock.push_back(it->second);
+  }
+  nlohmann::json out = nlohmann::json::array();
+  for (auto& lease : of_lock) {
+    std::lock_guard lease_lock(lease->mu);
+    if (!lease->guard) continue;
+    LeaderContext& ctx = lease->guard->context();
+    out.push_back({{"node_id", ctx.node_id()},
+                   {"fencing_token", ctx.fencing_token()},
+                   {"slot", ctx.slot()},
+                   {"expires_in_ms", millis_left(ctx.deadline())},
+                   {"deadline", wall_time_of(ctx.deadline())}});
+  }
+  return out;
 }
 
 int LeaseTable::slots_of(const std::string& lock) {
@@ -279,12 +318,12 @@ std::set<std::string> LeaseTable::locks_seen() {
 }
 
 std::size_t LeaseTable::release_all(std::vector<std::string>* failures) {
-  std::map<std::string, std::shared_ptr<ApiLease>> all;
+  std::multimap<std::string, std::shared_ptr<ApiLease>> all;
   {
     std::lock_guard guard(mu_);
     all.swap(leases_);
   }
-  for (auto& [id, lease] : all) {
+  for (auto& [lock, lease] : all) {
     std::lock_guard lease_lock(lease->mu);
     release_failure.clear();
     if (lease->guard) lease->guard->release();

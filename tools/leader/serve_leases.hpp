@@ -1,6 +1,10 @@
 #pragma once
 /// @file serve_leases.hpp
-/// The leases `leader serve` holds for its API clients, keyed by an opaque lease id.
+/// The leases `leader serve` holds for its API clients, each known by an opaque lease id.
+///
+/// A lease id is a secret: only the acquire reply carries it. Listings show a lease by its node id,
+/// fencing token and deadline, never by its id, and renew/release compare the id they are given
+/// with the lease's in constant time.
 ///
 /// Each lease is acquired through a LeaderElector (or LeaderGroupElector for slots) without
 /// auto_extend: the client renews it through the API. Its expiry is the store's: the deadline
@@ -18,6 +22,7 @@
 #include <stdexcept>
 #include <stop_token>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "leader/events.hpp"
@@ -58,8 +63,9 @@ class LeaseTable {
   LeaseTable(const LeaseTable&) = delete;
   LeaseTable& operator=(const LeaseTable&) = delete;
 
-  /// Acquires (waiting up to request.wait); the lease as JSON. Throws ApiError: 409 held_elsewhere
-  /// on contention, 400 for invalid options, 503 when the store fails.
+  /// Acquires (waiting up to request.wait); the lease as JSON, with its `lease_id` (the only reply
+  /// that carries it). Throws ApiError: 409 held_elsewhere on contention, 400 for invalid options,
+  /// 503 when the store fails.
   nlohmann::json acquire(const AcquireRequest& request, const std::stop_token& stop);
   /// Renews lease `id` of `lock` to `ttl` (0: its ttl so far). Throws ApiError 404 unknown lease,
   /// 409 lease_lost, 503 store failure.
@@ -67,10 +73,10 @@ class LeaseTable {
   /// Releases lease `id` of `lock`. Throws ApiError 404 unknown lease, 503 when the store could
   /// not be reached (the lease is forgotten here all the same and expires on the store).
   nlohmann::json release(const std::string& lock, const std::string& id);
-  /// The leases held now.
+  /// The leases held now, without their ids.
   nlohmann::json list();
-  /// Lease ids held here for `lock`.
-  std::vector<std::string> ids_for(const std::string& lock);
+  /// The leases held here for `lock`, without their ids (node id, fencing token, deadline).
+  nlohmann::json held_for(const std::string& lock);
   /// Slots asked for `lock` by the latest acquire (0 when single or unknown).
   int slots_of(const std::string& lock);
   /// Locks acquired through the API so far (at most 1000 names kept).
@@ -82,14 +88,18 @@ class LeaseTable {
 
  private:
   std::shared_ptr<ApiLease> find(const std::string& lock, const std::string& id);
+  void forget(const std::shared_ptr<ApiLease>& lease);  // caller holds mu_
   std::shared_ptr<LeaseStore> store_;
   std::shared_ptr<EventBus> bus_;
   std::string default_node_id_;
   std::mutex mu_;
-  std::map<std::string, std::shared_ptr<ApiLease>> leases_;
+  std::multimap<std::string, std::shared_ptr<ApiLease>> leases_;  ///< by lock name
   std::map<std::string, int> slots_;
   std::set<std::string> seen_;
 };
+
+/// Whether `given` equals `secret`, in a time that depends on the secret's length only.
+bool same_secret(std::string_view given, std::string_view secret);
 
 /// JSON of an error body: {"error": code, "reason": reason}.
 nlohmann::json error_json(const std::string& code, const std::string& reason);

@@ -15,6 +15,7 @@ import socket
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 import unittest
 import urllib.error
@@ -142,7 +143,8 @@ class ApiTest(Base):
         status, one = s.get("/v1/locks/job")
         self.assertEqual(status, 200)
         self.assertTrue(one["held"])
-        self.assertEqual(one["sidecar_leases"], [lease["lease_id"]])
+        self.assertEqual([(l["node_id"], l["fencing_token"]) for l in one["sidecar_leases"]],
+                         [("py-client", lease["fencing_token"])])
         status, listed = s.get("/v1/locks")
         self.assertEqual([l["lock"] for l in listed["locks"]], ["job"])
         self.assertEqual(len(s.get("/v1/leases")[1]["leases"]), 1)
@@ -361,8 +363,8 @@ class OutageTest(Base):
                     released_at = asked - paused
                 if state["leader"] and released_at is not None:
                     self.fail("leader again while the store is paused: %r" % state)
-                ids = [l["lease_id"] for l in s.get("/v1/leases")[1]["leases"]]
-                if lease["lease_id"] not in ids and lease_gone_at is None:
+                held = [(l["lock"], l["fencing_token"]) for l in s.get("/v1/leases")[1]["leases"]]
+                if ("job", lease["fencing_token"]) not in held and lease_gone_at is None:
                     lease_gone_at = time.monotonic() - paused
                 time.sleep(0.05)
             self.assertEqual(claims_after_expiry, [], "claimed leadership past pause + ttl")
@@ -386,6 +388,207 @@ class OutageTest(Base):
         code, seen = leader_status(store, "elect")
         self.assertEqual((code, seen["holders"][0]["node_id"]), (0, "pod-a"), seen)
         self.assertEqual(s.stop(), 0)
+
+
+class SafetyTest(Base):
+    """Lease ids as secrets, waiters against the worker pool, abandoned waits, the ttl cap and the
+    listening socket. Judged by a second client: another API client or `leader status`."""
+
+    def read_everything(self, s, lock):
+        """{route: text} of every read route, as any local process sees it."""
+        texts = {}
+        for route in ["/", "/healthz", "/readyz", "/metrics", "/v1/locks", "/v1/locks/" + lock,
+                      "/v1/leases", "/v1/history", "/v1/leader/" + lock]:
+            status, body = s.get(route)
+            texts[route] = body if isinstance(body, str) else json.dumps(body)
+        return texts
+
+    def test_no_read_route_shows_a_lease_id_and_wrong_ids_change_nothing(self):
+        s = self.sidecar("-v", "--node-id", "side", "--lock", "job")
+        status, a = s.post("/v1/locks/job/acquire", {"ttl": "30s", "node_id": "client-a"})
+        self.assertEqual(status, 200, a)
+        a_id = a["lease_id"]
+        self.assertEqual(s.post("/v1/locks/job/renew", {"lease_id": a_id})[0], 200)
+        self.assertEqual(s.post("/v1/locks/pool/acquire", {"slots": 2, "node_id": "g"})[0], 200)
+
+        # Client B harvests every id-like string any read route shows and tries it, then guesses.
+        texts = self.read_everything(s, "job")
+        harvested = sorted({h for t in texts.values() for h in re.findall(r"[0-9a-f]{32}", t)})
+        flipped = a_id[:-1] + ("0" if a_id[-1] != "0" else "1")
+        guesses = harvested + [flipped, a_id[:16], a_id + "0", "0" * 32, a_id.upper(), " " + a_id]
+        for guess in guesses:
+            for action in ("release", "renew"):
+                status, body = s.post("/v1/locks/job/" + action, {"lease_id": guess})
+                self.assertEqual((status, body.get("error")), (404, "unknown_lease"),
+                                 "B's %s with id %s (%s) answered %d: %r" % (
+                                     action, guess[:6] + "...",
+                                     "listed by a read route" if guess == a_id else "guessed",
+                                     status, body))
+        # A keeps its lease: a contender is refused, the store shows A, A still renews.
+        status, c = s.post("/v1/locks/job/acquire", {"node_id": "client-c"})
+        self.assertEqual((status, c.get("error")), (409, "held_elsewhere"), c)
+        code, seen = leader_status(self.store, "job")
+        self.assertEqual((code, seen["holders"][0]["node_id"], seen["holders"][0]["fencing_token"]),
+                         (0, "client-a", a["fencing_token"]), seen)
+        status, renewed = s.post("/v1/locks/job/renew", {"lease_id": a_id})
+        self.assertEqual((status, renewed["fencing_token"]), (200, a["fencing_token"]), renewed)
+
+        # No read route, and no log line, shows A's id; holders are shown by node id and token.
+        texts = self.read_everything(s, "job")
+        for route, text in texts.items():
+            self.assertNotIn(a_id, text, "A's lease id is listed by GET " + route)
+        self.assertNotIn(a_id, s.stderr(), "A's lease id is in the sidecar's log")
+        one = json.loads(texts["/v1/locks/job"])
+        self.assertEqual([(l["node_id"], l["fencing_token"]) for l in one["sidecar_leases"]],
+                         [("client-a", a["fencing_token"])])
+        self.assertGreater(one["sidecar_leases"][0]["expires_in_ms"], 0)
+        leases = json.loads(texts["/v1/leases"])["leases"]
+        self.assertEqual(sorted(l["node_id"] for l in leases), ["client-a", "g"])
+        self.assertTrue(all("lease_id" not in l for l in leases), leases)
+
+        status, rel = s.post("/v1/locks/job/release", {"lease_id": a_id})
+        self.assertEqual((status, rel["released"]), (200, True))
+        self.assertEqual(leader_status(self.store, "job")[0], 3)
+
+    def test_waiting_acquires_leave_workers_for_renewals_and_health(self):
+        s = self.sidecar("--threads", "4", "--max-wait", "30s")
+        status, a = s.post("/v1/locks/busy/acquire", {"ttl": "4s", "node_id": "holder"})
+        self.assertEqual(status, 200, a)
+        token = a["fencing_token"]
+        replies = []
+
+        def waiter(i):
+            replies.append(s.post("/v1/locks/busy/acquire",
+                                  {"wait": "6s", "ttl": "4s", "node_id": "waiter-%d" % i},
+                                  timeout=60))
+        waiters = [threading.Thread(target=waiter, args=(i,)) for i in range(8)]
+        for t in waiters:
+            t.start()
+        time.sleep(0.5)  # the waiters are in
+        renewals, health, holders = [], [], []
+        end = time.monotonic() + 4.0
+        while time.monotonic() < end:
+            status, r = s.post("/v1/locks/busy/renew", {"lease_id": a["lease_id"]}, timeout=60)
+            renewals.append((status, r.get("fencing_token", r.get("error"))))
+            health.append(s.get("/healthz", timeout=60)[0])
+            code, seen = leader_status(self.store, "busy")
+            holders.append((code, seen and [(h["node_id"], h["fencing_token"])
+                                            for h in seen["holders"]]))
+            time.sleep(0.2)
+        for t in waiters:
+            t.join(60)
+        self.assertEqual(renewals, [(200, token)] * len(renewals), "the holder's renewals")
+        self.assertEqual(health, [200] * len(health))
+        self.assertEqual(holders, [(0, [("holder", token)])] * len(holders), "the store's holder")
+        self.assertEqual(len(replies), 8)
+        self.assertEqual([r for r in replies if r[0] == 200], [], "a waiter was granted the lock")
+        refused = [r[1]["error"] for r in replies if r[0] == 429]
+        self.assertTrue(refused and set(refused) == {"too_many_waits"}, replies)
+        self.assertEqual(s.post("/v1/locks/busy/release", {"lease_id": a["lease_id"]})[0], 200)
+
+    def raw_acquire(self, s, lock, body):
+        """A socket that sent an acquire and reads nothing."""
+        port = int(s.url.rsplit(":", 1)[1])
+        sock = socket.create_connection(("127.0.0.1", port))
+        data = json.dumps(body).encode()
+        sock.sendall(b"POST /v1/locks/%s/acquire HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+                     b"Content-Type: application/json\r\nContent-Length: %d\r\n\r\n%s"
+                     % (lock.encode(), len(data), data))
+        return sock
+
+    def test_a_client_that_gives_up_waiting_is_not_granted_the_lock(self):
+        s = self.sidecar("--max-wait", "60s")
+        status, a = s.post("/v1/locks/gone/acquire", {"ttl": "30s", "node_id": "holder"})
+        self.assertEqual(status, 200, a)
+        quitter = self.raw_acquire(s, "gone", {"wait": "50s", "ttl": "60s", "node_id": "quitter"})
+        time.sleep(1.0)  # waiting
+        quitter.close()  # gives up
+        time.sleep(0.5)
+        self.assertEqual(s.post("/v1/locks/gone/release", {"lease_id": a["lease_id"]})[0], 200)
+        status, c = s.post("/v1/locks/gone/acquire", {"wait": "5s", "ttl": "10s",
+                                                      "node_id": "client-c"})
+        self.assertEqual(status, 200, "the abandoned wait took the lock: %r, store: %r" % (
+            c, leader_status(self.store, "gone")))
+        code, seen = leader_status(self.store, "gone")
+        self.assertEqual((code, seen["holders"][0]["node_id"]), (0, "client-c"), seen)
+
+    def test_a_grant_nobody_can_receive_is_released(self):
+        s = self.sidecar()
+        quitter = self.raw_acquire(s, "lost-reply", {"ttl": "60s", "node_id": "quitter"})
+        quitter.close()  # gone before the reply is written
+        # Another client gets the lock within a few seconds (the grant was released), as the
+        # store sees it.
+        got = []
+
+        def take():
+            status, c = s.post("/v1/locks/lost-reply/acquire", {"node_id": "client-c"})
+            got.append((status, c))
+            return status == 200
+        self.assertTrue(eventually(take, limit=5.0), got[-3:])
+        code, seen = leader_status(self.store, "lost-reply")
+        self.assertEqual((code, seen["holders"][0]["node_id"]), (0, "client-c"), seen)
+
+    def test_the_ttl_a_client_may_ask_is_capped(self):
+        s = self.sidecar()
+        status, body = s.post("/v1/locks/long/acquire", {"ttl": "11m"})
+        self.assertEqual((status, body.get("error")), (400, "invalid_argument"), body)
+        self.assertIn("--max-ttl 10m", body["reason"])
+        self.assertEqual(s.post("/v1/locks/long/acquire", {"ttl": "365d"})[0], 400)
+        capped = self.sidecar("--max-ttl", "1m")
+        self.assertEqual(capped.post("/v1/locks/long/acquire", {"ttl": "61s"})[0], 400)
+        status, lease = capped.post("/v1/locks/long/acquire", {"ttl": "1m"})
+        self.assertEqual(status, 200, lease)
+        status, body = capped.post("/v1/locks/long/renew",
+                                   {"lease_id": lease["lease_id"], "ttl": "2m"})
+        self.assertEqual((status, body.get("error")), (400, "invalid_argument"), body)
+        self.assertIn("--max-ttl 1m", body["reason"])
+        self.assertEqual(leader_status(self.store, "long")[1]["holders"][0]["fencing_token"],
+                         lease["fencing_token"])  # still held
+
+    def test_a_second_sidecar_on_the_same_port_exits(self):
+        a = self.sidecar("--node-id", "first")
+        status, lease = a.post("/v1/locks/port/acquire", {"ttl": "10s"})
+        self.assertEqual(status, 200, lease)
+        port = int(a.url.rsplit(":", 1)[1])
+        second = subprocess.Popen([LEADER, "serve", "--store", self.store, "--node-id", "second",
+                                   "--listen", "127.0.0.1:%d" % port], stderr=subprocess.PIPE,
+                                  stdout=subprocess.DEVNULL, text=True)
+        try:
+            code = second.wait(timeout=15)
+        except subprocess.TimeoutExpired:
+            second.terminate()
+            second.wait()
+            code = None
+        err = second.stderr.read()
+        second.stderr.close()
+        self.assertEqual(code, 69, "the second sidecar shares port %d: %s" % (port, err))
+        self.assertIn("address already in use", err.lower())
+        # Every renewal reaches the first sidecar.
+        for _ in range(6):
+            status, r = a.post("/v1/locks/port/renew", {"lease_id": lease["lease_id"]})
+            self.assertEqual(status, 200, r)
+
+    def test_only_real_loopback_addresses_are_loopback(self):
+        for host in ["127.0.0.1.nip.io", "127.evil.invalid", "127.0.0.1x"]:
+            with self.subTest(host=host):
+                p = subprocess.run([LEADER, "serve", "--store", self.store, "--listen",
+                                    host + ":0"], capture_output=True, text=True, timeout=30)
+                self.assertEqual(p.returncode, 64, p.stderr)
+                self.assertIn("--allow-remote", p.stderr)
+        s = self.sidecar()  # 127.0.0.1 is loopback
+        self.assertEqual(s.get("/healthz")[0], 200)
+        other = subprocess.Popen([LEADER, "serve", "--store", self.store, "--listen",
+                                  "127.0.0.2:0"], stderr=subprocess.PIPE,
+                                 stdout=subprocess.DEVNULL, text=True)
+        try:
+            lines = []
+            while len(lines) < 10 and (not lines or lines[-1] and "serving" not in lines[-1]):
+                lines.append(other.stderr.readline())
+            self.assertIn("serving http://127.0.0.2:", lines[-1], lines)
+        finally:
+            other.terminate()
+            other.wait()
+            other.stderr.close()
 
 
 class CampaignTest(Base):
