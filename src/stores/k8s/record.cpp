@@ -50,20 +50,6 @@ std::uint64_t fence_of(const nlohmann::json& annotations) {
   return v;
 }
 
-/// The renewTime of a write: now, or one second past the previous renewTime when now falls in the
-/// same whole second. client-go observers compare records at whole seconds (metav1.Time), so a
-/// renewal that left the second unchanged would look like no renewal to them and they would count
-/// the lease's duration from an older change (README.md, "Safety").
-WallTime change_marker(const nlohmann::json& spec) {
-  const auto now = std::chrono::system_clock::now();
-  if (!spec.contains("renewTime") || !spec["renewTime"].is_string()) return now;
-  const auto prev = parse_micro_time(spec["renewTime"].get<std::string>());
-  if (!prev) return now;
-  const auto prev_second = std::chrono::floor<std::chrono::seconds>(*prev);
-  if (std::chrono::floor<std::chrono::seconds>(now) > prev_second) return now;
-  return prev_second + std::chrono::seconds(1);
-}
-
 }  // namespace
 
 std::string short_hash(std::string_view text) {
@@ -231,7 +217,7 @@ nlohmann::json bump_fence(nlohmann::json base, std::string_view name, std::strin
   if (free_holder && base["spec"].is_object()) {
     base["spec"]["holderIdentity"] = "";
     base["spec"]["leaseDurationSeconds"] = 1;
-    base["spec"]["renewTime"] = micro_time(change_marker(base["spec"]));
+    base["spec"]["renewTime"] = micro_time(std::chrono::system_clock::now());
   }
   return base;
 }
@@ -253,7 +239,10 @@ nlohmann::json apply_grant(nlohmann::json base, std::string_view name, const Gra
   labels[kLockLabel] = short_hash(grant.lock);
   auto spec = base.value("spec", nlohmann::json::object());
   if (!spec.is_object()) spec = nlohmann::json::object();
-  const std::string now = micro_time(change_marker(spec));
+  // renewTime is the writer's wall clock, as client-go writes it: observers (kubectl users,
+  // other tools) may judge renewTime + leaseDurationSeconds. This store's own contenders count
+  // from the resourceVersion they see change, never from renewTime (README.md, "Safety").
+  const std::string now = micro_time(std::chrono::system_clock::now());
   spec["holderIdentity"] = grant.holder;
   spec["leaseDurationSeconds"] = grant.duration_seconds;
   spec["renewTime"] = now;
