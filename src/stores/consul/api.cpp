@@ -102,7 +102,10 @@ std::string Api::create_session(const SessionSpec& spec, Deadline deadline) {
                {"TTL", go_duration(spec.ttl)},
                {"LockDelay", go_duration(spec.lock_delay)},
                {"Behavior", spec.delete_keys ? "delete" : "release"},
-               {"NodeChecks", Json::array()}};  // TTL only: no serfHealth link
+               // TTL only, no serfHealth link: sending either key, even empty, replaces the
+               // agent's default check (Checks for agents before 1.7, NodeChecks since).
+               {"Checks", Json::array()},
+               {"NodeChecks", Json::array()}};
   Reply r = call("PUT", "/v1/session/create", body.dump(), deadline);
   if (r.status != 200) fail("session create", r);
   Json j = parse_json(r.body, "session create");

@@ -93,10 +93,12 @@ Config Config::from_uri(const Uri& uri) {
   c.connect_timeout = uri.duration_param("connect_timeout", c.connect_timeout);
   if (c.connect_timeout <= Duration{0})
     throw InvalidArgument("URI parameter 'connect_timeout' of '" + c.shown + "' must be > 0");
-  c.lock_delay = uri.duration_param("lock_delay", c.lock_delay);
-  if (c.lock_delay > std::chrono::seconds(60))
-    throw InvalidArgument("URI parameter 'lock_delay' of '" + c.shown +
-                          "' must be <= 60s (Consul caps it there)");
+  if (uri.param("lock_delay").value_or("auto") != "auto") {
+    c.lock_delay = uri.duration_param("lock_delay", Duration{0});
+    if (*c.lock_delay > std::chrono::seconds(60))
+      throw InvalidArgument("URI parameter 'lock_delay' of '" + c.shown +
+                            "' must be auto or <= 60s (Consul caps it there)");
+  }
   c.session_ttl_min = uri.duration_param("session_ttl_min", c.session_ttl_min);
   if (c.session_ttl_min <= Duration{0})
     throw InvalidArgument("URI parameter 'session_ttl_min' of '" + c.shown + "' must be > 0");

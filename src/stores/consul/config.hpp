@@ -1,6 +1,7 @@
 #pragma once
 // Settings of the Consul store, parsed from `consul://` URIs (see README.md, "URI").
 
+#include <optional>
 #include <string>
 
 #include "leader/time.hpp"
@@ -21,7 +22,9 @@ struct Config {
   std::string tls_server_name;    ///< name checked in the agent's certificate, if not the host
   int pool_size = 8;              ///< idle HTTP connections kept
   Duration connect_timeout = std::chrono::seconds(1);
-  Duration lock_delay = Duration{0};                    ///< LockDelay of lease sessions
+  /// LockDelay of lease sessions; nullopt ("auto", the default): each session's own TTL, at
+  /// most Consul's 60 s cap (README.md, "Lock-delay").
+  std::optional<Duration> lock_delay;
   Duration session_ttl_min = std::chrono::seconds(10);  ///< the agent's session_ttl_min
   std::string shown;  ///< the URI with its secrets redacted, for messages
 

@@ -96,6 +96,17 @@ Duration ConsulStore::session_ttl(Duration asked) const {
   return std::max(asked, api_.config().session_ttl_min);
 }
 
+Duration ConsulStore::lock_delay_for(Duration ttl) const {
+  return api_.config().lock_delay.value_or(std::min<Duration>(ttl, std::chrono::seconds(60)));
+}
+
+Duration ConsulStore::granted_for(Duration ttl, Duration session_ttl) const {
+  const Duration delay = lock_delay_for(session_ttl);
+  // lock_delay=0s is the explicit opt-out (README.md): the TTL, unprotected against an early
+  // invalidation.
+  return delay > Duration{0} ? std::min(ttl, delay) : ttl;
+}
+
 std::string ConsulStore::new_session(const std::string& name, Duration ttl, Duration lock_delay,
                                      Deadline deadline) {
   return api_.create_session({name.substr(0, 200), ttl, lock_delay, false}, deadline);
@@ -170,7 +181,7 @@ std::optional<Lease> ConsulStore::claim(const LeaseRequest& request, const LockV
   const Duration ttl = session_ttl(request.ttl);
   if (session.empty())
     session = new_session("leader: " + request.lock + " for " + request.node_id, ttl,
-                          api_.config().lock_delay, deadline);
+                          lock_delay_for(ttl), deadline);
   const std::uint64_t token = next_token(view);
   const HolderValue value{request.owner, request.node_id, request.slots, token, ttl};
   const std::string fence = lock_path(request.lock) + "/.fence";
@@ -188,8 +199,8 @@ std::optional<Lease> ConsulStore::claim(const LeaseRequest& request, const LockV
     if (r.errors.find("invalid session") != std::string::npos) session.clear();  // expired: anew
     return std::nullopt;
   }
-  return Lease{request.lock,  request.owner, request.node_id, token, std::max(slot, 0),
-               request.slots, ttl,           TimePoint{}};
+  return Lease{request.lock,      request.owner, request.node_id,       token,
+               std::max(slot, 0), request.slots, granted_for(ttl, ttl), TimePoint{}};
 }
 
 // `mine` holds this owner's key: the same token and slot, its session renewed to the asked ttl.
@@ -220,7 +231,7 @@ ConsulStore::Renewed ConsulStore::renew_lease(const Lease& lease, Duration ttl, 
     return move_to_new_session(lease, mine->entry, *mine->value, want, deadline);
   auto granted = api_.renew_session(mine->entry.session, deadline);
   if (!granted) return {};
-  return {true, *granted};
+  return {true, granted_for(*granted, mine->value->ttl)};
 }
 
 // A session's TTL cannot change: a renew or keep_for with another ttl moves the key to a new
@@ -229,7 +240,7 @@ ConsulStore::Renewed ConsulStore::move_to_new_session(const Lease& lease, const 
                                                       HolderValue value, Duration ttl,
                                                       Deadline deadline) {
   const std::string fresh = new_session("leader: " + lease.lock + " for " + lease.node_id, ttl,
-                                        api_.config().lock_delay, deadline);
+                                        lock_delay_for(ttl), deadline);
   value.ttl = ttl;
   const std::uint64_t flags = flags_for(lease.slots);
   Json ops = Json::array({kv_op("unlock", held.key, held.value, flags, 0, held.session),
@@ -242,7 +253,7 @@ ConsulStore::Renewed ConsulStore::move_to_new_session(const Lease& lease, const 
     return {};
   }
   api_.destroy_quietly(held.session, deadline);  // holds nothing now: no lock-delay
-  return {true, ttl};
+  return {true, granted_for(ttl, ttl)};
 }
 
 Renewal ConsulStore::renew(const Lease& lease, Duration ttl, Deadline deadline) {
@@ -262,8 +273,16 @@ LeaseStatus ConsulStore::release(const Lease& lease, Duration keep_for, Deadline
   }
   // Release first, then destroy: a destroy of a session that still holds the key would start
   // the key's lock-delay (reference section 1).
-  const bool ok =
-      api_.release(mine->entry.key, mine->entry.session, flags_for(lease.slots), "", deadline);
+  bool ok = false;
+  try {
+    ok = api_.release(mine->entry.key, mine->entry.session, flags_for(lease.slots), "", deadline);
+  } catch (const BackendError&) {
+    // Outcome unknown: the session is ended anyway (this holder is done with it), so the key
+    // is free after the session's lock-delay instead of after up to twice its TTL. Nothing
+    // else renews this session: each lease has its own (README.md, "Sessions are never shared").
+    api_.destroy_quietly(mine->entry.session, Deadline::after(std::chrono::seconds(1)));
+    throw;
+  }
   api_.destroy_quietly(mine->entry.session, deadline);
   return ok ? LeaseStatus::ok : LeaseStatus::lost;
 }

@@ -85,6 +85,13 @@ class ConsulStore : public LeaseStore, public LockLister, public LockWatcher {
   static LockState state_of(std::string_view lock, const LockView& view);
   std::optional<Holding> own_key(const Lease& lease, Deadline deadline);
   [[nodiscard]] Duration session_ttl(Duration asked) const;
+  /// The LockDelay of a session of TTL `ttl`: the URI's lock_delay, or (auto) the TTL itself
+  /// capped at Consul's 60 s.
+  [[nodiscard]] Duration lock_delay_for(Duration ttl) const;
+  /// The ttl a holder may act on for a session of TTL `ttl` (or the TTL a renew answered):
+  /// at most the session's lock-delay, so a takeover after an early invalidation (node
+  /// deregistered) comes after the holder's local deadline. README.md, "Lock-delay".
+  [[nodiscard]] Duration granted_for(Duration ttl, Duration session_ttl) const;
   std::string new_session(const std::string& name, Duration ttl, Duration lock_delay,
                           Deadline deadline);
   [[nodiscard]] std::string candidate_key(std::string_view group, std::string_view node) const;

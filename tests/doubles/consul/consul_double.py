@@ -2,10 +2,16 @@
 """A Consul HTTP API double for the `consul://` store's tests (Python 3 standard library only).
 
     consul_double.py --port 18500 [--pid-file F] [--acl-token T] [--ttl-multiplier 2]
-                     [--session-ttl-min 10s] [--node NAME]
+                     [--session-ttl-min 10s] [--node NAME] [--agent NAME ...]
+
+Each --agent adds the client agent of another node, on a port of its own over the same state
+(printed as "AGENT <name> <port>" after "PORT <n>"): sessions created through it belong to its
+node, so a test can deregister one node (PUT /v1/catalog/deregister, PUT /v1/agent/leave on that
+agent) while a contender on another node carries on.
 
 Implements sessions, KV (acquire/release/cas/recurse/blocking), /v1/txn KV operations, ACL token
-checks, /v1/status/leader and /v1/agent/self, as described in FIDELITY.md (with the reference for
+checks, /v1/status/leader, /v1/agent/self, /v1/agent/leave and /v1/catalog/(de)register, as
+described in FIDELITY.md (with the reference for
 every behaviour). An outage is made from outside with SIGSTOP/SIGCONT of this process.
 """
 
@@ -142,7 +148,7 @@ class Handler(BaseHTTPRequestHandler):
         except ValueError:
             raise ApiError(400, "Request decode failed: invalid JSON")
         with self.st.cond:
-            sid = self.st.create_session(body)
+            sid = self.st.create_session(body, self.server.node)
         self._json({"ID": sid})
 
     def session_destroy(self, sid):
@@ -242,8 +248,38 @@ class Handler(BaseHTTPRequestHandler):
         self._json("127.0.0.1:8300")
 
     def agent_self(self):
-        self._json({"Config": {"NodeName": self.st.node, "Datacenter": "dc1"},
-                    "Member": {"Name": self.st.node}})
+        self._json({"Config": {"NodeName": self.server.node, "Datacenter": "dc1"},
+                    "Member": {"Name": self.server.node}})
+
+    def agent_leave(self):
+        # A graceful leave: the servers deregister the node, which invalidates its sessions.
+        with self.st.cond:
+            self.st.deregister(self.server.node)
+        self._send(200, b"")
+
+    # ---- catalog (node registration) ----
+    def _catalog_body(self):
+        try:
+            body = json.loads(self.body or b"{}")
+        except ValueError:
+            raise ApiError(400, "Request decode failed: invalid JSON")
+        if not isinstance(body, dict) or not body.get("Node"):
+            raise ApiError(400, "Must provide node")
+        return body
+
+    def catalog_register(self):
+        body = self._catalog_body()
+        check = body.get("Check") or {}
+        checks = {check["CheckID"]: check.get("Status", "critical")} if check.get("CheckID") else {}
+        with self.st.cond:
+            self.st.register_node(body["Node"], checks)
+        self._json(True)
+
+    def catalog_deregister(self):
+        body = self._catalog_body()
+        with self.st.cond:
+            self.st.deregister(body["Node"], body.get("CheckID") or None)
+        self._json(True)
 
 
 ROUTES = {
@@ -252,6 +288,9 @@ ROUTES = {
     ("PUT", "/v1/txn"): Handler.txn,
     ("GET", "/v1/status/leader"): Handler.status_leader,
     ("GET", "/v1/agent/self"): Handler.agent_self,
+    ("PUT", "/v1/agent/leave"): Handler.agent_leave,
+    ("PUT", "/v1/catalog/register"): Handler.catalog_register,
+    ("PUT", "/v1/catalog/deregister"): Handler.catalog_deregister,
 }
 PREFIX_ROUTES = [
     (("PUT", "/v1/session/destroy/"), Handler.session_destroy),
@@ -280,13 +319,27 @@ def main():
                    help="a session is invalidated this many TTLs after its last renew (Consul: 2)")
     p.add_argument("--session-ttl-min", default="10s", help="Consul's session_ttl_min (10s)")
     p.add_argument("--node", default="consul-double")
+    p.add_argument("--agent", action="append", default=[],
+                   help="the agent of another node, on a free port of its own (repeatable)")
     a = p.parse_args()
     state = State(a.ttl_multiplier, parse_go_duration(a.session_ttl_min), a.node)
-    server = ThreadingHTTPServer((a.host, a.port), Handler)
-    server.daemon_threads = True
-    server.state = state
-    server.acl_token = a.acl_token
+
+    def serve(port, node):
+        srv = ThreadingHTTPServer((a.host, port), Handler)
+        srv.daemon_threads = True
+        srv.state = state
+        srv.acl_token = a.acl_token
+        srv.node = node
+        return srv
+
+    server = serve(a.port, a.node)
     print("PORT %d" % server.server_address[1], flush=True)  # --port 0: the port picked
+    for name in a.agent:
+        with state.cond:
+            state.register_node(name, {"serfHealth": "passing"})
+        extra = serve(0, name)
+        print("AGENT %s %d" % (name, extra.server_address[1]), flush=True)
+        threading.Thread(target=extra.serve_forever, daemon=True).start()
     if a.pid_file:
         with open(a.pid_file, "w") as f:
             f.write(str(os.getpid()))

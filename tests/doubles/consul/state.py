@@ -75,14 +75,45 @@ class State:
         self.ttl_multiplier = ttl_multiplier
         self.session_ttl_min = session_ttl_min
         self.node = node
+        # Registered nodes and their node checks (check id -> status). An agent's node carries
+        # serfHealth, the check a session gets by default (ref §1 Create).
+        self.nodes = {}
+        self.register_node(node, {"serfHealth": "passing"})
 
     def next_index(self):
         self.index += 1
         self.cond.notify_all()
         return self.index
 
+    # ---- nodes and node checks (FIDELITY.md, "Nodes, checks and session invalidation") ----
+    def register_node(self, node, checks=None):
+        """Registers `node` (again), adding or updating `checks` (id -> status); a check that is
+        critical invalidates every session tied to it."""
+        known = self.nodes.setdefault(node, {})
+        for check, status in (checks or {}).items():
+            known[check] = status
+            if status == "critical":
+                self._invalidate_where(lambda s: s["Node"] == node and check in s["NodeChecks"])
+
+    def deregister(self, node, check=None):
+        """Catalog deregistration: of the whole node (every session of the node is invalidated),
+        or of one node check (the sessions tied to it are). False when the node is unknown."""
+        if node not in self.nodes:
+            return False
+        if check is None:
+            del self.nodes[node]
+            self._invalidate_where(lambda s: s["Node"] == node)
+        elif check in self.nodes[node]:
+            del self.nodes[node][check]
+            self._invalidate_where(lambda s: s["Node"] == node and check in s["NodeChecks"])
+        return True
+
+    def _invalidate_where(self, pred):
+        for sid in [i for i, s in self.sessions.items() if pred(s)]:
+            self.invalidate(sid)
+
     # ---- sessions (ref §1) ----
-    def create_session(self, body):
+    def create_session(self, body, agent_node=None):
         ttl_text = body.get("TTL", "") or ""
         try:
             ttl = parse_go_duration(ttl_text) if ttl_text else 0.0
@@ -98,15 +129,26 @@ class State:
             delay = parse_lock_delay(body.get("LockDelay", "15s"))
         except ValueError:
             raise ApiError(400, "Request decode failed: invalid LockDelay")
-        node = body.get("Node") or self.node
-        if node != self.node:
+        node = body.get("Node") or agent_node or self.node
+        if node not in self.nodes:
             raise ApiError(500, "Missing node registration")
+        # Default: the node's serfHealth. Sending Checks or NodeChecks at all (even []) replaces
+        # the default (ref §1 Create; session.mdx: Checks deprecated for NodeChecks in 1.7).
+        if "Checks" in body or "NodeChecks" in body:
+            checks = list(body.get("Checks") or []) + list(body.get("NodeChecks") or [])
+        else:
+            checks = ["serfHealth"]
+        for check in checks:
+            if check not in self.nodes[node]:
+                raise ApiError(500, "Missing check '%s' registration" % check)
+            if self.nodes[node][check] == "critical":
+                raise ApiError(500, "Check '%s' is in critical state" % check)
         idx = self.next_index()
         sid = str(uuid.uuid4())
         self.sessions[sid] = {
             "ID": sid, "Name": body.get("Name", ""), "Node": node,
             "LockDelay": int(round(delay * 1e9)), "Behavior": behavior, "TTL": ttl_text,
-            "NodeChecks": body.get("NodeChecks", body.get("Checks", ["serfHealth"])),
+            "NodeChecks": checks,
             "ServiceChecks": body.get("ServiceChecks"), "CreateIndex": idx, "ModifyIndex": idx,
             "_ttl": ttl, "_deadline": self._timer(ttl),
         }

@@ -167,5 +167,62 @@ class AclTest(unittest.TestCase):
             d.stop()
 
 
+class NodeTest(unittest.TestCase):
+    """Node deregistration and node checks (FIDELITY.md, "Nodes, checks and session invalidation")."""
+
+    def setUp(self):
+        self.d = Double("--ttl-multiplier", "1", "--session-ttl-min", "100ms", "--agent", "node-b")
+        line = self.d.proc.stdout.readline().split()
+        self.assertEqual(line[:2], ["AGENT", "node-b"])
+        self.b = Double.__new__(Double)
+        self.b.proc, self.b.base = None, "http://127.0.0.1:%d" % int(line[2])
+
+    def tearDown(self):
+        self.d.stop()
+
+    def test_deregistering_a_node_invalidates_its_sessions_with_their_lock_delay(self):
+        d, b = self.d, self.b
+        self.assertEqual(b.json("GET", "/v1/agent/self")["Config"]["NodeName"], "node-b")
+        a_sid = d.session(TTL="10s", LockDelay="500ms", NodeChecks=[])
+        b_sid = b.session(TTL="10s", LockDelay="0s", NodeChecks=[])
+        self.assertEqual(d.json("GET", "/v1/session/info/" + b_sid)[0]["Node"], "node-b")
+        self.assertTrue(d.json("PUT", "/v1/kv/n1?acquire=" + a_sid, b""))
+        # No checks at all do not help: a deregistered node loses every session of its own.
+        self.assertTrue(d.json("PUT", "/v1/catalog/deregister", {"Node": "consul-double"}))
+        self.assertEqual(d.json("GET", "/v1/session/info/" + a_sid), [])
+        self.assertNotIn("Session", d.json("GET", "/v1/kv/n1")[0])
+        self.assertEqual(len(d.json("GET", "/v1/session/info/" + b_sid)), 1)
+        self.assertFalse(b.json("PUT", "/v1/kv/n1?acquire=" + b_sid, b""))  # lock-delay
+        time.sleep(0.6)
+        self.assertTrue(b.json("PUT", "/v1/kv/n1?acquire=" + b_sid, b""))
+        self.assertEqual(d.call("PUT", "/v1/session/create", {"TTL": "10s"})[0], 500)  # no node
+
+    def test_agent_leave_deregisters_the_agents_node(self):
+        d, b = self.d, self.b
+        sid = b.session(TTL="10s", NodeChecks=[])
+        self.assertEqual(b.call("PUT", "/v1/agent/leave")[0], 200)
+        self.assertEqual(d.json("GET", "/v1/session/info/" + sid), [])
+
+    def test_a_critical_or_deregistered_check_invalidates_only_sessions_tied_to_it(self):
+        d = self.d
+        default = d.session(TTL="10s")  # serfHealth
+        self.assertEqual(d.json("GET", "/v1/session/info/" + default)[0]["NodeChecks"],
+                         ["serfHealth"])
+        none = d.session(TTL="10s", Checks=[], NodeChecks=[])
+        self.assertEqual(d.json("GET", "/v1/session/info/" + none)[0]["NodeChecks"], [])
+        self.assertTrue(d.json("PUT", "/v1/catalog/register", {
+            "Node": "consul-double", "Check": {"CheckID": "serfHealth", "Status": "critical"}}))
+        self.assertEqual(d.json("GET", "/v1/session/info/" + default), [])
+        self.assertEqual(len(d.json("GET", "/v1/session/info/" + none)), 1)
+        self.assertEqual(d.call("PUT", "/v1/session/create", {"TTL": "10s"})[0], 500)
+        self.assertTrue(d.json("PUT", "/v1/catalog/register", {
+            "Node": "consul-double", "Check": {"CheckID": "serfHealth", "Status": "passing"}}))
+        tied = d.session(TTL="10s")
+        self.assertTrue(d.json("PUT", "/v1/catalog/deregister",
+                               {"Node": "consul-double", "CheckID": "serfHealth"}))
+        self.assertEqual(d.json("GET", "/v1/session/info/" + tied), [])
+        self.assertEqual(len(d.json("GET", "/v1/session/info/" + none)), 1)
+
+
 if __name__ == "__main__":
     unittest.main()

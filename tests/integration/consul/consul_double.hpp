@@ -6,6 +6,7 @@
 #include <memory>
 #include <string>
 #include <type_traits>
+#include <utility>
 #include <vector>
 
 #include "child_process.hpp"
@@ -16,7 +17,8 @@ namespace leader::consul::test {
 
 using Ms = std::chrono::milliseconds;
 
-/// One double process; `args` are extra command-line options (e.g. "--acl-token", "t").
+/// One double process; `args` are extra command-line options (e.g. "--acl-token", "t"; each
+/// "--agent", "<node>" adds the agent of another node on a port of its own).
 class DoubleServer {
  public:
   explicit DoubleServer(std::vector<std::string> args = {});
@@ -24,10 +26,18 @@ class DoubleServer {
   [[nodiscard]] std::string uri(const std::string& extra = "") const;
   /// A store of this double.
   [[nodiscard]] std::shared_ptr<ConsulStore> store(const std::string& extra = "") const;
+  /// A store talking to the agent of node `node` (one of the "--agent" arguments).
+  [[nodiscard]] std::shared_ptr<ConsulStore> store_on(const std::string& node,
+                                                      const std::string& extra = "") const;
+  /// The default agent's node name (the double's --node).
+  static constexpr const char* kNode = "consul-double";
+  /// PUT `target` with the JSON `body` to the default agent; the reply's status.
+  long put(const std::string& target, const std::string& body) const;
 
  private:
   std::unique_ptr<leader::test::ChildProcess> child_;
   int port_ = 0;
+  std::vector<std::pair<std::string, int>> agents_;  // --agent nodes and their ports
 };
 
 /// The status of a renew() result, before (LeaseStatus) and after (Renewal) the kit's change.

@@ -35,6 +35,9 @@ TEST(ConsulUri, RefusesBadSettingsWithoutShowingTheToken) {
   EXPECT_EQ(c.base_url, "http://h:8500");
   EXPECT_EQ(c.prefix, "jobs/x");
   EXPECT_EQ(c.lock_delay, std::chrono::seconds(15));
+  EXPECT_FALSE(Config::from_uri(Uri::parse("consul://h")).lock_delay) << "default: auto";
+  EXPECT_FALSE(Config::from_uri(Uri::parse("consul://h?lock_delay=auto")).lock_delay);
+  EXPECT_EQ(Config::from_uri(Uri::parse("consul://h?lock_delay=0s")).lock_delay, Duration{0});
 }
 
 TEST(ConsulAcl, AWrongTokenIsFailedPreconditionAndTheTokenIsNeverShown) {
@@ -108,22 +111,28 @@ TEST(ConsulLockDelay, AReleaseStartsNoLockDelay) {
 TEST(ConsulSessions, AnInvalidatedSessionLosesTheLeaseAndTheNextTokenIsLarger) {
   DoubleServer d;
   auto s = d.store();
-  auto first = s->try_acquire(single("inv", Ms{5000}), soon());
+  auto first = s->try_acquire(single("inv", Ms{1000}), soon());
   ASSERT_TRUE(first);
   auto key = s->api().get(s->holder_key("inv", 0, 0), soon());
   ASSERT_TRUE(key && !key->session.empty());
   s->api().destroy_session(key->session, soon());  // as an operator or a failed check would
   Lease copy = *first.lease;
-  EXPECT_EQ(status_of(s->renew(copy, Ms{5000}, soon())), LeaseStatus::lost);
+  EXPECT_EQ(status_of(s->renew(copy, Ms{1000}, soon())), LeaseStatus::lost);
   EXPECT_EQ(s->release(*first.lease, Ms{0}, soon()), LeaseStatus::lost);
-  auto second = s->try_acquire(single("inv", Ms{5000}), soon());
-  ASSERT_TRUE(second);
-  EXPECT_GT(second.lease->fencing_token, first.lease->fencing_token);
+  // The session's lock-delay (auto: its TTL) holds the key back, then the next holder gets in.
+  EXPECT_FALSE(d.store()->try_acquire(single("inv", Ms{1000}), soon()));
+  std::optional<Lease> second;
+  for (int i = 0; i < 100 && !second; ++i) {
+    std::this_thread::sleep_for(Ms{50});
+    if (auto g = s->try_acquire(single("inv", Ms{1000}), soon())) second = *g.lease;
+  }
+  ASSERT_TRUE(second) << "never acquired after the lock-delay";
+  EXPECT_GT(second->fencing_token, first.lease->fencing_token);
 }
 
 TEST(ConsulTokens, IncreaseAcrossReleaseExpiryAndDeletedKeys) {
   DoubleServer d({"--ttl-multiplier", "1"});
-  auto s = d.store();
+  auto s = d.store("&lock_delay=0s");  // takes the key again right after its expiry
   std::uint64_t last = 0;
   auto take = [&](Ms ttl, bool release) {
     auto g = s->try_acquire(single("tok", ttl), soon());
