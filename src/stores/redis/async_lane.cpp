@@ -213,6 +213,10 @@ bool send_batch(const std::shared_ptr<Shared>& s, std::vector<Pending>& batch) {
     try {
       ConnectionPool& pool = *s->pool;
       by = by.min(Deadline::after(pool.config().command_timeout));
+      // Sentinel: the blocking path's schedule and discovery, so no attempt goes to a primary
+      // the Sentinels stopped naming more than `sentinel_check` ago (a moved primary bumps the
+      // pool's generation: the command connection below is then replaced).
+      pool.recheck_primary(by);
       if (s->command != nullptr &&
           (s->command->closed_while_idle() || s->command->generation() != pool.generation()))
         s->command.reset();
@@ -298,6 +302,13 @@ void on_pushed(Shared& s, const redisReply* r) {
 void sync_subscriptions(Shared& s) {
   std::vector<std::string> subscribe;
   std::vector<std::string> unsubscribe;
+  if (s.subscriber != nullptr && s.subscriber->generation() != s.pool->generation()) {
+    // Sentinel: opened for a primary the pool left (a failover); the scripts publish on the new
+    // one. Subscribed again there, which wakes the waits (a change may have been missed).
+    s.subscriber.reset();
+    std::lock_guard lock(s.mu);
+    s.unsubscribed_all_locked();
+  }
   {
     std::lock_guard lock(s.mu);
     if (s.refused) return;
@@ -319,7 +330,9 @@ void sync_subscriptions(Shared& s) {
   try {
     const Config& config = s.pool->config();
     if (s.subscriber == nullptr)
-      s.subscriber = s.pool->open_connection(Deadline::after(config.connect_timeout));
+      // Sentinel discovery bounds each Sentinel by connect_timeout, the whole by this deadline.
+      s.subscriber = s.pool->open_connection(
+          Deadline::after(std::max(config.connect_timeout, config.command_timeout)));
     const Deadline by = Deadline::after(config.command_timeout);
     auto send = [&](const char* verb, const std::vector<std::string>& names) {
       for (std::size_t i = 0; i < names.size(); i += kChannelsPerCommand) {

@@ -1,11 +1,14 @@
 #include "pool.hpp"
 
+#include <algorithm>
+
 #include "leader/errors.hpp"
 #include "sentinel.hpp"
 
 namespace leader::detail::redis {
 
-ConnectionPool::ConnectionPool(Config config) : config_(std::move(config)) {
+ConnectionPool::ConnectionPool(Config config)
+    : config_(std::move(config)), sentinels_(config_.sentinels) {
   if (config_.transport == Transport::tls) tls_ = std::make_unique<TlsContext>(config_);
 }
 
@@ -43,9 +46,26 @@ std::unique_ptr<Connection> ConnectionPool::checkout(Deadline deadline) {
   }
 }
 
+Endpoint ConnectionPool::discover(Deadline deadline) {
+  std::vector<Endpoint> order;
+  {
+    std::lock_guard lock(mu_);
+    order = sentinels_;
+  }
+  const SentinelAnswer answer = ask_sentinels(config_, order, deadline);
+  std::lock_guard lock(mu_);
+  ++discoveries_;
+  // Sentinel clients' guideline (redis.io, "Sentinel client spec"): the Sentinel that answered
+  // goes to the top of the list.
+  const auto it = std::find(sentinels_.begin(), sentinels_.end(), order[answer.answered]);
+  if (it != sentinels_.end()) std::rotate(sentinels_.begin(), it, it + 1);
+  return answer.primary;
+}
+
 std::unique_ptr<Connection> ConnectionPool::open_connection(Deadline deadline) {
-  auto connect_by = deadline.min(Deadline::after(config_.connect_timeout));
-  if (!config_.sentinel()) return Connection::open(config_, tls_.get(), connect_by);
+  if (!config_.sentinel())
+    return Connection::open(config_, tls_.get(),
+                            deadline.min(Deadline::after(config_.connect_timeout)));
   std::optional<Endpoint> primary;
   std::uint64_t generation = 0;
   {
@@ -54,16 +74,19 @@ std::unique_ptr<Connection> ConnectionPool::open_connection(Deadline deadline) {
     generation = generation_;
   }
   if (!primary) {
-    primary = ask_sentinels(config_, connect_by);
+    const auto asked = std::chrono::steady_clock::now();
+    primary = discover(deadline);  // each Sentinel bounded on its own, all by the call's deadline
     std::lock_guard lock(mu_);
-    ++discoveries_;
-    checked_at_ = std::chrono::steady_clock::now();
-    if (generation == generation_) primary_ = primary;
+    if (generation == generation_) {
+      primary_ = primary;
+      checked_at_ = std::max(checked_at_, asked);
+    }
   }
   Config target = config_;
   target.host = primary->host;
   target.port = primary->port;
   target.sentinels.clear();  // the connection's messages name the primary's own address
+  const Deadline connect_by = deadline.min(Deadline::after(config_.connect_timeout));
   try {
     auto c = Connection::open(target, tls_.get(), connect_by);
     verify_primary(*c, connect_by);
@@ -77,31 +100,50 @@ std::unique_ptr<Connection> ConnectionPool::open_connection(Deadline deadline) {
 
 // A manual failover (SENTINEL FAILOVER) leaves the old primary serving as a primary until the
 // Sentinels' next INFO to it (every 10 s) makes it a replica; no call fails meanwhile. So the
-// Sentinels are asked again every `sentinel_check`, by one caller at a time, bounded by
-// `connect_timeout` and the caller's deadline; when they name another server,
-// the primary is forgotten and this call opens a connection to the new one. When no Sentinel
-// answers, the known primary stays in use (it is ROLE-checked on every new connection).
+// Sentinels are asked again every `sentinel_check`, by one caller at a time (the others wait for
+// its answer), before a call of the blocking path (run()) or of the AsyncLane goes out; when
+// they name another server, the pool moves to it and connections opened for the old one are
+// closed (the lane's too: their generation is older). When no Sentinel answers, the known
+// primary stays in use (it is ROLE-checked on every new connection).
 void ConnectionPool::recheck_primary(Deadline deadline) {
   if (!config_.sentinel() || config_.sentinel_check <= Duration{0}) return;
-  std::optional<Endpoint> known;
+  Endpoint known;
+  std::chrono::steady_clock::time_point asked;
   {
-    std::lock_guard lock(mu_);
-    const auto now = std::chrono::steady_clock::now();
-    if (!primary_ || checking_ || now - checked_at_ < config_.sentinel_check) return;
+    std::unique_lock lock(mu_);
+    if (checking_) {  // its answer is this call's: a call sent meanwhile could go to the old one
+      const std::uint64_t before = checks_;
+      if (!checked_.wait_until(lock, deadline.at(), [&] { return checks_ != before; }))
+        throw BackendError(ErrorCode::deadline_exceeded, "redis",
+                           "the Sentinels of " + config_.redacted_uri +
+                               " were being asked whether the primary moved, and no answer came "
+                               "before the call's deadline: not sent");
+      return;
+    }
+    asked = std::chrono::steady_clock::now();
+    if (!primary_ || asked - checked_at_ < config_.sentinel_check) return;
     checking_ = true;
-    checked_at_ = now;
-    known = primary_;
+    checked_at_ = asked;  // a failed ask waits for the next period too
+    known = *primary_;
   }
   std::optional<Endpoint> named;
   try {
-    named = ask_sentinels(config_, deadline.min(Deadline::after(config_.connect_timeout)));
-  } catch (const BackendError&) {  // keep the known primary; ask again next time
+    named = discover(deadline);
+  } catch (...) {  // no Sentinel answered: keep the known primary; ask again next time
   }
+  if (named && *named != known) move_primary(*named);  // before the waiters go on
   {
     std::lock_guard lock(mu_);
     checking_ = false;
+    ++checks_;
   }
-  if (named && *named != *known) forget_primary();
+  checked_.notify_all();
+}
+
+void ConnectionPool::move_primary(const Endpoint& next) {
+  forget_primary();
+  std::lock_guard lock(mu_);
+  if (!primary_) primary_ = next;
 }
 
 void ConnectionPool::forget_primary() {

@@ -41,6 +41,14 @@ class ConnectionPool {
   /// Sentinel mode: forgets the primary and closes the idle connections to it, so the next
   /// call asks the Sentinels again (after an I/O error, a timeout or READONLY). No-op otherwise.
   void forget_primary();
+  /// Sentinel mode, the one schedule every call of the store follows (run() and the AsyncLane's
+  /// attempts): when the Sentinels were last asked `sentinel_check` ago or more, asks them again
+  /// before the call goes out, and moves to the primary they name when it changed (the old
+  /// primary keeps accepting writes after a manual failover, README.md "Sentinel"). One caller
+  /// asks at a time; a caller arriving meanwhile waits for that answer (until `deadline`:
+  /// BackendError(deadline_exceeded), nothing was sent). When no Sentinel answers, the known
+  /// primary stays in use. No-op otherwise, or with `sentinel_check` 0.
+  void recheck_primary(Deadline deadline);
   /// Sentinel mode: bumped by each forget_primary(); a connection opened for an older one
   /// (Connection::generation()) talks to a server that may no longer be the primary.
   [[nodiscard]] std::uint64_t generation() const;
@@ -49,7 +57,11 @@ class ConnectionPool {
 
  private:
   std::unique_ptr<Connection> checkout(Deadline deadline);
-  void recheck_primary(Deadline deadline);
+  /// Asks the Sentinels (in sentinels_' order) for the primary; the one that answered is asked
+  /// first next time (a frozen or dead Sentinel then costs its bound once, not at every check).
+  Endpoint discover(Deadline deadline);
+  /// forget_primary(), then `next` is the primary (what the Sentinels just named).
+  void move_primary(const Endpoint& next);
   void checkin(std::unique_ptr<Connection> c);
   void discard();
 
@@ -64,6 +76,9 @@ class ConnectionPool {
   std::uint64_t discoveries_ = 0;
   std::chrono::steady_clock::time_point checked_at_{};  // Sentinel mode: last ask or recheck
   bool checking_ = false;                               // a recheck is under way
+  std::uint64_t checks_ = 0;                            // rechecks finished
+  std::condition_variable checked_;                     // a recheck finished
+  std::vector<Endpoint> sentinels_;  // the Sentinels, the last one that answered first
 };
 
 }  // namespace leader::detail::redis

@@ -4,11 +4,17 @@
 
 namespace leader::detail::redis {
 
-Endpoint ask_sentinels(const Config& config, Deadline deadline) {
+SentinelAnswer ask_sentinels(const Config& config, std::span<const Endpoint> sentinels,
+                             Deadline deadline) {
   std::string why;
   bool unknown_name = false;
-  for (const Endpoint& s : config.sentinels) {
-    if (deadline.expired()) break;
+  for (std::size_t i = 0; i < sentinels.size(); ++i) {
+    const Endpoint& s = sentinels[i];
+    if (deadline.expired()) {
+      why += (why.empty() ? "" : "; ") + std::string("the call's deadline passed before ") +
+             std::to_string(sentinels.size() - i) + " more were asked";
+      break;
+    }
     Config sc = config;  // a Sentinel: no password, no database, plain TCP
     sc.host = s.host;
     sc.port = s.port;
@@ -17,6 +23,8 @@ Endpoint ask_sentinels(const Config& config, Deadline deadline) {
     sc.db = 0;
     sc.sentinels.clear();
     try {
+      // This Sentinel's own bound: a frozen one (its kernel still accepts the connection, no
+      // reply ever comes) leaves the rest of the call's time to the next.
       const Deadline by = deadline.min(Deadline::after(config.connect_timeout));
       auto c = Connection::open(sc, nullptr, by);
       Reply r = c->call({"SENTINEL", "GET-MASTER-ADDR-BY-NAME", config.master_name}, by);
@@ -43,10 +51,10 @@ Endpoint ask_sentinels(const Config& config, Deadline deadline) {
         throw BackendError(ErrorCode::internal, "redis",
                            "Sentinel " + sc.endpoint() + " named port '" + port + "'");
       }
-      return primary;
+      return {primary, i};
     } catch (const BackendError& e) {
       if (e.code() == ErrorCode::internal) throw;
-      why += (why.empty() ? "" : "; ") + std::string(e.what());
+      why += (why.empty() ? "" : "; ") + std::string("Sentinel ") + sc.endpoint() + ": " + e.what();
     }
   }
   throw BackendError(unknown_name ? ErrorCode::failed_precondition : ErrorCode::unavailable,

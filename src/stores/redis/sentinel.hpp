@@ -4,6 +4,7 @@
 
 #include <mutex>
 #include <optional>
+#include <span>
 #include <string>
 
 #include "config.hpp"
@@ -12,11 +13,20 @@
 
 namespace leader::detail::redis {
 
-/// The primary of `config.master_name` as the first Sentinel that answers names it
-/// (`SENTINEL GET-MASTER-ADDR-BY-NAME`), trying `config.sentinels` in order. Throws
+/// What ask_sentinels found: the primary, and which of the Sentinels asked named it.
+struct SentinelAnswer {
+  Endpoint primary;
+  std::size_t answered = 0;  ///< its index in the `sentinels` asked
+};
+
+/// The primary of `config.master_name` as the first Sentinel of `sentinels` that answers names it
+/// (`SENTINEL GET-MASTER-ADDR-BY-NAME`), asked in that order. Each Sentinel has a bound of its
+/// own, `config.connect_timeout` for connecting and its reply, and all of them `deadline`: a
+/// frozen or unreachable Sentinel costs at most one bound, then the next one is asked. Throws
 /// BackendError: unavailable when no Sentinel answers, failed_precondition when every one that
 /// answers does not know the name.
-Endpoint ask_sentinels(const Config& config, Deadline deadline);
+SentinelAnswer ask_sentinels(const Config& config, std::span<const Endpoint> sentinels,
+                             Deadline deadline);
 
 /// Throws BackendError(unavailable) unless the server of `c` answers `ROLE` with `master` (a
 /// Sentinel can name a primary that was just demoted, or one it has not yet seen promoted).

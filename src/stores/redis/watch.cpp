@@ -74,7 +74,9 @@ class StopSignal {
 // NOPERM). Throws BackendError as the pool's connections do.
 std::unique_ptr<Connection> subscribe(ConnectionPool& pool, const std::string& channel) {
   const Config& config = pool.config();
-  auto c = pool.open_connection(Deadline::after(config.connect_timeout));
+  // Sentinel discovery bounds each Sentinel by connect_timeout, the whole by this deadline.
+  auto c = pool.open_connection(
+      Deadline::after(std::max(config.connect_timeout, config.command_timeout)));
   const Deadline by = Deadline::after(config.command_timeout);
   c->send({"SUBSCRIBE", channel}, by);
   Reply reply = c->next_reply(by, -1);
