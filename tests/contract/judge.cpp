@@ -11,7 +11,7 @@ Verdict judge(const Backend& b, const std::string& name, JudgedRun run) {
   ElectorHooks hooks;
   hooks.clock = run.clock;
   LeaderElector elector(run.store, run.options, hooks);
-  auto result = elector.run_if_leader_result(name, [&](LeaderContext& ctx) {
+  auto action = [&](LeaderContext& ctx) {
     v.ran = true;
     v.started = SteadyClock::now();
     std::stop_callback on_stop(ctx.stop_token(), [&] {
@@ -27,7 +27,9 @@ Verdict judge(const Backend& b, const std::string& name, JudgedRun run) {
     std::lock_guard lock(mu);
     v.action_end = SteadyClock::now();
     if (!run.clock) v.deadline = deadline;  // another clock's time points are not steady time
-  });
+  };
+  auto result = run.door ? run.door->run(elector, name, action, {})
+                         : elector.run_if_leader_result(name, action);
   if (result.failed()) std::rethrow_exception(result.error());
   if (observer) {
     observer->wait_for_takeover(b.lease_unit * 4);  // after a release, the next attempt gets in

@@ -11,37 +11,6 @@
 namespace leader::contract {
 namespace {
 
-ElectionOptions renewing(const Backend& b) {
-  auto o = quick(b);
-  o.auto_extend = true;
-  return o;
-}
-
-/// What the stop signal must lead the takeover by after a grant of `granted`: the safety margin
-/// (explicit, or a fifth of the granted ttl: docs/design.md) less scheduling slack.
-Duration required_gap(const ElectionOptions& o, Duration granted) {
-  const Duration margin = o.safety_margin > Duration{0} ? o.safety_margin : granted / 5;
-  return margin - scheduling_slack(margin);
-}
-
-// Judges a case that `once(lock)` runs (returning its verdict and the lead it needs) until the
-// verdict is conclusive (judge.hpp: the observer's grant does not lie on both sides of the
-// margin), on a fresh lock per run, at most `runs` times; the last run is judged at the earliest
-// instant whatever it is. Under load an observer's granted attempt can be sent long before the
-// server runs it (seen: PostgreSQL, 51 ms of a 100 ms lead at the send in a CI dry run).
-template <class Once>
-Verdict judged_conclusively(const std::string& name, Once&& once, int runs = 3) {
-  for (int run = 1;; ++run) {
-    auto [v, gap] = once(run == 1 ? name : name + "-run" + std::to_string(run));
-    ::testing::Test::RecordProperty("runs", std::to_string(run));
-    if (run < runs && inconclusive(v, gap)) continue;
-    expect_stop_before_takeover(v, gap);
-    if (run > 1 && ::testing::Test::HasFailure())
-      ADD_FAILURE() << "the " << run - 1 << " runs before were inconclusive";
-    return v;
-  }
-}
-
 TEST_P(ContractTest, FailingRenewalsStopTheHolderBeforeTheServerLetsAnotherIn) {
   const Ms lease = backend().lease_unit;
   std::shared_ptr<test::FaultyStore> fs;

@@ -28,6 +28,10 @@
 // pid 0 when free; pid parsed from the holder's node id "fault-<id>-<pid>"): what the server said
 // at some instant between send and reply.
 // --clock-file F steps the library's steady clock by the milliseconds written in F (SteppedClock).
+// --door futures calls run_if_leader_async(...).get() instead of run_if_leader: the asynchronous
+// door (its acquire through acquire_async where the store waits without a thread: Redis). The
+// environment's LEADER_FAULTS_DOOR sets the default, so `LEADER_FAULTS_DOOR=futures
+// tests/faults/run.sh --soak ...` soaks every topology through that door.
 // D/w<N>.state holds "HOLD token pid" while the action runs and "IDLE 0 pid" otherwise.
 
 #include <fcntl.h>
@@ -51,6 +55,7 @@
 #include <string>
 #include <thread>
 
+#include "leader/async.hpp"
 #include "leader/leader.hpp"
 
 namespace {
@@ -108,11 +113,12 @@ struct Config {
   int id = 0;
   long lease_ms = 1500, step_ms = 50, max_steps = 60, seconds = 30, wait_ms = 200;
   long write_delay_ms = 20;
-  int group = 0;          // 0: LeaderElector; N: LeaderGroupElector with max_leaders N
-  bool extend = false;    // call ctx.extend() while holding
-  bool campaign = false;  // a leader::Campaign instead of run_if_leader calls
-  long retry_ms = 100;    // the campaign's retry period
-  bool observe = false;   // poll inspect() and log what the store says
+  int group = 0;                  // 0: LeaderElector; N: LeaderGroupElector with max_leaders N
+  bool extend = false;            // call ctx.extend() while holding
+  bool campaign = false;          // a leader::Campaign instead of run_if_leader calls
+  long retry_ms = 100;            // the campaign's retry period
+  bool observe = false;           // poll inspect() and log what the store says
+  std::string door = "blocking";  // blocking: run_if_leader; futures: run_if_leader_async
 };
 
 /// The fenced resource: an append-only ledger guarded by flock on the fence file.
@@ -250,6 +256,11 @@ Config parse(int argc, char** argv) {
   c.campaign = num("--campaign", 0) != 0;
   c.retry_ms = num("--retry-ms", c.retry_ms);
   c.observe = num("--observe", 0) != 0;
+  if (const char* door = std::getenv("LEADER_FAULTS_DOOR"); door != nullptr && *door != '\0')
+    c.door = door;  // every topology script's workers at once (run.sh --soak ...)
+  if (a.count("--door")) c.door = a["--door"];
+  if (c.door != "blocking" && c.door != "futures")
+    throw std::invalid_argument("--door '" + c.door + "': expected blocking or futures");
   return c;
 }
 
@@ -304,11 +315,11 @@ int loop(const Config& c, const Elector& elector, const leader::Clock& clock) {
     const auto attempt = true_ns();
     const long n = steps(rng);
     try {
-      if (elector.run_if_leader(c.lock, [&](leader::LeaderContext& ctx) {
-            work(c, clock, ctx, res, attempt, n, rng);
-          })) {
-        ++runs;
-      }
+      auto action = [&](leader::LeaderContext& ctx) { work(c, clock, ctx, res, attempt, n, rng); };
+      const bool ran = c.door == "futures"
+                           ? leader::run_if_leader_async(elector, c.lock, action).get()
+                           : elector.run_if_leader(c.lock, action);
+      if (ran) ++runs;
     } catch (const std::exception& e) {
       ++errors;
       std::cerr << "fault_worker " << c.id << ": " << e.what() << "\n";
