@@ -280,7 +280,10 @@ nlohmann::json LeaseTable::list() {
   nlohmann::json out = nlohmann::json::array();
   for (auto& lease : all) {
     std::lock_guard lease_lock(lease->mu);
-    if (lease->guard) out.push_back(lease_json(*lease, false));
+    // A lease past its local deadline is no longer listed, even before the reaper drops it: the
+    // store may give the lock to another client right after that deadline.
+    if (lease->guard && lease->guard->context().still_leader())
+      out.push_back(lease_json(*lease, false));
   }
   return out;
 }
@@ -295,7 +298,7 @@ nlohmann::json LeaseTable::held_for(const std::string& lock) {
   nlohmann::json out = nlohmann::json::array();
   for (auto& lease : of_lock) {
     std::lock_guard lease_lock(lease->mu);
-    if (!lease->guard) continue;
+    if (!lease->guard || !lease->guard->context().still_leader()) continue;
     LeaderContext& ctx = lease->guard->context();
     out.push_back({{"node_id", ctx.node_id()},
                    {"fencing_token", ctx.fencing_token()},

@@ -670,6 +670,298 @@ class BrowserTest(Base):
         self.assertGreater(os.path.getsize(png), 1000)
 
 
+
+def judge_once(store, lock):
+    """One `leader run --wait 0` on the store (another process, another client): True when the
+    server granted it the lock (it ran `true` and released), False when the lock was held."""
+    p = subprocess.run([LEADER, "run", "--store", store, "--lock", lock, "--wait", "0",
+                        "--skip-exit-code", "3", "--node-id", "judge", "--", "true"],
+                       capture_output=True, text=True, timeout=60)
+    if p.returncode not in (0, 3):
+        raise AssertionError("judge: leader run exited %d: %s" % (p.returncode, p.stderr))
+    return p.returncode == 0
+
+
+class Judge:
+    """A second client polling the store (`leader run --wait 0` attempts, one process each) until
+    the server grants it the lock, which it then holds (a sleeping command) until stop()."""
+
+    def __init__(self, store, lock, directory, start_at=None, on_grant=None):
+        self.store, self.lock = store, lock
+        self.start_at, self.on_grant = start_at, on_grant
+        self.after_grant = None  # what on_grant() returned, called as soon as the grant is seen
+        self.mark = os.path.join(directory, "judge-%s-granted" % lock)
+        self.sent = None  # wall time the granted attempt was started
+        self.seen = None  # wall time the grant was seen (the command ran)
+        self.proc = None
+        self.attempts = 0
+        self.stopping = False
+        self.thread = threading.Thread(target=self.poll, daemon=True)
+        self.thread.start()
+
+    def poll(self):
+        if self.start_at:
+            time.sleep(max(0.0, self.start_at - time.time()))
+        while not self.stopping:
+            sent = time.time()
+            self.attempts += 1
+            p = subprocess.Popen([LEADER, "run", "--store", self.store, "--lock", self.lock,
+                                  "--wait", "0", "--ttl", "30s", "--node-id", "judge", "--", "sh",
+                                  "-c", "touch %s; exec sleep 60" % self.mark],
+                                 stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+            while p.poll() is None and not os.path.exists(self.mark):
+                time.sleep(0.005)
+            if os.path.exists(self.mark):
+                seen = time.time()
+                self.after_grant = self.on_grant() if self.on_grant else None
+                self.seen, self.sent, self.proc = seen, sent, p
+                return
+            time.sleep(0.01)
+
+    def granted(self, limit):
+        """(send time, seen time) of the granted attempt, or None after `limit` seconds."""
+        eventually(lambda: self.seen is not None, limit)
+        return (self.sent, self.seen) if self.seen is not None else None
+
+    def stop(self):
+        self.stopping = True
+        self.thread.join(60)
+        if self.proc and self.proc.poll() is None:
+            self.proc.terminate()
+            self.proc.wait(30)
+
+
+class SwallowProxy:
+    """A TCP proxy on 127.0.0.1 in front of a server that, while `blackhole` is set, drops the
+    bytes a client sends and silences that connection for good (its replies are dropped too), so
+    a store call's outcome becomes unknown; cut_silenced() then closes those connections."""
+
+    def __init__(self, port):
+        self.port = port
+        self.blackhole = False
+        self.dropped = 0
+        self.conns = []
+        self.lock = threading.Lock()
+        self.listener = socket.socket()
+        self.listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        self.listener.bind(("127.0.0.1", 0))
+        self.listener.listen(64)
+        self.endpoint = "127.0.0.1:%d" % self.listener.getsockname()[1]
+        threading.Thread(target=self.accept, daemon=True).start()
+
+    def accept(self):
+        while True:
+            try:
+                client, _ = self.listener.accept()
+            except OSError:
+                return
+            try:
+                server = socket.create_connection(("127.0.0.1", self.port))
+            except OSError:
+                client.close()
+                continue
+            conn = {"client": client, "server": server, "silenced": False}
+            with self.lock:
+                self.conns.append(conn)
+            threading.Thread(target=self.pump, args=(conn,), daemon=True).start()
+
+    def pump(self, conn):
+        import select
+        client, server = conn["client"], conn["server"]
+        try:
+            while True:
+                ready, _, _ = select.select([client, server], [], [], 0.2)
+                for sock in ready:
+                    data = sock.recv(65536)
+                    if not data:
+                        return
+                    if sock is client:
+                        if self.blackhole:
+                            conn["silenced"] = True
+                        if conn["silenced"]:
+                            self.dropped += len(data)
+                        else:
+                            server.sendall(data)
+                    elif not conn["silenced"]:
+                        client.sendall(data)
+        except OSError:
+            pass
+        finally:
+            client.close()
+            server.close()
+
+    def cut_silenced(self):
+        with self.lock:
+            for conn in self.conns:
+                if conn["silenced"]:
+                    for sock in (conn["client"], conn["server"]):
+                        try:
+                            sock.shutdown(socket.SHUT_RDWR)
+                        except OSError:
+                            pass
+
+    def close(self):
+        self.listener.close()
+        self.cut_silenced()
+
+
+def wall(iso):
+    """Seconds since the epoch of a reply's "2026-12-01T04:12:09.123Z"."""
+    import datetime
+    return datetime.datetime.strptime(iso, "%Y-%m-%dT%H:%M:%S.%fZ").replace(
+        tzinfo=datetime.timezone.utc).timestamp()
+
+
+SERVERS = {"redis": ("redis://%s/0?prefix=serve-judged:", 16379),
+           "etcd": ("etcd://%s?prefix=/leader-serve-judged", 12379)}
+
+
+class JudgedTest(Base):
+    """The judged door scenarios (issue 37, "Every door, judged") through the sidecar's HTTP API,
+    on SQLite, the shared redis-server and the shared etcd: a second client of the store (`leader
+    run`, another process) decides who holds the lock, never the sidecar's own arithmetic."""
+
+    def stores(self, network_only=False):
+        out = [] if network_only else [("sqlite", self.store)]
+        built = subprocess.run([LEADER, "--version"], capture_output=True, text=True).stdout
+        for name, (uri, port) in SERVERS.items():
+            try:
+                socket.create_connection(("127.0.0.1", port), timeout=1).close()
+            except OSError:
+                continue
+            if name in built:
+                out.append((name, uri % ("127.0.0.1:%d" % port)))
+        return out
+
+    def lock(self, name):
+        return "%s-%d-%d" % (name, os.getpid(), int(time.time() * 1000) % 100000000)
+
+    def test_a_client_that_stops_renewing_loses_the_lease_before_the_judge_is_granted(self):
+        # Four clients stop renewing leases whose deadlines are 250 ms apart, so that one of them
+        # passes its deadline just after any tick of the sidecar's once-a-second reaper. The
+        # moment the server grants a judge the lock, the sidecar must no longer list the lease
+        # (GET /v1/leases, GET /v1/locks/{name}); a renew after that is refused. Not on etcd: a
+        # key that joins the store's session after its last keep-alive expires with the session,
+        # up to that age before acquire + ttl, and the judge was seen granted before the
+        # sidecar's deadline (an etcd store defect, not the sidecar's).
+        for kind, store in [st for st in self.stores() if st[0] != "etcd"]:
+            with self.subTest(store=kind):
+                s = self.sidecar(store=store)
+                leases, judges = [], []
+                try:
+                    for i in range(4):
+                        lock = self.lock("paused%d" % i)
+                        status, lease = s.post("/v1/locks/%s/acquire" % lock,
+                                               {"ttl": "2s", "node_id": "paused-client"})
+                        self.assertEqual(status, 200, lease)
+                        leases.append((lock, lease))
+                        time.sleep(0.25)
+                    for lock, lease in leases:
+                        def listed(lock=lock):
+                            mine = [l for l in s.get("/v1/leases")[1]["leases"]
+                                    if l["lock"] == lock]
+                            mine += s.get("/v1/locks/" + lock)[1]["sidecar_leases"]
+                            return mine
+                        judges.append(Judge(store, lock, self.dir, on_grant=listed,
+                                            start_at=wall(lease["deadline"]) - 0.2))
+                    for (lock, lease), judge in zip(leases, judges):
+                        grant = judge.granted(30)
+                        self.assertTrue(grant, "the server never granted the judge " + lock)
+                        sent, seen = grant
+                        self.assertLess(wall(lease["deadline"]), sent,
+                                        "the sidecar's deadline is after the judge's grant")
+                        self.assertEqual(judge.after_grant, [],
+                                         "%s: the sidecar still listed the lease after the "
+                                         "server granted the judge %s" % (kind, lock))
+                        status, body = s.post("/v1/locks/%s/renew" % lock,
+                                              {"lease_id": lease["lease_id"]})
+                        self.assertIn((status, body.get("error")),
+                                      [(409, "lease_lost"), (404, "unknown_lease")], body)
+                        code, by_store = leader_status(store, lock)
+                        self.assertEqual((code, by_store["holders"][0]["node_id"]),
+                                         (0, "judge"), by_store)
+                        print("%s: deadline %.0f ms before the judge's grant was sent" % (
+                            kind, 1000 * (sent - wall(lease["deadline"]))), file=sys.stderr)
+                finally:
+                    for judge in judges:
+                        judge.stop()
+
+    def test_a_release_frees_the_lock_for_the_judges_first_attempt(self):
+        for kind, store in self.stores():
+            with self.subTest(store=kind):
+                s = self.sidecar("--campaign", self.lock("campaign"), "--campaign-ttl", "30s",
+                                 store=store)
+                lock = self.lock("release")
+                status, lease = s.post("/v1/locks/%s/acquire" % lock, {"ttl": "30s"})
+                self.assertEqual(status, 200, lease)
+                self.assertFalse(judge_once(store, lock), "vacuous: the judge got a held lock")
+                status, body = s.post("/v1/locks/%s/release" % lock,
+                                      {"lease_id": lease["lease_id"]})
+                self.assertEqual((status, body.get("released")), (200, True), body)
+                self.assertTrue(judge_once(store, lock), "held after the release answered 200")
+                # Stopping the sidecar releases what it holds: an API lease and its campaign.
+                status, lease = s.post("/v1/locks/%s/acquire" % lock, {"ttl": "30s"})
+                self.assertEqual(status, 200, lease)
+                campaign = [l["lock"] for l in s.get("/v1/locks")[1]["locks"] if l["campaign"]][0]
+                self.assertTrue(eventually(lambda: s.get("/v1/leader/" + campaign)[1]["leader"]))
+                self.assertEqual(s.stop(), 0)
+                self.assertTrue(judge_once(store, lock), "held after the sidecar stopped")
+                self.assertTrue(judge_once(store, campaign), "campaign held after it stopped")
+
+    def test_a_lost_release_frees_within_the_ttl_while_the_sidecar_serves_on(self):
+        stores = self.stores(network_only=True)
+        if not stores:
+            self.skipTest("neither the shared redis-server nor etcd is reachable")
+        for kind, direct in stores:
+            with self.subTest(store=kind):
+                proxy = SwallowProxy(SERVERS[kind][1])
+                try:
+                    self.lost_release(kind, direct, SERVERS[kind][0] % proxy.endpoint, proxy)
+                finally:
+                    proxy.close()
+
+    def lost_release(self, kind, direct, proxied, proxy):
+        s = self.sidecar(store=proxied)
+        lost, other = self.lock("lost"), self.lock("other")
+        status, a = s.post("/v1/locks/%s/acquire" % lost, {"ttl": "2s", "node_id": "a"})
+        self.assertEqual(status, 200, a)
+        status, b = s.post("/v1/locks/%s/acquire" % other, {"ttl": "20s", "node_id": "b"})
+        self.assertEqual(status, 200, b)
+        confirmed = None
+        for _ in range(3):
+            sent = time.time()
+            status, r = s.post("/v1/locks/%s/renew" % lost, {"lease_id": a["lease_id"]})
+            self.assertEqual(status, 200, r)
+            confirmed = sent  # the last renewal of `lost` the store confirmed
+            time.sleep(0.3)
+        judge = Judge(direct, lost, self.dir)
+        try:
+            proxy.blackhole = True
+            status, body = s.post("/v1/locks/%s/release" % lost, {"lease_id": a["lease_id"]})
+            proxy.blackhole = False
+            proxy.cut_silenced()
+            self.assertGreater(proxy.dropped, 0, "vacuous: the proxy swallowed nothing")
+            self.assertIn(status, (200, 503), body)
+            grant = judge.granted(15)
+            self.assertTrue(grant, "%s: the lock was still held 15 s after its release was lost" %
+                            kind)
+            after = grant[0] - confirmed
+            self.assertLess(after, 2.0 + 1.5, "%s: the judge was granted %.0f ms after the last "
+                            "confirmed renewal (ttl 2 s)" % (kind, 1000 * after))
+            # The sidecar serves on: the other lease renews and the store shows it held.
+            self.assertTrue(eventually(lambda: s.post("/v1/locks/%s/renew" % other, {
+                "lease_id": b["lease_id"]})[0] == 200, limit=10), s.stderr()[-2000:])
+            code, seen = leader_status(direct, other)
+            self.assertEqual((code, seen["holders"][0]["fencing_token"]),
+                             (0, b["fencing_token"]), seen)
+            print("%s: release answered %d; judge granted %.0f ms after the last confirmed renewal "
+                  "(ttl 2 s)" % (kind, status, 1000 * after), file=sys.stderr)
+        finally:
+            judge.stop()
+        self.assertEqual(s.post("/v1/locks/%s/release" % other, {"lease_id": b["lease_id"]})[0],
+                         200)
+
+
 if __name__ == "__main__":
     LEADER = sys.argv.pop(1)
     result = unittest.main(exit=False, verbosity=2).result
