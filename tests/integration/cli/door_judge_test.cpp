@@ -105,13 +105,22 @@ class DoorJudge : public CliTest, public ::testing::WithParamInterface<std::stri
     lock_ = "door-" + std::to_string(::getpid()) + "-" +
             ::testing::UnitTest::GetInstance()->current_test_info()->name();
     std::replace(lock_.begin(), lock_.end(), '/', '-');
-    uri_ = uri_via(GetParam() == "redis" ? "127.0.0.1:16379" : "127.0.0.1:12379");
+    uri_ = uri_via("127.0.0.1:" + std::to_string(server_port()));
+  }
+
+  // The port of the shared server of the parameter (0 for SQLite).
+  int server_port() const {
+    if (GetParam() == "redis") return 16379;
+    if (GetParam() == "etcd") return 12379;
+    if (GetParam() == "postgres") return 15432;
+    return 0;
   }
 
   // The store URI of the parameter, through `endpoint` (the server itself or a proxy).
   std::string uri_via(const std::string& endpoint) const {
     if (GetParam() == "redis") return "redis://" + endpoint + "/0?prefix=cli-door-judge:";
     if (GetParam() == "etcd") return "etcd://" + endpoint + "?prefix=/leader-cli-door-judge";
+    if (GetParam() == "postgres") return "postgresql://postgres@" + endpoint + "/leader_test";
     return store_;
   }
 
@@ -179,6 +188,28 @@ TEST_P(DoorJudge, CronCommandStopsWritingBeforeTheServerGivesTheLockAwayWhileCro
   EXPECT_EQ(cron.wait(), 0) << cron.err();
 }
 
+TEST_P(DoorJudge, RunCommandStopsWritingBeforeTheServerGivesTheLockAwayWhileRunIsStopped) {
+  if (GetParam() == "sqlite" || GetParam() == "redis")
+    GTEST_SKIP() << "judge_test.cpp (Judge.*) has this case on " << GetParam();
+  Process run({leader_binary(), "run", "--store", uri_, "--lock", lock_, "--ttl", "2s", "--", "sh",
+               "-c", writer(path("w"))},
+              dir_);
+  ASSERT_TRUE(eventually([&] { return writes("w").size() >= 5; }, 20s)) << run.err();
+  Judge judge(uri_, lock_);
+  auto stopped_at = Wall::now();
+  run.signal(SIGSTOP);
+  auto grant = judge.granted(30s);
+  ASSERT_TRUE(grant) << "the server never let the judge in";
+  std::this_thread::sleep_for(1s);  // a write after the grant would show up by now
+  auto all = writes("w");
+  std::int64_t last = *std::max_element(all.begin(), all.end());
+  EXPECT_LT(last, wall_ns(*grant)) << "the command wrote " << (last - wall_ns(*grant)) / 1'000'000
+                                   << " ms after the server gave the lock to the judge";
+  EXPECT_GT(last, wall_ns(stopped_at)) << "vacuous: nothing ran while leader run was stopped";
+  run.signal(SIGCONT);
+  EXPECT_EQ(run.wait(), 75) << run.err();
+}
+
 TEST_P(DoorJudge, RunReleaseFreesTheLockForTheJudgesFirstAttempt) {
   Process run(
       {leader_binary(), "run", "--store", uri_, "--lock", lock_, "--ttl", "30s", "--", "true"},
@@ -201,8 +232,7 @@ TEST_P(DoorJudge, CronReleaseAfterACommandPastItsHoldFreesTheLockForTheJudgesFir
 
 TEST_P(DoorJudge, CronLostReleaseFreesTheLockWithinTheTtlWhileCronRuns) {
   if (GetParam() == "sqlite") GTEST_SKIP() << "no network between leader and a SQLite file";
-  const bool redis = GetParam() == "redis";
-  test::FaultProxy proxy("127.0.0.1", redis ? 16379 : 12379);
+  test::FaultProxy proxy("127.0.0.1", server_port());
   // The command outlives the scheduler's hold (5.2 s after the instant), then waits for "go".
   Process cron = start_cron(uri_via(proxy.endpoint()), {"--ttl", "2s"},
                             "sleep 6; touch " + path("past") + "; while [ ! -e " + path("go") +
@@ -236,6 +266,9 @@ std::vector<std::string> judged_stores() {
 #endif
 #ifdef LEADER_CLI_DOOR_JUDGE_ETCD
   out.emplace_back("etcd");
+#endif
+#ifdef LEADER_CLI_DOOR_JUDGE_POSTGRES
+  out.emplace_back("postgres");
 #endif
   return out;
 }

@@ -808,12 +808,13 @@ def wall(iso):
 
 
 SERVERS = {"redis": ("redis://%s/0?prefix=serve-judged:", 16379),
-           "etcd": ("etcd://%s?prefix=/leader-serve-judged", 12379)}
+           "etcd": ("etcd://%s?prefix=/leader-serve-judged", 12379),
+           "postgres": ("postgresql://postgres@%s/leader_test", 15432)}
 
 
 class JudgedTest(Base):
     """The judged door scenarios (issue 37, "Every door, judged") through the sidecar's HTTP API,
-    on SQLite, the shared redis-server and the shared etcd: a second client of the store (`leader
+    on SQLite and the shared redis-server, etcd and PostgreSQL: a second client of the store (`leader
     run`, another process) decides who holds the lock, never the sidecar's own arithmetic."""
 
     def stores(self, network_only=False):
@@ -904,7 +905,7 @@ class JudgedTest(Base):
     def test_a_lost_release_frees_within_the_ttl_while_the_sidecar_serves_on(self):
         stores = self.stores(network_only=True)
         if not stores:
-            self.skipTest("neither the shared redis-server nor etcd is reachable")
+            self.skipTest("none of the shared redis-server, etcd, PostgreSQL is reachable")
         for kind, direct in stores:
             with self.subTest(store=kind):
                 proxy = SwallowProxy(SERVERS[kind][1])
