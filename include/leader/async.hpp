@@ -169,6 +169,23 @@ struct Outcome {
   }
 };
 
+/// True (and `outcome` says why) when an action handed to an executor must not start now: the
+/// caller cancelled, or the lease was lost while the action waited for the executor.
+template <class V>
+bool start_refused(const std::stop_token& caller, LeaseGuard& guard, Outcome<V>& outcome) {
+  if (caller.stop_requested()) {
+    outcome.skipped = Skipped{SkipReason::cancelled, "cancelled before the action started"};
+    return true;
+  }
+  if (!guard.context().still_leader()) {
+    outcome.skipped = Skipped{SkipReason::lease_lost,
+                              "the lease was lost before the action started (its executor ran it "
+                              "after the lease's local deadline)"};
+    return true;
+  }
+  return false;
+}
+
 /// Releases `guard` as run_if_leader does: failed when the action threw.
 template <class V>
 void release_guard(std::optional<LeaseGuard>& guard, const Outcome<V>& outcome) noexcept {
@@ -315,24 +332,9 @@ class DispatchedRun
     if (holds_.fetch_sub(1) == 1) deliver();
   }
 
-  /// False (and the outcome says why) when the action must not start: the caller cancelled, or
-  /// the lease was lost while the action waited for its executor.
-  bool may_start() {
-    if (stop_.stop_requested()) {
-      outcome_.skipped = Skipped{SkipReason::cancelled, "cancelled before the action started"};
-      return false;
-    }
-    if (!guard_->context().still_leader()) {
-      outcome_.skipped = Skipped{SkipReason::lease_lost,
-                                 "the lease was lost before the action started (its executor "
-                                 "ran it after the lease's local deadline)"};
-      return false;
-    }
-    return true;
-  }
-
   void run_action() {
-    if (!may_start()) return on_pool([self = this->shared_from_this()] { self->release(); }, true);
+    if (start_refused(stop_, *guard_, outcome_))
+      return on_pool([self = this->shared_from_this()] { self->release(); }, true);
     try {
       ThreadHold on_this_thread(guard_->store(), guard_->context());  // for reentrant calls
       if constexpr (Unwrapped<T>::kIsFuture) {

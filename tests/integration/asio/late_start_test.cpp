@@ -38,6 +38,16 @@ std::optional<LeaseGuard> judge_takes_over(const std::shared_ptr<LeaseStore>& st
   return std::nullopt;
 }
 
+/// `store` after one call with a generous deadline, so that its first connection (seen past
+/// 600 ms on a loaded 2-core machine) is open before the short lease's call timeouts count.
+std::shared_ptr<LeaseStore> warmed(std::shared_ptr<LeaseStore> store) {
+  try {
+    (void)store->inspect("asio-warm-up", Deadline::after(5s));
+  } catch (const BackendError&) {  // shows up again in the case itself
+  }
+  return store;
+}
+
 /// Blocks the only thread of `pool` until `open` is set.
 void occupy(::asio::thread_pool& pool, std::shared_future<void> open) {
   ::asio::post(pool, [open] { open.wait(); });
@@ -46,10 +56,10 @@ void occupy(::asio::thread_pool& pool, std::shared_future<void> open) {
 class LateStartTest : public ::testing::TestWithParam<StoreCase> {
  protected:
   void SetUp() override {
-    store_ = GetParam().open();
+    store_ = warmed(GetParam().open());
     // The memory store is in-process: the judge must share the instance; every other store gets
     // its own connection.
-    judge_store_ = GetParam().name == "memory" ? store_ : GetParam().open();
+    judge_store_ = GetParam().name == "memory" ? store_ : warmed(GetParam().open());
   }
   /// The holder: no auto_extend, a short lease, so the lease is lost while the executor is busy.
   LeaderElector holder() {
@@ -59,9 +69,21 @@ class LateStartTest : public ::testing::TestWithParam<StoreCase> {
   }
   /// Runs `start` (which dispatches an action to `pool` and returns the run's future) while the
   /// pool is busy, lets a judge take the lock once the server expired the holder's lease, then
-  /// frees the pool: the action must not start, and the result says lease_lost.
+  /// frees the pool: the action must not start, and the result says lease_lost. A run whose
+  /// holder never got the lock (its short call timeouts missed on a loaded machine) is not a
+  /// verdict: it is tried again on a fresh lock, up to 3 times.
   template <class Start>
   void expect_not_started(Start start) {
+    std::string why;
+    for (int run = 1; run <= 3; ++run) {
+      if (judged_run(start, why)) return;
+      if (::testing::Test::HasFatalFailure()) return;
+    }
+    FAIL() << "the holder never held the lock in 3 runs; the last: " << why;
+  }
+  /// One run of expect_not_started; false (with `why`) when the holder never held the lock.
+  template <class Start>
+  bool judged_run(Start& start, std::string& why) {
     const std::string lock = unique_lock("late");
     ::asio::thread_pool pool(1);
     std::promise<void> gate;
@@ -71,20 +93,36 @@ class LateStartTest : public ::testing::TestWithParam<StoreCase> {
     // The judge starts once the server shows the holder's lease (else it may simply win the race).
     const auto until = std::chrono::steady_clock::now() + 20s;
     while (!judge_store_->inspect(lock, Deadline::after(2s)).held()) {
-      ASSERT_LT(std::chrono::steady_clock::now(), until) << "the holder never acquired";
+      if (future.wait_for(0s) == std::future_status::ready) {
+        try {
+          auto r = future.get();
+          why = r.skipped() ? "skipped: " + std::string(to_string(r.skip_reason())) : "ran";
+        } catch (const std::exception& e) {
+          why = e.what();
+        }
+        return false;
+      }
+      if (std::chrono::steady_clock::now() >= until) {
+        why = "not held within 20 s";
+        return false;
+      }
       std::this_thread::sleep_for(5ms);
     }
     auto judged = judge_takes_over(judge_store_, lock, 20 * GetParam().short_lease + 10s);
-    ASSERT_TRUE(judged) << "the judge never got the lock: the holder's lease did not expire";
+    EXPECT_TRUE(judged) << "the judge never got the lock: the holder's lease did not expire";
     gate.set_value();
-    ASSERT_EQ(future.wait_for(30s), std::future_status::ready);
+    if (!judged) return true;
+    EXPECT_EQ(future.wait_for(30s), std::future_status::ready);
     RunResult<void> result = future.get();
     EXPECT_FALSE(ran) << "the action started while the judge held the lock (token "
                       << judged->info().fencing_token << ")";
-    ASSERT_TRUE(result.skipped());
-    EXPECT_EQ(result.skip_reason(), SkipReason::lease_lost);
+    EXPECT_TRUE(result.skipped());
+    if (result.skipped()) {
+      EXPECT_EQ(result.skip_reason(), SkipReason::lease_lost);
+    }
     judged->release();
     pool.join();
+    return true;
   }
   std::shared_ptr<LeaseStore> store_;
   std::shared_ptr<LeaseStore> judge_store_;
@@ -150,16 +188,19 @@ class CountedElector {
   std::thread::id test_thread_;
 };
 
-TEST(OperationLifetimeTest, AsioOperationKeepsNothingOfTheCallerOnceComplete) {
+/// Runs three operations that `start(executor, elector, lock, action)` begins, each on a thread
+/// pool destroyed as soon as its result is in: once complete, no library thread may still hold
+/// the operation's elector copy or action (they could refer to what the caller destroys).
+template <class Start>
+void expect_nothing_kept_after_completion(Start start) {
   auto store = make_memory_store();
   CountedElector elector(LeaderElector(store, no_wait()), std::this_thread::get_id());
   for (int round = 0; round < 3; ++round) {
     std::optional<::asio::thread_pool> pool(std::in_place, 1);
     auto action_alive = std::make_shared<int>(0);
     std::weak_ptr<int> action_state = action_alive;
-    auto future = asio::async_run_if_leader_result(
-        pool->get_executor(), elector, unique_lock("lifetime"),
-        [held = std::move(action_alive)](LeaderContext&) { return *held; }, ::asio::use_future);
+    auto future = start(pool->get_executor(), elector, unique_lock("lifetime"),
+                        [held = std::move(action_alive)](LeaderContext&) { return *held; });
     ASSERT_TRUE(future.get().elected());
     EXPECT_EQ(elector.live(), 1) << "a library thread still holds the operation's elector copy";
     EXPECT_TRUE(action_state.expired()) << "a library thread still holds the action";
@@ -169,23 +210,17 @@ TEST(OperationLifetimeTest, AsioOperationKeepsNothingOfTheCallerOnceComplete) {
   EXPECT_EQ(elector.live(), 1);
 }
 
+TEST(OperationLifetimeTest, AsioOperationKeepsNothingOfTheCallerOnceComplete) {
+  expect_nothing_kept_after_completion([](auto ex, const auto& elector, auto lock, auto action) {
+    return asio::async_run_if_leader_result(ex, elector, lock, std::move(action),
+                                            ::asio::use_future);
+  });
+}
+
 TEST(OperationLifetimeTest, FuturesRunKeepsNothingOfTheCallerOnceComplete) {
-  auto store = make_memory_store();
-  CountedElector elector(LeaderElector(store, no_wait()), std::this_thread::get_id());
-  for (int round = 0; round < 3; ++round) {
-    std::optional<::asio::thread_pool> pool(std::in_place, 1);
-    auto action_alive = std::make_shared<int>(0);
-    std::weak_ptr<int> action_state = action_alive;
-    auto future =
-        run_if_leader_result_on(pool->get_executor(), elector, unique_lock("lifetime"),
-                                [held = std::move(action_alive)](LeaderContext&) { return *held; });
-    ASSERT_TRUE(future.get().elected());
-    EXPECT_EQ(elector.live(), 1) << "a library thread still holds the run's elector copy";
-    EXPECT_TRUE(action_state.expired()) << "a library thread still holds the action";
-    pool.reset();
-  }
-  std::this_thread::sleep_for(400ms);
-  EXPECT_EQ(elector.live(), 1);
+  expect_nothing_kept_after_completion([](auto ex, const auto& elector, auto lock, auto action) {
+    return run_if_leader_result_on(ex, elector, lock, std::move(action));
+  });
 }
 
 }  // namespace

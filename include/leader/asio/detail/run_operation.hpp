@@ -230,25 +230,10 @@ class RunOperation
     BlockingPool::releases().post([self = this->shared_from_this()] { self->release(); });
   }
 
-  /// False (and the outcome says why) when the action must not start: the caller cancelled, or
-  /// the lease was lost while the action waited for its executor.
-  bool may_start() {
-    if (stop_.stop_requested()) {
-      outcome_.skipped = Skipped{SkipReason::cancelled, "cancelled before the action started"};
-      return false;
-    }
-    if (!guard_->context().still_leader()) {
-      outcome_.skipped = Skipped{SkipReason::lease_lost,
-                                 "the lease was lost before the action started (its executor "
-                                 "ran it after the lease's local deadline)"};
-      return false;
-    }
-    return true;
-  }
-
   /// A plain action: runs to completion on the action executor.
   void run_action() {
-    if (!may_start()) return release_after_action();
+    if (leader::detail::start_refused(stop_.get_token(), *guard_, outcome_))
+      return release_after_action();
     try {
       leader::detail::ThreadHold on_this_thread(guard_->store(), guard_->context());
       if constexpr (std::is_void_v<V>) {
@@ -266,7 +251,8 @@ class RunOperation
   /// A coroutine action: spawned on the strand, cancelled through `signal_` when the lease is
   /// lost or the caller cancels.
   void spawn_action() {
-    if (!may_start()) return release_after_action();
+    if (leader::detail::start_refused(stop_.get_token(), *guard_, outcome_))
+      return release_after_action();
     action_running_ = true;
     on_lease_stop_.emplace(guard_->context().stop_token(), CancelAction{this->weak_from_this()});
     on_caller_stop_.emplace(stop_.get_token(), CancelAction{this->weak_from_this()});
