@@ -375,7 +375,7 @@ def soak(a):
         cmd = [sys.executable, os.path.abspath(__file__), "--topology", a.topology, "--worker",
                a.worker, "--out", out, "--seconds", str(a.chunk_seconds), "--workers",
                str(a.workers), "--lease-ms", str(a.lease_ms), "--seed", str(a.seed + k),
-               "--kinds", ",".join(a.kinds)]
+               "--max-steps", str(a.max_steps), "--kinds", ",".join(a.kinds)]
         rc = subprocess.call(cmd)
         try:
             with open(os.path.join(out, "result.json")) as f:
