@@ -812,7 +812,7 @@ SERVERS = {"redis": ("redis://%s/0?prefix=serve-judged:", 16379),
            "postgres": ("postgresql://postgres@%s/leader_test", 15432)}
 
 
-class JudgedTest(Base):
+class JudgedBase(Base):
     """The judged door scenarios (issue 37, "Every door, judged") through the sidecar's HTTP API,
     on SQLite and the shared redis-server, etcd and PostgreSQL: a second client of the store (`leader
     run`, another process) decides who holds the lock, never the sidecar's own arithmetic."""
@@ -831,6 +831,10 @@ class JudgedTest(Base):
 
     def lock(self, name):
         return "%s-%d-%d" % (name, os.getpid(), int(time.time() * 1000) % 100000000)
+
+
+class JudgedTest(JudgedBase):
+    """A client that stops renewing, a release, a release whose request is lost."""
 
     def test_a_client_that_stops_renewing_loses_the_lease_before_the_judge_is_granted(self):
         # Four clients stop renewing leases whose deadlines are 250 ms apart, so that one of them
@@ -861,9 +865,12 @@ class JudgedTest(Base):
                     for (lock, lease), judge in zip(leases, judges):
                         grant = judge.granted(30)
                         self.assertTrue(grant, "the server never granted the judge " + lock)
+                        # The grant happened at the server between the judge's send and reply:
+                        # a deadline after the reply is an overlap whatever the load (the send
+                        # time can precede the judge's store call by 400 ms on a loaded machine).
                         sent, seen = grant
-                        self.assertLess(wall(lease["deadline"]), sent,
-                                        "the sidecar's deadline is after the judge's grant")
+                        self.assertLess(wall(lease["deadline"]), seen,
+                                        "the sidecar's deadline is after the judge held the lock")
                         self.assertEqual(judge.after_grant, [],
                                          "%s: the sidecar still listed the lease after the "
                                          "server granted the judge %s" % (kind, lock))
@@ -874,8 +881,10 @@ class JudgedTest(Base):
                         code, by_store = leader_status(store, lock)
                         self.assertEqual((code, by_store["holders"][0]["node_id"]),
                                          (0, "judge"), by_store)
-                        print("%s: deadline %.0f ms before the judge's grant was sent" % (
-                            kind, 1000 * (sent - wall(lease["deadline"]))), file=sys.stderr)
+                        print("%s: deadline %.0f ms before the judge's granted acquire was sent, "
+                              "%.0f ms before its reply" % (
+                                  kind, 1000 * (sent - wall(lease["deadline"])),
+                                  1000 * (seen - wall(lease["deadline"]))), file=sys.stderr)
                 finally:
                     for judge in judges:
                         judge.stop()
@@ -915,9 +924,10 @@ class JudgedTest(Base):
                     proxy.close()
 
     def lost_release(self, kind, direct, proxied, proxy):
+        judge_side = self.sidecar("--node-id", "judge", store=direct)
         s = self.sidecar(store=proxied)
         lost, other = self.lock("lost"), self.lock("other")
-        status, a = s.post("/v1/locks/%s/acquire" % lost, {"ttl": "2s", "node_id": "a"})
+        status, a = s.post("/v1/locks/%s/acquire" % lost, {"ttl": "3s", "node_id": "a"})
         self.assertEqual(status, 200, a)
         status, b = s.post("/v1/locks/%s/acquire" % other, {"ttl": "20s", "node_id": "b"})
         self.assertEqual(status, 200, b)
@@ -928,7 +938,7 @@ class JudgedTest(Base):
             self.assertEqual(status, 200, r)
             confirmed = sent  # the last renewal of `lost` the store confirmed
             time.sleep(0.3)
-        judge = Judge(self.sidecar("--node-id", "judge", store=direct), lost)
+        judge = Judge(judge_side, lost)
         try:
             proxy.blackhole = True
             status, body = s.post("/v1/locks/%s/release" % lost, {"lease_id": a["lease_id"]})
@@ -940,8 +950,8 @@ class JudgedTest(Base):
             self.assertTrue(grant, "%s: the lock was still held 15 s after its release was lost" %
                             kind)
             after = grant[0] - confirmed
-            self.assertLess(after, 2.0 + 1.5, "%s: the judge was granted %.0f ms after the last "
-                            "confirmed renewal (ttl 2 s)" % (kind, 1000 * after))
+            self.assertLess(after, 3.0 + 1.5, "%s: the judge was granted %.0f ms after the last "
+                            "confirmed renewal (ttl 3 s)" % (kind, 1000 * after))
             # The sidecar serves on: the other lease renews and the store shows it held.
             self.assertTrue(eventually(lambda: s.post("/v1/locks/%s/renew" % other, {
                 "lease_id": b["lease_id"]})[0] == 200, limit=10), s.stderr()[-2000:])
@@ -949,12 +959,52 @@ class JudgedTest(Base):
             self.assertEqual((code, seen["holders"][0]["fencing_token"]),
                              (0, b["fencing_token"]), seen)
             print("%s: release answered %d; judge granted %.0f ms after the last confirmed renewal "
-                  "(ttl 2 s)" % (kind, status, 1000 * after), file=sys.stderr)
+                  "(ttl 3 s)" % (kind, status, 1000 * after), file=sys.stderr)
         finally:
             judge.stop()
         self.assertEqual(s.post("/v1/locks/%s/release" % other, {"lease_id": b["lease_id"]})[0],
                          200)
 
+
+
+class JudgedStopTest(JudgedBase):
+    """The sidecar process itself stopped past its leases (its own ctest: serve.judged_stop)."""
+
+    def test_a_sidecar_stopped_past_its_leases_claims_none_of_them_when_it_resumes(self):
+        # The sidecar itself is paused (SIGSTOP) while it holds a campaign and an API lease; once
+        # the server has granted both locks to the judge, the resumed sidecar's first answers
+        # claim neither (leader false, the renew refused, nothing listed).
+        for kind, store in self.stores():
+            with self.subTest(store=kind):
+                campaign, api = self.lock("camp"), self.lock("api")
+                s = self.sidecar("--campaign", campaign, "--campaign-ttl", "2s", store=store)
+                self.assertTrue(eventually(lambda: s.get("/v1/leader/" + campaign)[1]["leader"]))
+                status, lease = s.post("/v1/locks/%s/acquire" % api, {"ttl": "2s"})
+                self.assertEqual(status, 200, lease)
+                judge_side = self.sidecar("--node-id", "judge", store=store)
+                judges = [Judge(judge_side, campaign), Judge(judge_side, api)]
+                try:
+                    s.proc.send_signal(signal.SIGSTOP)
+                    grants = [j.granted(30) for j in judges]
+                    s.proc.send_signal(signal.SIGCONT)
+                    self.assertTrue(all(grants), "the server never granted the judge a lock")
+                    status, state = s.get("/v1/leader/" + campaign)
+                    self.assertEqual((status, state["leader"]), (200, False), state)
+                    status, body = s.post("/v1/locks/%s/renew" % api,
+                                          {"lease_id": lease["lease_id"]})
+                    self.assertIn((status, body.get("error")),
+                                  [(409, "lease_lost"), (404, "unknown_lease")], body)
+                    self.assertEqual([l for l in s.get("/v1/leases")[1]["leases"]
+                                      if l["lock"] == api], [])
+                    for lock in (campaign, api):
+                        code, seen = leader_status(store, lock)
+                        self.assertEqual((code, seen["holders"][0]["node_id"]), (0, "judge"),
+                                         seen)
+                finally:
+                    s.proc.send_signal(signal.SIGCONT)
+                    for judge in judges:
+                        judge.stop()
+                self.assertEqual(s.stop(), 0)
 
 if __name__ == "__main__":
     LEADER = sys.argv.pop(1)
