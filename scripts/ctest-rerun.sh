@@ -17,10 +17,13 @@ fi
 tmp=$dir/Testing/Temporary
 cp "$tmp/LastTest.log" "$art/first-run-tests.log"
 cp "$tmp/LastTestsFailed.log" "$art/flaky-tests.txt"
-# ctest's summary lists each failed test as "  12 - name (REASON)": Failed, Timeout and Not Run
-# may be re-run; any other reason (SEGFAULT, Subprocess aborted, ILLEGAL, ...) is a death by signal.
-crashed=$(sed -nE 's/^[[:space:]]+[0-9]+ - (.+) \(([^()]+)\)$/\1 (\2)/p' "$art/ctest-first-run.log" |
-  grep -vE ' \((Failed|Timeout|Not Run|Disabled)\)$' || true)
+# ctest's summary lists each failed test, after "The following tests FAILED:", as
+# "  12 - name (REASON)": Failed and Timeout may be re-run; any other reason (SEGFAULT,
+# Subprocess aborted, ILLEGAL, ...) is a death by signal. (Skipped and Not Run tests are listed
+# apart, under "The following tests did not run:".)
+crashed=$(awk '/^The following tests FAILED:/ { on = 1; next } on && !/^[[:space:]]+[0-9]+ - / { on = 0 } on' \
+  "$art/ctest-first-run.log" | sed -nE 's/^[[:space:]]+[0-9]+ - (.+) \(([^()]+)\)$/\1 (\2)/p' |
+  grep -vE ' \((Failed|Timeout|Not Run|Disabled|Skipped)\)$' || true)
 if [ -n "$crashed" ]; then
   echo "=== CRASHED: these tests died by a signal; a crash is never re-run away:" >&2
   echo "$crashed" >&2
