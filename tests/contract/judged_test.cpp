@@ -197,30 +197,40 @@ TEST_P(ContractTest, GrantedTtlBelowAnExplicitMarginIsRefusedOrStopsInTime) {
 // units asked and keep the margin.
 TEST_P(ContractTest, AnExplicitMarginTheStoreItselfCannotGrantIsRefusedOrKept) {
   const Ms lease = backend().lease_unit;
-  auto fs = std::make_shared<test::FaultyStore>(backend().open());  // only to fail renewals
   auto o = renewing(backend());
   o.lease_time = lease * 3;
   o.safety_margin = lease * 3 / 2;  // at most lease_time / 2 with auto_extend
-  Duration granted{};
-  Verdict v;
-  try {
-    v = judge(backend(), lock(),
-              {.store = fs,
-               .options = o,
-               .scenario =
-                   [&](LeaderContext& ctx) {
-                     granted = ctx.lease().granted_ttl;
-                     fs->fail_renew = true;
-                   },
-               .hold_limit = lease * 4});
-  } catch (const BackendError& e) {
-    EXPECT_EQ(e.code(), ErrorCode::failed_precondition) << e.what();
-    ::testing::Test::RecordProperty("refused", e.what());
+  // An inconclusive verdict (judge.hpp) runs again on a fresh lock, up to 3 runs, as
+  // judged_conclusively does (seen on postgres_standby at load 9: an observer attempt sent 0.8 s
+  // before the server's expiry and run by the server after it).
+  constexpr int kRuns = 3;
+  for (int run = 1; run <= kRuns; ++run) {
+    auto fs = std::make_shared<test::FaultyStore>(backend().open());  // only to fail renewals
+    Duration granted{};
+    Verdict v;
+    try {
+      v = judge(backend(), run == 1 ? lock() : lock("-run" + std::to_string(run)),
+                {.store = fs,
+                 .options = o,
+                 .scenario =
+                     [&](LeaderContext& ctx) {
+                       granted = ctx.lease().granted_ttl;
+                       fs->fail_renew = true;
+                     },
+                 .hold_limit = lease * 4});
+    } catch (const BackendError& e) {
+      EXPECT_EQ(e.code(), ErrorCode::failed_precondition) << e.what();
+      ::testing::Test::RecordProperty("refused", e.what());
+      return;
+    }
+    ASSERT_TRUE(v.ran);
+    EXPECT_GT(granted, o.safety_margin) << "ran on a grant the margin does not fit";
+    const Duration gap = required_gap(o, granted);
+    ::testing::Test::RecordProperty("runs", std::to_string(run));
+    if (run < kRuns && inconclusive(v, gap)) continue;
+    expect_stop_before_takeover(v, gap);
     return;
   }
-  ASSERT_TRUE(v.ran);
-  EXPECT_GT(granted, o.safety_margin) << "ran on a grant the margin does not fit";
-  expect_stop_before_takeover(v, required_gap(o, granted));
 }
 
 TEST_P(ContractTest, ASlowLocalClockStillStopsTheHolderBeforeTheServerLetsAnotherIn) {
