@@ -9,7 +9,7 @@
 #   tests/faults/run.sh --soak [--stores "sqlite redis ..."] [--terms 1000] [--out DIR]
 #   tests/faults/run.sh --topology etcd-cluster|zookeeper-ensemble [--seconds 35] [--kinds K,...]
 #                       (issue 15: failovers of a private 3-member cluster, topology.py)
-#   tests/faults/run.sh --soak --topology T [--soak-seconds 600] [--chunk-seconds 120]
+#   tests/faults/run.sh --soak --topology T [--soak-seconds 600] [--soak-terms N] [--chunk-seconds 120]
 # Exit 0 when the checker's verdict passes (or the scenario is report-only); 77 when the machine
 # cannot run the scenario (nft partitions need root and nftables). The figures are printed and
 # written to OUT/result.json (soak: OUT/soak.json, see soak.py).

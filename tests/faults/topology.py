@@ -340,6 +340,8 @@ def options():
     ap.add_argument("--min-terms", type=int, default=2)
     ap.add_argument("--soak", action="store_true", help="chunks until --soak-seconds passed")
     ap.add_argument("--soak-seconds", type=int, default=600)
+    ap.add_argument("--soak-terms", type=int, default=0,
+                    help="with --soak: stop once this many terms were judged (0: time only)")
     ap.add_argument("--chunk-seconds", type=int, default=120)
     a = ap.parse_args()
     a.store = STORE[a.topology]
@@ -362,7 +364,7 @@ def options():
 
 def soak(a):
     """Chunks of --chunk-seconds (every kind, fresh cluster each) until --soak-seconds have
-    passed; sums the verdict's counts and pools the takeover times. Writes OUT/soak.json."""
+    passed or --soak-terms were judged; sums the verdict's counts and pools the takeover times. Writes OUT/soak.json."""
     sums = ["terms", "writes", "fence_violations", "token_reuse", "token_order", "stop_misses",
             "overlaps", "overlaps_paused", "overlaps_unexplained", "resource_order_unexplained",
             "takeovers", "overlaps_data_loss", "stop_misses_data_loss"]
@@ -370,7 +372,8 @@ def soak(a):
     total.update(topology=a.topology, chunks=0, failed=0, faults={}, failover={})
     t0 = time.monotonic()
     k = 0
-    while time.monotonic() - t0 < a.soak_seconds:
+    while time.monotonic() - t0 < a.soak_seconds and \
+            not (a.soak_terms and total["terms"] >= a.soak_terms):
         out = os.path.join(a.out, "chunk-%d" % k)
         cmd = [sys.executable, os.path.abspath(__file__), "--topology", a.topology, "--worker",
                a.worker, "--out", out, "--seconds", str(a.chunk_seconds), "--workers",
