@@ -157,7 +157,7 @@ class ElectionCore : public std::enable_shared_from_this<ElectionCore> {
   void set_turns(Turns turns) { turns_ = std::move(turns); }
 
  private:
-  friend class AsyncAcquisition;  // acquire_async's state (async_acquire.cpp)
+  friend class AsyncAcquisition;  // acquire_async's state (election_core.cpp)
   Acquisition on_backend_error(const std::string& lock, const BackendError& e);
   /// Starts holding a granted lease (watched, events emitted); throws failed_precondition (after
   /// releasing it) when the grant is too short for an explicit safety margin. `unknown_before`:
