@@ -15,13 +15,13 @@ const LeaseInfo& LeaderContext::lease() const { return held_->info; }
 
 TimePoint LeaderContext::deadline() const {
   std::lock_guard lock(held_->mu);
-  return held_->local_deadline;
+  return held_->clock_.deadline();
 }
 
 bool LeaderContext::still_leader() const {
   if (held_->stop_requested()) return false;
   std::lock_guard lock(held_->mu);
-  return !held_->lost && held_->clock().now() < held_->local_deadline;
+  return !held_->lost && !held_->clock_.expired(held_->clock().now());
 }
 
 bool LeaderContext::extend(Duration lease_time) {
@@ -29,7 +29,7 @@ bool LeaderContext::extend(Duration lease_time) {
   check_duration_bound("LeaderContext", "extend(lease_time)", lease_time);
   auto& h = *held_;
   if (h.fail_open) return true;
-  if (auto misfit = h.margin_misfit(lease_time); !misfit.empty())
+  if (auto misfit = h.margin_rule().misfit(lease_time); !misfit.empty())
     throw InvalidArgument("extend(" + format_duration(lease_time) + ") on lock '" + h.info.lock +
                           "': " + misfit);
   Lease copy;
@@ -40,7 +40,7 @@ bool LeaderContext::extend(Duration lease_time) {
     if (h.lost || h.finished) return false;
     h.renewing = true;
     h.calling = true;
-    h.ttl = lease_time;  // later renewals request this ttl too
+    h.clock_.request(lease_time);  // later renewals request this ttl too
     copy = h.store_lease_locked();
   }
   const TimePoint sent = h.clock().now();

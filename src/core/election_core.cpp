@@ -562,13 +562,13 @@ std::shared_ptr<HeldLease> ElectionCore::hold(const std::string& lock, const Lea
   const TimePoint sent = acquire.sent;
   auto held = std::make_shared<HeldLease>(shared_from_this());
   held->listener = hooks_.listener.get();
-  held->ttl = options_.lease_time;
+  held->clock_.request(options_.lease_time);
   held->replied_at = acquire.replied;
   // A lost attempt of this call may still land and reset the lease to lease_time from then.
-  if (unknown_before) held->unknown_min_ttl = options_.lease_time;
+  if (unknown_before) held->clock_.unknown_before(options_.lease_time);
   held->confirm_locked(sent, options_.lease_time, granted);
-  const Duration granted_ttl = HeldLease::granted(options_.lease_time, granted);
-  if (auto misfit = held->margin_misfit(granted_ttl); !misfit.empty()) {
+  const Duration granted_ttl = LeaseClock::granted(options_.lease_time, granted.ttl);
+  if (auto misfit = held->margin_rule().misfit(granted_ttl); !misfit.empty()) {
     try {  // nothing ran under it yet: free it for the others at once
       (void)store_->release(granted, Duration{0},
                             Deadline::after(options_.effective_call_timeout()));
@@ -595,7 +595,7 @@ std::shared_ptr<HeldLease> ElectionCore::hold(const std::string& lock, const Lea
         caller, HeldLease::StopRelay{held.get()});
   notify(hooks_.listener.get(), [&](ElectionListener& l) { l.on_elected(held->info); });
   // Not shared yet (the scheduler watches it next): its deadline is read without `mu`.
-  held->publish_read(EventKind::elected, held->local_deadline, std::nullopt);
+  held->publish_read(EventKind::elected, held->clock_.deadline(), std::nullopt);
   scheduler().watch(held);
   return held;
 }
@@ -625,7 +625,7 @@ Acquisition ElectionCore::on_backend_error(const std::string& lock, const Backen
       held->fail_open = true;
       held->started = std::chrono::system_clock::now();
       const TimePoint now = hooks_.clock->now();
-      held->local_deadline = TimePoint::max();
+      held->clock_.never_expire();
       held->info = LeaseInfo{.lock = lock,
                              .node_id = options_.node_id,
                              .lease_time = options_.lease_time,
@@ -707,7 +707,7 @@ void ElectionCore::finish(HeldLease& held, bool failed, const std::string& error
     } else {
       held.loss = failed ? LeaseOutcome::failed : LeaseOutcome::completed;
     }
-    deadline = held.local_deadline;
+    deadline = held.clock_.deadline();
     outcome = held.loss;
   }
   notify(hooks_.listener.get(), [&](ElectionListener& l) { l.on_revoked(held.info); });

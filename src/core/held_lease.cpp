@@ -34,13 +34,9 @@ std::stop_token HeldLease::stop_token() {
   return stop_source->get_token();
 }
 
-Duration HeldLease::margin_for(Duration ttl) const {
-  return options().safety_margin > Duration{0} ? options().safety_margin : ttl / 5;
-}
-
 void HeldLease::confirm_locked(TimePoint sent, Duration asked, const Lease& granted_lease) {
-  // Only the ttl and the send time change with a renewal; the lock name and node id stay in
-  // `info` (no string is copied per renewal).
+  // The identity is copied from the first grant only; renewals change the clock alone (the lock
+  // name and node id stay in `info`: no string is copied per renewal).
   if (!lease.has_owner) {
     // A token is 32 hex characters (CheckedStore refuses any other): copied in place.
     const std::size_t n = std::min(granted_lease.owner.size(), lease.owner.size());
@@ -50,36 +46,7 @@ void HeldLease::confirm_locked(TimePoint sent, Duration asked, const Lease& gran
     lease.slot = granted_lease.slot;
     lease.slots = granted_lease.slots;
   }
-  lease.ttl = granted_lease.ttl;
-  lease.sent_at = sent;
-  const Duration g = granted(asked, lease.ttl);
-  if (g < asked) grant_cap = std::min(grant_cap, g);
-  const Duration bound = std::min(g, unknown_min_ttl);
-  local_deadline = sent + bound - margin_for(bound);
-  renew_every = g / 3;
-  next_renew = sent + renew_every;
-}
-
-void HeldLease::unknown_outcome_locked(TimePoint sent, Duration asked) {
-  const Duration t = std::min(asked, grant_cap);
-  unknown_min_ttl = std::min(unknown_min_ttl, t);
-  local_deadline = std::min(local_deadline, sent + t - margin_for(t));
-}
-
-std::string HeldLease::margin_misfit(Duration ttl) const {
-  const Duration m = options().safety_margin;
-  if (m <= Duration{0}) return {};  // the default margin is a fifth of every grant
-  if (m >= ttl)
-    return "safety_margin " + format_duration(m) + " is not shorter than the granted ttl " +
-           format_duration(ttl);
-  if (options().auto_extend && m > ttl / 2)
-    return "safety_margin " + format_duration(m) + " is more than half the granted ttl " +
-           format_duration(ttl) + ", so auto_extend's renewals (at a third of it) do not fit";
-  return {};
-}
-
-Duration HeldLease::retry_after_failure() const {
-  return std::clamp(std::min(ttl, grant_cap) / 10, Duration{10}, Duration{1000});
+  clock_.confirm(sent, asked, granted_lease.ttl, margin_rule());
 }
 
 namespace {
@@ -113,7 +80,7 @@ void HeldLease::publish(EventKind kind, std::string detail,
     Pending pending{this, kind, {}, {}, &detail, code};
     {
       std::lock_guard lock(mu);
-      pending.deadline = local_deadline;
+      pending.deadline = clock_.deadline();
       pending.outcome = loss;
     }
     // The state of the lock is updated either way.
@@ -138,8 +105,8 @@ void HeldLease::publish_renewed(std::span<const std::shared_ptr<HeldLease>> leas
     for (const auto& held : leases) {
       std::lock_guard lock(held->mu);
       if (held->finished || held->lost) continue;  // ended meanwhile: no `renewed` after it
-      pending.push_back({held.get(), EventKind::renewed, held->local_deadline, held->loss, nullptr,
-                         std::nullopt});
+      pending.push_back({held.get(), EventKind::renewed, held->clock_.deadline(), held->loss,
+                         nullptr, std::nullopt});
     }
     std::vector<EventBus::LeasePublication> items;
     items.reserve(pending.size());
@@ -169,17 +136,16 @@ std::string HeldLease::end_renewal(TimePoint sent, Duration asked, std::optional
     renewing = false;
     calling = false;
     if (outcome && outcome->status == LeaseStatus::ok) {
-      Lease grant;  // only its ttl is read: the lease's identity does not change on renewal
-      grant.ttl = outcome->ttl;
-      if (!lost) confirm_locked(sent, asked, grant);
-      const Duration g = granted(asked, grant);
-      misfit = margin_misfit(g);
+      // Only the times change: the lease's identity does not change on renewal.
+      if (!lost) clock_.confirm(sent, asked, outcome->ttl, margin_rule());
+      const Duration g = LeaseClock::granted(asked, outcome->ttl);
+      misfit = margin_rule().misfit(g);
       if (!misfit.empty())
         misfit = "lock '" + info.lock + "': the store granted a ttl of " + format_duration(g) +
                  " where " + format_duration(asked) + " was asked; " + misfit;
     } else if (!outcome) {
-      unknown_outcome_locked(sent, asked);
-      next_renew = clock().now() + retry_after_failure();
+      clock_.unknown_outcome(sent, asked, margin_rule());
+      clock_.retry_from(clock().now());
     }
   }
   cv().notify_all();

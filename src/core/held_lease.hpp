@@ -1,12 +1,7 @@
 #pragma once
 // Internal: the shared state of one held lease, seen by the guard, the context and the renewal
-// scheduler.
-//
-// The deadline rule: `local_deadline` is always a lower bound (minus the safety margin) of the
-// lease's expiry on the server, whatever order the requests sent so far for this lease arrive
-// in, including requests whose outcome is unknown (they may still land later). Store renew
-// calls of one lease are serialised (`renewing`), so only unknown-outcome requests can land out
-// of order; see confirm_locked() and unknown_outcome_locked().
+// scheduler. Its deadline and renewal times are its LeaseClock's (lease_clock.hpp: the deadline
+// rule); store renew calls of one lease are serialised (`renewing`).
 
 #include <array>
 #include <atomic>
@@ -23,6 +18,7 @@
 #include <utility>
 
 #include "leader/elector.hpp"
+#include "lease_clock.hpp"
 
 namespace leader::detail {
 
@@ -50,16 +46,21 @@ struct HeldLease {
     out.fencing_token = lease.fencing_token;
     out.slot = lease.slot;
     out.slots = lease.slots;
-    out.ttl = lease.ttl;
-    out.sent_at = lease.sent_at;
+    out.ttl = clock_.granted_ttl();
+    out.sent_at = clock_.sent_at();
   }
   [[nodiscard]] Lease store_lease_locked() const {
-    return Lease{info.lock,    std::string(lease.owner_token()),
-                 info.node_id, lease.fencing_token,
-                 lease.slot,   lease.slots,
-                 lease.ttl,    lease.sent_at};
+    return Lease{info.lock,
+                 std::string(lease.owner_token()),
+                 info.node_id,
+                 lease.fencing_token,
+                 lease.slot,
+                 lease.slots,
+                 clock_.granted_ttl(),
+                 clock_.sent_at()};
   }
-  /// What a held lease keeps of the store's `Lease` (its lock name and node id are in `info`).
+  /// What a held lease keeps of the store's `Lease` (its lock name and node id are in `info`, its
+  /// granted ttl and send time in `clock_`).
   struct Grant {
     /// The owner token: 32 hex characters (CheckedStore checks every token), kept in place
     /// instead of a heap string (48 bytes less per lease).
@@ -71,8 +72,6 @@ struct HeldLease {
     std::uint64_t fencing_token = 0;
     int slot = 0;
     int slots = 0;
-    Duration ttl{};       // the ttl last granted by the server
-    TimePoint sent_at{};  // when the request that granted it was sent
   };
 
   LeaseInfo info;  // the lock name and node id are kept here only (`lease` leaves them empty)
@@ -110,16 +109,11 @@ struct HeldLease {
   /// behind a store call), 48 bytes less per lease; `_any` because leases sharing one wait with
   /// their own mutexes. A waiter re-checks its predicate, so another lease's notify is harmless.
   [[nodiscard]] std::condition_variable_any& cv() const;
-  /// Guarded by mu: the last confirmed grant (store_lease_locked() for a store call).
+  /// Guarded by mu: the identity of the confirmed grant (store_lease_locked() for a store call).
   Grant lease;
-  Duration ttl{};              // guarded by mu: what renewals request (lease_time, then extend's)
-  TimePoint local_deadline{};  // guarded by mu
-  TimePoint next_renew{};      // guarded by mu
-  Duration renew_every{};      // guarded by mu: a third of the last grant
-  /// Guarded by mu: the smallest ttl a request with an unknown outcome may have set.
-  Duration unknown_min_ttl = Duration::max();
-  /// Guarded by mu: the smallest ttl the store granted when it granted less than asked.
-  Duration grant_cap = Duration::max();
+  /// Guarded by mu: the deadline, the renewal times and what renewals request (lease_time, then
+  /// extend's).
+  LeaseClock clock_;
   bool renewing = false;   // guarded by mu: a renew (scheduled or extend) is queued or running
   bool calling = false;    // guarded by mu: that renew's store call is under way
   bool lost = false;       // guarded by mu
@@ -136,27 +130,13 @@ struct HeldLease {
   /// (node extract and insert) on every reschedule, no search and no allocation.
   std::optional<ScheduleQueue::iterator> scheduled;
 
-  /// The ttl to judge a grant by: the requested one, or the store's shorter grant (ZooKeeper
-  /// sessions can grant less than asked for).
-  [[nodiscard]] static Duration granted(Duration requested, Duration granted_ttl) {
-    return granted_ttl > Duration{0} && granted_ttl < requested ? granted_ttl : requested;
+  /// The elector's safety margin rule (its options).
+  [[nodiscard]] MarginRule margin_rule() const {
+    return {options().safety_margin, options().auto_extend};
   }
-  [[nodiscard]] static Duration granted(Duration requested, const Lease& lease) {
-    return granted(requested, lease.ttl);
-  }
-  /// The safety margin for a grant of `ttl`: the explicit one, or ttl / 5 by default.
-  [[nodiscard]] Duration margin_for(Duration ttl) const;
-  /// Records a confirmed grant of a request for `asked` sent at `sent`: the deadline becomes
-  /// `sent + t - margin` with t the grant, bounded by every unknown-outcome request (one sent
-  /// earlier can still land after this one: then it sets at least `sent + its ttl`).
+  /// Records the acquire's grant of a request for `asked` sent at `sent`: its identity (owner
+  /// token, fencing token, slot) and its times (LeaseClock::confirm).
   void confirm_locked(TimePoint sent, Duration asked, const Lease& granted_lease);
-  /// Records a request for `asked` sent at `sent` whose outcome is unknown (it may land later).
-  void unknown_outcome_locked(TimePoint sent, Duration asked);
-  /// Why an explicit safety margin cannot protect a grant of `ttl` (empty when it can): it must be
-  /// shorter than the grant, and at most half of it with auto_extend (renewals run at a third).
-  [[nodiscard]] std::string margin_misfit(Duration ttl) const;
-  /// When to retry after a failed renewal.
-  [[nodiscard]] Duration retry_after_failure() const;
   /// Ends a renew call (scheduled or extend): applies its outcome (nullopt = unknown)
   /// and wakes whoever waits for the renew slot. Call without `mu` held. Returns why a confirmed
   /// grant is unsafe (margin_misfit), empty otherwise.

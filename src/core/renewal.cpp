@@ -34,17 +34,16 @@ class Scheduler final : public RenewalScheduler {
     // Not shared yet: the queue entry made here is what hands the lease to the timer thread
     // (ElectionCore::hold calls this last), so its times are read and set without `held->mu`.
     HeldLease& h = *held;
-    TimePoint due = h.local_deadline;
     const bool renews = h.options().auto_extend;
     if (renews) {
-      h.next_renew += jitter(h.renew_every);
-      due = std::min(due, h.next_renew);
+      h.clock_.shift_renewal(jitter(h.clock_.renew_every()));
       lanes_.open(h.store().get());
     }
+    const TimePoint due = h.clock_.next_due(renews);
     bool earliest = false;
     {
       std::lock_guard lock(mu_);
-      if (renews) max_window_ = std::max(max_window_, early_window(h.renew_every));
+      if (renews) max_window_ = std::max(max_window_, early_window(h.clock_.renew_every()));
       earliest = due < planned_wake_;
       if (!spare_.empty()) {  // a node an ended lease left: no allocation
         auto node = std::move(spare_.back());
@@ -76,8 +75,7 @@ class Scheduler final : public RenewalScheduler {
         due[i] = TimePoint::min();  // not watched any more
         continue;
       }
-      due[i] = held.local_deadline;
-      if (held.options().auto_extend && !held.renewing) due[i] = std::min(due[i], held.next_renew);
+      due[i] = held.clock_.next_due(held.options().auto_extend && !held.renewing);
     }
     bool earliest = false;
     {
@@ -196,9 +194,9 @@ class Scheduler final : public RenewalScheduler {
         std::lock_guard hl(held->mu);
         if (held->finished || held->lost) continue;
         const TimePoint t = clock_->now();
-        if (t >= held->local_deadline) {
+        if (held->clock_.expired(t)) {
           expired = true;
-        } else if (held->options().auto_extend && !held->renewing && t >= held->next_renew) {
+        } else if (held->options().auto_extend && !held->renewing && held->clock_.renewal_due(t)) {
           renew = true;
           held->renewing = true;  // one renew call per lease at a time: extend() waits for it
         }
@@ -221,8 +219,8 @@ class Scheduler final : public RenewalScheduler {
         std::lock_guard hl(held->mu);
         if (held->finished || held->lost || !held->options().auto_extend || held->renewing)
           continue;
-        if (now >= held->local_deadline) continue;  // handled when its own entry is due
-        if (held->next_renew - now > early_window(held->renew_every)) continue;
+        if (held->clock_.expired(now)) continue;  // handled when its own entry is due
+        if (held->clock_.next_renew() - now > early_window(held->clock_.renew_every())) continue;
         held->renewing = true;
       }
       it->second.push_back(held);
@@ -261,7 +259,7 @@ class Scheduler final : public RenewalScheduler {
       return std::nullopt;
     }
     held.calling = true;
-    return Attempt{held.store_lease_locked(), held.ttl, held.local_deadline};
+    return Attempt{held.store_lease_locked(), held.clock_.requested(), held.clock_.deadline()};
   }
 
   /// Applies one renewal's outcome (nullopt with `error`: unknown) to `held`; true when the
@@ -284,7 +282,7 @@ class Scheduler final : public RenewalScheduler {
     }
     if (status == LeaseStatus::ok) {
       std::lock_guard hl(held->mu);
-      held->next_renew += jitter(held->renew_every);
+      held->clock_.shift_renewal(jitter(held->clock_.renew_every()));
     }
     return true;
   }
