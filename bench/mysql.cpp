@@ -44,8 +44,7 @@ class RawConnection {
       throw std::runtime_error(mysql_error(mysql_));
     // The store created the schema; the raw connection only prepares the same statements.
     (void)leader::open(store_uri())->inspect("bench", leader::Deadline::after(5s));
-    for (const auto& [name, sql] :
-         leader::detail::my::statements(leader::detail::my::tables_for("bench_"))) {
+    for (const auto& [name, sql] : leader::mysql::statements(leader::mysql::tables_for("bench_"))) {
       MYSQL_STMT* s = mysql_stmt_init(mysql_);
       if (mysql_stmt_prepare(s, sql.c_str(), sql.size())) throw std::runtime_error(sql);
       stmts_[name] = s;
@@ -96,8 +95,8 @@ void BM_RawAcquireRelease(benchmark::State& state) {
   const std::string lock = "bench-raw-" + std::to_string(::getpid());
   leader::bench::timed_loop(state, "raw acquire/release", [&] {
     const std::string owner = leader::new_owner_token();
-    raw.exec(leader::detail::my::kAcquire, {lock, owner, "bench", "30000", "0"});
-    return raw.exec(leader::detail::my::kRelease, {lock, "0", owner}) == 1;
+    raw.exec(leader::mysql::kAcquire, {lock, owner, "bench", "30000", "0"});
+    return raw.exec(leader::mysql::kRelease, {lock, "0", owner}) == 1;
   });
 }
 BENCHMARK(BM_RawAcquireRelease)->Unit(benchmark::kMicrosecond)->UseRealTime();
@@ -106,11 +105,11 @@ void BM_RawRenew(benchmark::State& state) {
   RawConnection raw;
   const std::string lock = "bench-rawrenew-" + std::to_string(::getpid());
   const std::string owner = leader::new_owner_token();
-  raw.exec(leader::detail::my::kAcquire, {lock, owner, "bench", "30000", "0"});
+  raw.exec(leader::mysql::kAcquire, {lock, owner, "bench", "30000", "0"});
   leader::bench::timed_loop(state, "raw renew", [&] {
-    return raw.exec(leader::detail::my::kRenew, {"30000000", lock, "0", owner}) == 1;
+    return raw.exec(leader::mysql::kRenew, {"30000000", lock, "0", owner}) == 1;
   });
-  raw.exec(leader::detail::my::kRelease, {lock, "0", owner});
+  raw.exec(leader::mysql::kRelease, {lock, "0", owner});
 }
 BENCHMARK(BM_RawRenew)->Unit(benchmark::kMicrosecond)->UseRealTime();
 

@@ -146,7 +146,7 @@ void shedlock(const std::string& conninfo, double seconds, const std::string& ta
 
 // One raw libpq connection; each step of an acquire + release timed on its own (p50 per step).
 void pg_parts(const std::string& conninfo, const std::string& prefix, double seconds) {
-  namespace pg = leader::detail::pg;
+  namespace pg = leader::postgres;
   (void)leader::open(conninfo + "?prefix=" + prefix)->inspect("peers", soon());  // the tables
   PGconn* c = PQconnectdb(conninfo.c_str());
   if (PQstatus(c) != CONNECTION_OK) throw std::runtime_error(PQerrorMessage(c));

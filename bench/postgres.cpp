@@ -49,7 +49,7 @@ class RawConnection {
     // The store created the tables; a raw connection only prepares the same statements.
     (void)leader::open(store_uri())->inspect("bench", leader::Deadline::after(5s));
     for (const auto& [name, sql] :
-         leader::detail::pg::statements(leader::detail::pg::tables_for("bench_")))
+         leader::postgres::statements(leader::postgres::tables_for("bench_")))
       check(PQprepare(conn_, name.c_str(), sql.c_str(), 0, nullptr));
   }
   ~RawConnection() { PQfinish(conn_); }
@@ -78,7 +78,7 @@ class RawConnection {
 // The store's three acquire statements (fence row, fence lock, grant); the store pipelines them
 // in one round trip and one transaction, here they are three autocommit round trips.
 std::string raw_acquire(RawConnection& raw, const std::string& lock, const std::string& owner) {
-  namespace pg = leader::detail::pg;
+  namespace pg = leader::postgres;
   raw.exec(pg::kFenceRow, {lock.c_str()});
   raw.exec(pg::kLockFence, {lock.c_str()});
   return raw.exec(pg::kGrant, {lock.c_str(), owner.c_str(), "bench", "30000", "0"});
@@ -90,7 +90,7 @@ void BM_RawAcquireRelease(benchmark::State& state) {
   leader::bench::timed_loop(state, "raw acquire", [&] {
     const std::string owner = leader::new_owner_token();
     if (raw_acquire(raw, lock, owner) != "granted") return false;
-    raw.exec(leader::detail::pg::kRelease, {lock.c_str(), "0", owner.c_str()});
+    raw.exec(leader::postgres::kRelease, {lock.c_str(), "0", owner.c_str()});
     return true;
   });
 }
@@ -102,9 +102,9 @@ void BM_RawRenew(benchmark::State& state) {
   const std::string owner = leader::new_owner_token();
   (void)raw_acquire(raw, lock, owner);
   leader::bench::timed_loop(state, "raw renew", [&] {
-    return raw.exec(leader::detail::pg::kRenew, {lock.c_str(), "0", owner.c_str(), "30000"}) == "1";
+    return raw.exec(leader::postgres::kRenew, {lock.c_str(), "0", owner.c_str(), "30000"}) == "1";
   });
-  raw.exec(leader::detail::pg::kRelease, {lock.c_str(), "0", owner.c_str()});
+  raw.exec(leader::postgres::kRelease, {lock.c_str(), "0", owner.c_str()});
 }
 BENCHMARK(BM_RawRenew)->Unit(benchmark::kMicrosecond)->UseRealTime();
 
@@ -119,8 +119,8 @@ void run_if_leader_on(benchmark::State& state, std::shared_ptr<leader::LeaseStor
 
 // The same store with statements that notify nothing (an empty channel): the baseline.
 void BM_RunIfLeaderWithoutNotify(benchmark::State& state) {
-  namespace pg = leader::detail::pg;
-  pg::StoreOptions options = pg::parse_options(leader::Uri::parse(store_uri()));
+  namespace pg = leader::postgres;
+  pg::Config options = pg::Config::from_uri(leader::Uri::parse(store_uri()));
   options.tables.channel.clear();
   run_if_leader_on(
       state, leader::detail::checked(std::make_shared<pg::PostgresStore>(std::move(options))));

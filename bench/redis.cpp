@@ -133,8 +133,8 @@ void BM_StoreAcquireRelease(benchmark::State& state) {
 
 // The store's scripts with the PUBLISH that tells watchers (watch.cpp) taken out: the baseline
 // of what that PUBLISH costs.
-const leader::detail::redis::Script& without_publish(const leader::detail::redis::Script& s) {
-  static std::map<std::string, leader::detail::redis::Script> made;
+const leader::redis::Script& without_publish(const leader::redis::Script& s) {
+  static std::map<std::string, leader::redis::Script> made;
   const std::string call = "redis.pcall('PUBLISH', channel, event .. ' ' .. key)";
   auto at = made.find(s.sha1);
   if (at != made.end()) return at->second;
@@ -142,13 +142,13 @@ const leader::detail::redis::Script& without_publish(const leader::detail::redis
   const auto pos = source.find(call);
   if (pos == std::string::npos) throw std::runtime_error("the scripts' PUBLISH call changed");
   source.replace(pos, call.size(), "return");
-  return made.emplace(s.sha1, leader::detail::redis::Script(source)).first->second;
+  return made.emplace(s.sha1, leader::redis::Script(source)).first->second;
 }
 
 // The same EVALSHA acquire and release the store sends, over one hiredis connection; with
 // `state.range(0) == 0` the scripts without their PUBLISH.
 void BM_BaselineHiredisSameCommands(benchmark::State& state) {
-  namespace rs = leader::detail::redis;
+  namespace rs = leader::redis;
   const bool publish = state.range(0) != 0;
   const rs::Script& acquire_script =
       publish ? rs::acquire_script() : without_publish(rs::acquire_script());

@@ -3,7 +3,9 @@
 #include <algorithm>
 #include <map>
 #include <mutex>
+#include <stdexcept>
 
+#include "leader/detail/store_registration.hpp"
 #include "leader/detail/store_support.hpp"
 #include "leader/errors.hpp"
 
@@ -19,18 +21,26 @@ Registry& registry() {
   return r;
 }
 
-// Every scheme this project knows, with the component that provides it.
-const std::map<std::string, std::string>& known_schemes() {
-  static const std::map<std::string, std::string> k = {
-      {"memory", "memory"},       {"sqlite", "sqlite"},       {"redis", "redis"},
-      {"rediss", "redis"},        {"unix", "redis"},          {"redis-sentinel", "redis"},
-      {"redis-cluster", "redis"}, {"postgresql", "postgres"}, {"postgres", "postgres"},
-      {"mysql", "mysql"},         {"mariadb", "mysql"},       {"etcd", "etcd"},
-      {"etcds", "etcd"},          {"zk", "zookeeper"},        {"zookeeper", "zookeeper"},
-      {"dynamodb", "dynamodb"},   {"mongodb", "mongodb"},     {"consul", "consul"},
-      {"k8s", "kubernetes"},
-  };
-  return k;
+// Every scheme of every store in this source tree, with the store component that provides it
+// (built into this program or not): generated at configure time from the SCHEMES of each
+// store's leader_add_store (cmake/LeaderStore.cmake).
+struct SchemeOwner {
+  std::string_view scheme;
+  std::string_view component;
+};
+constexpr SchemeOwner kStoreSchemes[] = {
+#include "leader_store_schemes.inc"
+};
+
+const SchemeOwner* scheme_owner(std::string_view scheme) {
+  for (const auto& entry : kStoreSchemes)
+    if (entry.scheme == scheme) return &entry;
+  return nullptr;
+}
+
+std::string no_schemes(std::string_view component) {
+  return "store component '" + std::string(component) +
+         "' declares no URI scheme: list them in SCHEMES of its leader_add_store";
 }
 
 }  // namespace
@@ -60,11 +70,12 @@ std::shared_ptr<LeaseStore> open(std::string_view text) {
   if (!factory) {
     std::string have;
     for (const auto& s : registered_schemes()) have += (have.empty() ? "" : ", ") + s;
-    auto known = known_schemes().find(uri.scheme);
-    if (known != known_schemes().end())
-      throw InvalidArgument("store URI '" + uri.redacted() + "': the " + known->second +
-                            " store is not built into this program (link leader::" + known->second +
+    if (const SchemeOwner* known = scheme_owner(uri.scheme)) {
+      std::string component(known->component);
+      throw InvalidArgument("store URI '" + uri.redacted() + "': the " + component +
+                            " store is not built into this program (link leader::" + component +
                             "); available: " + have);
+    }
     throw InvalidArgument("store URI '" + uri.redacted() + "': unknown scheme '" + uri.scheme +
                           "'; available: " + have);
   }
@@ -73,4 +84,28 @@ std::shared_ptr<LeaseStore> open(std::string_view text) {
   return detail::checked(factory(uri));
 }
 
+namespace detail {
+
+std::vector<std::string_view> store_schemes(std::string_view component) {
+  std::vector<std::string_view> out;
+  for (const auto& entry : kStoreSchemes)
+    if (entry.component == component) out.push_back(entry.scheme);
+  return out;
+}
+
+bool register_store_schemes(std::string_view component, StoreFactory factory) {
+  auto schemes = store_schemes(component);
+  if (schemes.empty()) throw std::logic_error(no_schemes(component));
+  for (std::string_view scheme : schemes) register_store(std::string(scheme), factory);
+  return true;
+}
+
+bool register_history_schemes(std::string_view component, HistoryFactory factory) {
+  auto schemes = store_schemes(component);
+  if (schemes.empty()) throw std::logic_error(no_schemes(component));
+  for (std::string_view scheme : schemes) register_history_sink(std::string(scheme), factory);
+  return true;
+}
+
+}  // namespace detail
 }  // namespace leader

@@ -11,7 +11,7 @@
 
 namespace {
 
-using namespace leader::detail::redis;
+using namespace leader::redis;
 
 struct ReaderDeleter {
   void operator()(redisReader* r) const { redisReaderFree(r); }

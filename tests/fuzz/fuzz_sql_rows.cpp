@@ -59,7 +59,7 @@ void postgres(const Table& rows, Statement statement) {
                       cell ? static_cast<int>(cell->size()) : -1))
         return;
     }
-  namespace pg = leader::detail::pg;
+  namespace pg = leader::postgres;
   expect_value_or_error([&] {
     switch (statement) {
       case kAcquire:
@@ -77,7 +77,7 @@ void postgres(const Table& rows, Statement statement) {
 }
 
 void mysql(const Table& rows, Statement statement) {
-  namespace my = leader::detail::my;
+  namespace my = leader::mysql;
   expect_value_or_error([&] {
     switch (statement) {
       case kAcquire:

@@ -8,7 +8,7 @@
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   using leader::fuzz::expect_value_or_error;
-  namespace zk = leader::detail::zk;
+  namespace zk = leader::zookeeper;
   const std::string text = leader::fuzz::text_of(data, size);
   expect_value_or_error([&] { (void)zk::recorded_owner(text); });
   expect_value_or_error([&] {

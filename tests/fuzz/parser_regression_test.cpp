@@ -27,7 +27,7 @@ using OwnedReply = std::unique_ptr<void, ReplyDeleter>;
 
 OwnedReply read_reply(const std::string& resp) {
   std::unique_ptr<redisReader, decltype(&redisReaderFree)> reader(
-      leader::detail::redis::create_reply_reader(), &redisReaderFree);
+      leader::redis::create_reply_reader(), &redisReaderFree);
   redisReaderFeed(reader.get(), resp.data(), resp.size());
   void* reply = nullptr;
   EXPECT_EQ(redisReaderGetReply(reader.get(), &reply), REDIS_OK);
@@ -41,7 +41,7 @@ std::string bulk(const std::string& s) {
 TEST(ParserRegression, RedisReplyAnnouncingAHugeArrayIsRefusedBeforeAllocating) {
   // Was a 3.3 GB calloc (hiredis 0.14 sizes the element array from the announced count).
   std::unique_ptr<redisReader, decltype(&redisReaderFree)> reader(
-      leader::detail::redis::create_reply_reader(), &redisReaderFree);
+      leader::redis::create_reply_reader(), &redisReaderFree);
   const std::string huge = "*420543770\r\n:1\r\n";
   redisReaderFeed(reader.get(), huge.data(), huge.size());
   void* reply = nullptr;
@@ -61,26 +61,24 @@ TEST(ParserRegression, RedisCandidateWithAMalformedLastCompletionIsABackendError
   // Was std::invalid_argument from std::stoll escaping the store.
   const auto reply = read_reply("*2\r\n" + bulk("node-a") +
                                 bulk("1796073547984 1796073537984277 3 1 12x4 zone=eu"));
-  EXPECT_THROW(
-      (void)leader::detail::redis::decode_candidates(static_cast<const redisReply*>(reply.get())),
-      leader::BackendError);
+  EXPECT_THROW((void)leader::redis::decode_candidates(static_cast<const redisReply*>(reply.get())),
+               leader::BackendError);
 }
 
 TEST(ParserRegression, RedisCandidateTimesOutsideWallTimeAreClamped) {
   // Was signed overflow converting microseconds to system_clock's nanoseconds.
   const auto reply = read_reply("*2\r\n" + bulk("node-a") +
                                 bulk("1 9223372036854775807 0 0 -9223372036854775807 "));
-  const auto c =
-      leader::detail::redis::decode_candidates(static_cast<const redisReply*>(reply.get()));
+  const auto c = leader::redis::decode_candidates(static_cast<const redisReply*>(reply.get()));
   ASSERT_EQ(c.size(), 1u);
   EXPECT_EQ(c[0].registered_at, WallTime::max());
   EXPECT_EQ(c[0].last_completion, WallTime::min());
 }
 
 TEST(ParserRegression, SqlCandidateTimesOutsideWallTimeAreClamped) {
-  const leader::detail::my::RowList rows = {
+  const leader::mysql::RowList rows = {
       {"node-a", "9223372036854775807", "0", "0", "-9223372036854775808", "{}"}};
-  const auto c = leader::detail::my::decode_candidates(rows);
+  const auto c = leader::mysql::decode_candidates(rows);
   ASSERT_EQ(c.size(), 1u);
   EXPECT_EQ(c[0].registered_at, WallTime::max());
   EXPECT_EQ(c[0].last_completion, WallTime::min());
@@ -89,7 +87,7 @@ TEST(ParserRegression, SqlCandidateTimesOutsideWallTimeAreClamped) {
 }
 
 TEST(ParserRegression, ZooKeeperCandidateExpiryToleratesForeignTtls) {
-  using leader::detail::zk::candidate_expired;
+  using leader::zookeeper::candidate_expired;
   // Were nlohmann::json::type_error (empty data, a string ttl) and signed overflow (huge ttl).
   EXPECT_TRUE(candidate_expired("", 1000, 2000));
   EXPECT_TRUE(candidate_expired(R"({"ttl_ms":"10000"})", 1000, 2000));
@@ -120,18 +118,18 @@ TEST(ParserRegression, JsonFieldsOfAnUnexpectedTypeAreMalformedRepliesNotJsonExc
   const auto ddb = leader::dynamodb::parse_response(R"({"__type":5,"message":7})", 400);
   EXPECT_EQ(ddb.error_type, "HTTP400");
   EXPECT_EQ(ddb.message, "");
-  EXPECT_FALSE(leader::detail::zk::recorded_owner(R"({"owner":5})").has_value());
+  EXPECT_FALSE(leader::zookeeper::recorded_owner(R"({"owner":5})").has_value());
   leader::Holder zk_holder;
-  leader::detail::zk::read_holder_data(R"({"owner":5})", "abc__lock__0000000001", zk_holder);
+  leader::zookeeper::read_holder_data(R"({"owner":5})", "abc__lock__0000000001", zk_holder);
   EXPECT_EQ(zk_holder.owner, "abc");
   EXPECT_EQ(zk_holder.node_id, R"({"owner":5})");
-  EXPECT_FALSE(leader::detail::zk::parse_candidate(R"({"metadata":{"k":1}})").has_value());
+  EXPECT_FALSE(leader::zookeeper::parse_candidate(R"({"metadata":{"k":1}})").has_value());
 }
 
 TEST(ParserRegression, CandidateNumbersWithAFractionAreForeignValues) {
   // Were undefined behaviour: 1e300 converted to int64 inside nlohmann::json.
   const std::string value = R"({"node_id":"a","registered_at_ms":1e300,"successes":-1.5})";
-  EXPECT_FALSE(leader::detail::zk::parse_candidate(value).has_value());
+  EXPECT_FALSE(leader::zookeeper::parse_candidate(value).has_value());
   EXPECT_FALSE(leader::etcd::decode_candidate(value).has_value());
 }
 

@@ -9,14 +9,20 @@
 #include "leader/store.hpp"
 
 namespace leader {
+namespace memory {
 
-/// Options of a memory store.
-struct MemoryStoreOptions {
+/// The settings of a memory store made by make_memory_store().
+struct Config {
   std::shared_ptr<Clock> clock{};  ///< default: Clock::system()
 };
 
+}  // namespace memory
+
+/// The former spelling of memory::Config.
+using MemoryStoreOptions [[deprecated("use leader::memory::Config")]] = memory::Config;
+
 /// Creates a private memory store.
-std::shared_ptr<LeaseStore> make_memory_store(MemoryStoreOptions options = {});
+std::shared_ptr<LeaseStore> make_memory_store(memory::Config config = {});
 
 /// Test hook: while set, every call on stores sharing `store`'s state throws
 /// BackendError(unavailable), as if the backend were down.

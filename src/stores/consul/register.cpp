@@ -1,25 +1,17 @@
-// Registers the `consul` URI scheme with leader::open().
+// Registers the consul store under the URI schemes of its leader_add_store (SCHEMES in
+// CMakeLists.txt).
 
 #include <memory>
 
 #include "consul_store.hpp"
-#include "leader/open.hpp"
-
-extern "C" {
-/// Referenced by the linker option of leader::consul so this registration is always linked.
-extern const int leader_store_consul_anchor;
-const int leader_store_consul_anchor = 0;
-}
+#include "leader/detail/store_registration.hpp"
 
 namespace {
 
-std::shared_ptr<leader::LeaseStore> make_consul(const leader::Uri& uri) {
+std::shared_ptr<leader::LeaseStore> make_store(const leader::Uri& uri) {
   return std::make_shared<leader::consul::ConsulStore>(leader::consul::Config::from_uri(uri));
 }
 
-const bool kRegistered = [] {
-  leader::register_store("consul", make_consul);
-  return true;
-}();
-
 }  // namespace
+
+LEADER_REGISTER_STORE(consul, make_store)

@@ -1,4 +1,5 @@
-// Registers the `dynamodb` URI scheme with leader::open().
+// Registers the dynamodb store under the URI schemes of its leader_add_store (SCHEMES in
+// CMakeLists.txt).
 
 #include <memory>
 
@@ -7,10 +8,10 @@
 
 namespace {
 
-std::shared_ptr<leader::LeaseStore> make_dynamodb(const leader::Uri& uri) {
+std::shared_ptr<leader::LeaseStore> make_store(const leader::Uri& uri) {
   return std::make_shared<leader::dynamodb::DynamoStore>(leader::dynamodb::Config::from_uri(uri));
 }
 
 }  // namespace
 
-LEADER_REGISTER_STORE(dynamodb, make_dynamodb, "dynamodb")
+LEADER_REGISTER_STORE(dynamodb, make_store)

@@ -1,4 +1,5 @@
-// Registers the `etcd` and `etcds` URI schemes with leader::open().
+// Registers the etcd store under the URI schemes of its leader_add_store (SCHEMES in
+// CMakeLists.txt).
 
 #include <memory>
 
@@ -7,10 +8,10 @@
 
 namespace {
 
-std::shared_ptr<leader::LeaseStore> make_etcd(const leader::Uri& uri) {
+std::shared_ptr<leader::LeaseStore> make_store(const leader::Uri& uri) {
   return std::make_shared<leader::etcd::EtcdStore>(leader::etcd::Config::from_uri(uri));
 }
 
 }  // namespace
 
-LEADER_REGISTER_STORE(etcd, make_etcd, "etcd", "etcds")
+LEADER_REGISTER_STORE(etcd, make_store)

@@ -1,25 +1,17 @@
-// Registers the `k8s` URI scheme with leader::open().
+// Registers the k8s store under the URI schemes of its leader_add_store (SCHEMES in
+// CMakeLists.txt).
 
 #include <memory>
 
 #include "k8s_store.hpp"
-#include "leader/open.hpp"
-
-extern "C" {
-/// Referenced by the linker option of leader::k8s so this registration is always linked.
-extern const int leader_store_k8s_anchor;
-const int leader_store_k8s_anchor = 0;
-}
+#include "leader/detail/store_registration.hpp"
 
 namespace {
 
-std::shared_ptr<leader::LeaseStore> make_k8s(const leader::Uri& uri) {
+std::shared_ptr<leader::LeaseStore> make_store(const leader::Uri& uri) {
   return std::make_shared<leader::k8s::K8sStore>(leader::k8s::Config::from_uri(uri));
 }
 
-const bool kRegistered = [] {
-  leader::register_store("k8s", make_k8s);
-  return true;
-}();
-
 }  // namespace
+
+LEADER_REGISTER_STORE(k8s, make_store)

@@ -1,5 +1,7 @@
 // The in-process reference implementation of the store contract (store.hpp).
 
+#include "memory_store.hpp"
+
 #include <algorithm>
 #include <map>
 #include <mutex>
@@ -11,10 +13,9 @@
 #include "leader/errors.hpp"
 #include "leader/lock_listing.hpp"
 #include "leader/names.hpp"
-#include "leader/open.hpp"
 #include "leader/stores/memory.hpp"
 
-namespace leader {
+namespace leader::memory {
 namespace {
 
 struct Row {
@@ -207,38 +208,34 @@ std::shared_ptr<State> named_state(const std::string& name) {
   return s;
 }
 
-const bool registered = [] {
-  register_store("memory", [](const Uri& uri) -> std::shared_ptr<LeaseStore> {
-    uri.expect_params({});
-    if (!uri.hosts.empty())
-      throw InvalidArgument("store URI '" + uri.redacted() +
-                            "': memory takes no host (use memory: or memory:NAME)");
-    std::string name = uri.path;
-    if (!name.empty() && !is_valid_lock_name(name))
-      throw InvalidArgument("store URI '" + uri.redacted() +
-                            "': the memory store name must follow the lock-name rules");
-    return std::make_shared<MemoryStore>(named_state(name), Clock::system());
-  });
-  return true;
-}();
-
 }  // namespace
 
-std::shared_ptr<LeaseStore> make_memory_store(MemoryStoreOptions options) {
-  if (!options.clock) options.clock = Clock::system();
-  return detail::checked(
-      std::make_shared<MemoryStore>(std::make_shared<State>(), std::move(options.clock)));
+std::shared_ptr<LeaseStore> open_named(const Uri& uri) {
+  uri.expect_params({});
+  if (!uri.hosts.empty())
+    throw InvalidArgument("store URI '" + uri.redacted() +
+                          "': memory takes no host (use memory: or memory:NAME)");
+  std::string name = uri.path;
+  if (!name.empty() && !is_valid_lock_name(name))
+    throw InvalidArgument("store URI '" + uri.redacted() +
+                          "': the memory store name must follow the lock-name rules");
+  return std::make_shared<MemoryStore>(named_state(name), Clock::system());
+}
+
+}  // namespace leader::memory
+
+namespace leader {
+
+std::shared_ptr<LeaseStore> make_memory_store(memory::Config config) {
+  if (!config.clock) config.clock = Clock::system();
+  return detail::checked(std::make_shared<memory::MemoryStore>(std::make_shared<memory::State>(),
+                                                               std::move(config.clock)));
 }
 
 void set_memory_store_unavailable(LeaseStore& store, bool unavailable) {
-  auto* m = dynamic_cast<MemoryStore*>(&detail::unchecked(store));
+  auto* m = dynamic_cast<memory::MemoryStore*>(&detail::unchecked(store));
   if (!m) throw InvalidArgument("set_memory_store_unavailable: not a memory store");
   m->set_unavailable(unavailable);
 }
 
 }  // namespace leader
-
-extern "C" {
-extern const int leader_store_memory_anchor;
-const int leader_store_memory_anchor = 0;
-}

@@ -7,7 +7,7 @@
 #include <cerrno>
 #include <cstring>
 
-namespace leader::detail::my {
+namespace leader::mysql {
 namespace {
 
 constexpr unsigned long kColumnBuffer = 256;
@@ -288,4 +288,4 @@ bool Connection::idle_and_alive() {
   return ::poll(&p, 1, 0) == 0;
 }
 
-}  // namespace leader::detail::my
+}  // namespace leader::mysql

@@ -19,7 +19,7 @@
 #include "leader/errors.hpp"
 #include "leader/time.hpp"
 
-namespace leader::detail::my {
+namespace leader::mysql {
 
 /// The scheme used in errors of this store.
 inline constexpr const char* kScheme = "mysql";
@@ -88,4 +88,4 @@ class Connection {
   std::set<std::string> prepared_;
 };
 
-}  // namespace leader::detail::my
+}  // namespace leader::mysql

@@ -4,7 +4,7 @@
 #include "leader/history.hpp"
 #include "mysql_store.hpp"
 
-namespace leader::detail::my {
+namespace leader::mysql {
 namespace {
 
 // "2026-12-01 00:33:01.123" (UTC), the form a DATETIME(3) column takes.
@@ -20,10 +20,10 @@ constexpr const char* kPruneAge = "history_prune_age";
 constexpr const char* kPruneCount = "history_prune_count";
 
 // Writes records through one connection of its own, reconnecting after a failure.
-class MysqlHistory final : public SqlHistorySink {
+class MysqlHistory final : public detail::SqlHistorySink {
  public:
-  MysqlHistory(StoreOptions store, HistoryOptions options)
-      : SqlHistorySink(options, store.tables.prefix), store_(std::move(store)) {}
+  MysqlHistory(Config store, HistoryOptions options)
+      : detail::SqlHistorySink(options, store.tables.prefix), store_(std::move(store)) {}
 
  private:
   void write(const HistoryRecord& r, Deadline deadline) override {
@@ -73,18 +73,14 @@ class MysqlHistory final : public SqlHistorySink {
     return *conn_;
   }
 
-  StoreOptions store_;
+  Config store_;
   std::unique_ptr<Connection> conn_;
 };
 
 }  // namespace
 
-void register_history_sinks() {
-  for (const char* scheme : {"mysql", "mariadb"}) {
-    register_history_sink(scheme, [](const Uri& uri, const HistoryOptions& options) {
-      return std::make_shared<MysqlHistory>(parse_options(uri), options);
-    });
-  }
+std::shared_ptr<HistorySink> make_history_sink(Config config, const HistoryOptions& options) {
+  return std::make_shared<MysqlHistory>(std::move(config), options);
 }
 
-}  // namespace leader::detail::my
+}  // namespace leader::mysql

@@ -3,9 +3,14 @@
 /// The MariaDB / MySQL history sink: one row per acquisition in `<table_prefix>history`. Internal
 /// to leader::mysql; users open it with leader::open_history(uri).
 
-namespace leader::detail::my {
+#include <memory>
 
-/// Registers the mysql:// and mariadb:// history sinks (called from register.cpp).
-void register_history_sinks();
+#include "leader/history.hpp"
+#include "mysql_store.hpp"
 
-}  // namespace leader::detail::my
+namespace leader::mysql {
+
+/// The history sink writing to the database `config` names (`<table_prefix>history`).
+std::shared_ptr<HistorySink> make_history_sink(Config config, const HistoryOptions& options);
+
+}  // namespace leader::mysql

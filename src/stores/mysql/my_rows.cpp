@@ -7,7 +7,7 @@
 #include "leader/errors.hpp"
 #include "my_connection.hpp"
 
-namespace leader::detail::my {
+namespace leader::mysql {
 namespace {
 
 std::int64_t to_int(const std::optional<std::string>& v) {
@@ -25,7 +25,7 @@ std::map<std::string, std::string> metadata_from(const std::optional<std::string
   return out;
 }
 
-WallTime wall(std::int64_t us) { return wall_time_from_epoch_us(us); }
+WallTime wall(std::int64_t us) { return detail::wall_time_from_epoch_us(us); }
 
 }  // namespace
 
@@ -63,4 +63,4 @@ std::vector<Candidate> decode_candidates(const RowList& rows) {
   return out;
 }
 
-}  // namespace leader::detail::my
+}  // namespace leader::mysql

@@ -11,7 +11,7 @@
 
 #include "leader/store.hpp"
 
-namespace leader::detail::my {
+namespace leader::mysql {
 
 /// The rows of one result, as my_connection.hpp's Rows holds them.
 using RowList = std::vector<std::vector<std::optional<std::string>>>;
@@ -31,4 +31,4 @@ struct GrantRow {
 /// The list_candidates result: (node_id, registered us, successes, failures, last us, metadata).
 [[nodiscard]] std::vector<Candidate> decode_candidates(const RowList& rows);
 
-}  // namespace leader::detail::my
+}  // namespace leader::mysql

@@ -8,7 +8,7 @@
 
 #include "my_connection.hpp"
 
-namespace leader::detail::my {
+namespace leader::mysql {
 
 /// The schema version this code reads and writes.
 inline constexpr int kSchemaVersion = 1;
@@ -35,4 +35,4 @@ std::vector<std::string> schema_ddl(const Tables& tables);
 /// BackendError (failed_precondition when missing with create off, or another version).
 void ensure_schema(Connection& conn, const Tables& tables, bool create, Deadline deadline);
 
-}  // namespace leader::detail::my
+}  // namespace leader::mysql

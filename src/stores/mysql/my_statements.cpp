@@ -1,6 +1,6 @@
 #include "my_statements.hpp"
 
-namespace leader::detail::my {
+namespace leader::mysql {
 
 std::vector<std::pair<std::string, std::string>> statements(const Tables& t) {
   const std::string now = "UTC_TIMESTAMP(6)";
@@ -71,4 +71,4 @@ std::vector<std::pair<std::string, std::string>> statements(const Tables& t) {
   };
 }
 
-}  // namespace leader::detail::my
+}  // namespace leader::mysql

@@ -9,7 +9,7 @@
 
 #include "my_schema.hpp"
 
-namespace leader::detail::my {
+namespace leader::mysql {
 
 inline constexpr const char* kAcquire = "acquire";  ///< lock, owner, node, ttl_ms, slots
 inline constexpr const char* kRenew = "renew";      ///< ttl_us, lock, slot, owner
@@ -29,4 +29,4 @@ inline constexpr const char* kRemoveCandidate = "rm";    ///< group, node
 /// (name, SQL) of every statement for the given tables.
 std::vector<std::pair<std::string, std::string>> statements(const Tables& t);
 
-}  // namespace leader::detail::my
+}  // namespace leader::mysql

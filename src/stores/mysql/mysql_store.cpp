@@ -10,7 +10,7 @@
 #include "my_rows.hpp"
 #include "my_statements.hpp"
 
-namespace leader::detail::my {
+namespace leader::mysql {
 namespace {
 
 using std::chrono::microseconds;
@@ -19,10 +19,10 @@ std::int64_t micros(Duration d) { return static_cast<std::int64_t>(d.count()) * 
 
 }  // namespace
 
-StoreOptions parse_options(const Uri& uri) {
+Config Config::from_uri(const Uri& uri) {
   uri.expect_params({"prefix", "create_schema", "pool_size", "connect_timeout", "statement_timeout",
                      "socket", "tls", "tls_ca", "tls_cert", "tls_key", "tls_verify"});
-  StoreOptions o;
+  Config o;
   auto bad = [&](const std::string& why) {
     return InvalidArgument("store URI '" + uri.redacted() + "': " + why);
   };
@@ -58,18 +58,18 @@ StoreOptions parse_options(const Uri& uri) {
   return o;
 }
 
-MysqlStore::MysqlStore(StoreOptions options)
-    : options_(std::move(options)),
-      pool_(std::string(kScheme), options_.pool_size, [this](Deadline deadline) {
-        auto conn = Connection::open(options_.connect, deadline);
+MysqlStore::MysqlStore(Config config)
+    : config_(std::move(config)),
+      pool_(std::string(kScheme), config_.pool_size, [this](Deadline deadline) {
+        auto conn = Connection::open(config_.connect, deadline);
         set_up(*conn, deadline);
         return conn;
       }) {}
 
 void MysqlStore::set_up(Connection& conn, Deadline deadline) {
-  deadline = deadline.min(Deadline::after(options_.connect_timeout));
-  ensure_schema(conn, options_.tables, options_.create_schema, deadline);
-  for (const auto& [name, sql] : statements(options_.tables)) {
+  deadline = deadline.min(Deadline::after(config_.connect_timeout));
+  ensure_schema(conn, config_.tables, config_.create_schema, deadline);
+  for (const auto& [name, sql] : statements(config_.tables)) {
     if (name != kRenewBatch) {
       conn.prepare(name, sql, deadline);
       continue;
@@ -104,7 +104,7 @@ Acquired MysqlStore::try_acquire(const LeaseRequest& request, Deadline deadline)
   // On "mismatch" the slot column holds the lock's size.
   const GrantRow granted = decode_grant(r.rows);
   if (granted.outcome == "mismatch")
-    throw group_size_mismatch(kScheme, request.lock, granted.slot, request.slots);
+    throw detail::group_size_mismatch(kScheme, request.lock, granted.slot, request.slots);
   if (granted.outcome == "busy") return {};
   lease.slot = granted.slot;
   lease.fencing_token = granted.fencing_token;
@@ -121,7 +121,7 @@ Renewal MysqlStore::renew(const Lease& lease, Duration ttl, Deadline deadline) {
 std::vector<BatchRenewal> MysqlStore::renew_batch(std::span<const RenewalRequest> requests,
                                                   Deadline deadline) {
   std::vector<BatchRenewal> out(requests.size());
-  std::optional<ConnectionPool<Connection>::Handle> conn;
+  std::optional<detail::ConnectionPool<Connection>::Handle> conn;
   bool sent = false;
   for (std::size_t begin = 0; begin < requests.size(); begin += kBatchChunk) {
     const std::size_t end = std::min(requests.size(), begin + kBatchChunk);
@@ -225,4 +225,4 @@ void MysqlStore::remove_candidate(std::string_view group, std::string_view node_
   run(kRemoveCandidate, {std::string(group), std::string(node_id)}, deadline);
 }
 
-}  // namespace leader::detail::my
+}  // namespace leader::mysql

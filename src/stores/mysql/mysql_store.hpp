@@ -15,26 +15,32 @@
 #include "my_connection.hpp"
 #include "my_schema.hpp"
 
-namespace leader::detail::my {
+namespace leader::mysql {
 
-/// Options of the store taken from the URI.
-struct StoreOptions {
+/// The store's settings, taken from the URI.
+struct Config {
   ConnectOptions connect;
   Tables tables;
   bool create_schema = true;
   int pool_size = 4;
   Duration connect_timeout{10'000};  ///< caps connection set-up below the call's deadline
+
+  /// Parses and validates the URI; throws InvalidArgument naming the bad value.
+  static Config from_uri(const Uri& uri);
 };
 
-/// Parses and validates the URI; throws InvalidArgument naming the bad value.
-StoreOptions parse_options(const Uri& uri);
+/// The former spellings.
+using StoreOptions [[deprecated("use leader::mysql::Config")]] = Config;
+[[deprecated("use leader::mysql::Config::from_uri")]] inline Config parse_options(const Uri& uri) {
+  return Config::from_uri(uri);
+}
 
 /// A LeaseStore on MariaDB (10.3+) or MySQL (8.0.29+). Thread-safe: calls borrow connections
 /// from a small pool.
 class MysqlStore final : public LeaseStore, public LockLister {
  public:
   /// Keeps the options; connects lazily on the first call.
-  explicit MysqlStore(StoreOptions options);
+  explicit MysqlStore(Config config);
 
   [[nodiscard]] std::string_view scheme() const override { return "mysql"; }
   LEADER_LEASE_STORE_OPERATIONS;  // the LeaseStore operations, store_support.hpp
@@ -54,8 +60,13 @@ class MysqlStore final : public LeaseStore, public LockLister {
   Rows run(const char* statement, const std::vector<Param>& params, Deadline deadline);
   void set_up(Connection& conn, Deadline deadline);
 
-  StoreOptions options_;
-  ConnectionPool<Connection> pool_;
+  Config config_;
+  detail::ConnectionPool<Connection> pool_;
 };
 
-}  // namespace leader::detail::my
+}  // namespace leader::mysql
+
+/// The store's former namespace.
+namespace leader::detail {
+namespace my = ::leader::mysql;
+}  // namespace leader::detail

@@ -1,23 +1,24 @@
-// Registers the mysql:// and mariadb:// schemes with leader::open.
+// Registers the mysql store and its history sink under the URI schemes of its leader_add_store
+// (SCHEMES in CMakeLists.txt).
+
 #include <memory>
 
-#include "leader/open.hpp"
+#include "leader/detail/store_registration.hpp"
 #include "my_history.hpp"
 #include "mysql_store.hpp"
 
-extern "C" const int leader_store_mysql_anchor = 0;
-
 namespace {
 
-const bool kRegistered = [] {
-  for (const char* scheme : {"mysql", "mariadb"}) {
-    leader::register_store(scheme, [](const leader::Uri& uri) {
-      return std::make_shared<leader::detail::my::MysqlStore>(
-          leader::detail::my::parse_options(uri));
-    });
-  }
-  leader::detail::my::register_history_sinks();
-  return true;
-}();
+std::shared_ptr<leader::LeaseStore> make_store(const leader::Uri& uri) {
+  return std::make_shared<leader::mysql::MysqlStore>(leader::mysql::Config::from_uri(uri));
+}
+
+std::shared_ptr<leader::HistorySink> make_history(const leader::Uri& uri,
+                                                  const leader::HistoryOptions& options) {
+  return leader::mysql::make_history_sink(leader::mysql::Config::from_uri(uri), options);
+}
 
 }  // namespace
+
+LEADER_REGISTER_STORE(mysql, make_store)
+LEADER_REGISTER_HISTORY_SINK(mysql, make_history)

@@ -5,7 +5,7 @@
 #include <cstring>
 #include <string_view>
 
-namespace leader::detail::pg {
+namespace leader::postgres {
 namespace {
 
 std::string trimmed(const char* message) {
@@ -260,4 +260,4 @@ bool Connection::idle_and_alive() {
   return PQtransactionStatus(conn_) == PQTRANS_IDLE;
 }
 
-}  // namespace leader::detail::pg
+}  // namespace leader::postgres

@@ -14,7 +14,7 @@
 #include "leader/errors.hpp"
 #include "leader/time.hpp"
 
-namespace leader::detail::pg {
+namespace leader::postgres {
 
 /// The scheme used in errors of this store.
 inline constexpr const char* kScheme = "postgres";
@@ -90,4 +90,4 @@ class Connection {
   bool broken_ = false;
 };
 
-}  // namespace leader::detail::pg
+}  // namespace leader::postgres

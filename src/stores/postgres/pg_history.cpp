@@ -4,7 +4,7 @@
 #include "leader/history.hpp"
 #include "postgres_store.hpp"
 
-namespace leader::detail::pg {
+namespace leader::postgres {
 namespace {
 
 std::string sql_time(WallTime t) {
@@ -15,10 +15,10 @@ std::string sql_time(WallTime t) {
 }
 
 // Writes records through one connection of its own, reconnecting after a failure.
-class PostgresHistory final : public SqlHistorySink {
+class PostgresHistory final : public detail::SqlHistorySink {
  public:
-  PostgresHistory(StoreOptions store, HistoryOptions options)
-      : SqlHistorySink(options, store.tables.prefix), store_(std::move(store)) {}
+  PostgresHistory(Config store, HistoryOptions options)
+      : detail::SqlHistorySink(options, store.tables.prefix), store_(std::move(store)) {}
 
  private:
   void write(const HistoryRecord& r, Deadline deadline) override {
@@ -73,18 +73,14 @@ class PostgresHistory final : public SqlHistorySink {
                deadline);
   }
 
-  StoreOptions store_;
+  Config store_;
   std::unique_ptr<Connection> conn_;
 };
 
 }  // namespace
 
-void register_history_sinks() {
-  for (const char* scheme : {"postgresql", "postgres"}) {
-    register_history_sink(scheme, [](const Uri& uri, const HistoryOptions& options) {
-      return std::make_shared<PostgresHistory>(parse_options(uri), options);
-    });
-  }
+std::shared_ptr<HistorySink> make_history_sink(Config config, const HistoryOptions& options) {
+  return std::make_shared<PostgresHistory>(std::move(config), options);
 }
 
-}  // namespace leader::detail::pg
+}  // namespace leader::postgres

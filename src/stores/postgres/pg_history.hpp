@@ -3,9 +3,14 @@
 /// The PostgreSQL history sink: one row per acquisition in `<table_prefix>history`. Internal to
 /// leader::postgres; users open it with leader::open_history(uri).
 
-namespace leader::detail::pg {
+#include <memory>
 
-/// Registers the postgresql:// and postgres:// history sinks (called from register.cpp).
-void register_history_sinks();
+#include "leader/history.hpp"
+#include "postgres_store.hpp"
 
-}  // namespace leader::detail::pg
+namespace leader::postgres {
+
+/// The history sink writing to the database `config` names (`<table_prefix>history`).
+std::shared_ptr<HistorySink> make_history_sink(Config config, const HistoryOptions& options);
+
+}  // namespace leader::postgres

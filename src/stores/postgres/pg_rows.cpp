@@ -5,7 +5,7 @@
 
 #include "leader/detail/store_support.hpp"
 
-namespace leader::detail::pg {
+namespace leader::postgres {
 namespace {
 
 std::int64_t to_int(PGresult* r, int row, int col) {
@@ -23,7 +23,7 @@ std::map<std::string, std::string> metadata_from(const char* text) {
   return out;
 }
 
-WallTime wall(std::int64_t us) { return wall_time_from_epoch_us(us); }
+WallTime wall(std::int64_t us) { return detail::wall_time_from_epoch_us(us); }
 
 }  // namespace
 
@@ -58,4 +58,4 @@ std::vector<Candidate> decode_candidates(PGresult* r) {
   return out;
 }
 
-}  // namespace leader::detail::pg
+}  // namespace leader::postgres

@@ -12,7 +12,7 @@
 
 #include "leader/store.hpp"
 
-namespace leader::detail::pg {
+namespace leader::postgres {
 
 /// The row of the grant statement: (outcome, slot, fencing token); on "mismatch" the slot column
 /// holds the lock's recorded group size.
@@ -29,4 +29,4 @@ struct GrantRow {
 /// The list_candidates result: (node_id, registered us, successes, failures, last us, metadata).
 [[nodiscard]] std::vector<Candidate> decode_candidates(PGresult* r);
 
-}  // namespace leader::detail::pg
+}  // namespace leader::postgres

@@ -4,7 +4,7 @@
 
 #include "leader/detail/store_support.hpp"
 
-namespace leader::detail::pg {
+namespace leader::postgres {
 namespace {
 
 // The schema version found, 0 when the table is empty, -1 when it does not exist.
@@ -93,4 +93,4 @@ void ensure_schema(Connection& conn, const Tables& t, bool create, Deadline dead
   detail::check_sql_schema_version(kScheme, version, kSchemaVersion, t.prefix, t.schema);
 }
 
-}  // namespace leader::detail::pg
+}  // namespace leader::postgres

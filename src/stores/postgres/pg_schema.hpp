@@ -7,7 +7,7 @@
 
 #include "pg_connection.hpp"
 
-namespace leader::detail::pg {
+namespace leader::postgres {
 
 /// The schema version this code reads and writes.
 inline constexpr int kSchemaVersion = 1;
@@ -35,4 +35,4 @@ std::string schema_ddl(const Tables& tables);
 /// (failed_precondition when the schema is missing with create off, or newer than this code).
 void ensure_schema(Connection& conn, const Tables& tables, bool create, Deadline deadline);
 
-}  // namespace leader::detail::pg
+}  // namespace leader::postgres

@@ -1,6 +1,6 @@
 #include "pg_statements.hpp"
 
-namespace leader::detail::pg {
+namespace leader::postgres {
 namespace {
 
 std::string ms(const char* param) {
@@ -136,4 +136,4 @@ std::vector<std::pair<std::string, std::string>> statements(const Tables& t) {
   };
 }
 
-}  // namespace leader::detail::pg
+}  // namespace leader::postgres

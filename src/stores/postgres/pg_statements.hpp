@@ -9,7 +9,7 @@
 
 #include "pg_schema.hpp"
 
-namespace leader::detail::pg {
+namespace leader::postgres {
 
 /// Statement names, prepared on every connection.
 inline constexpr const char* kFenceRow = "le_fence_row";    ///< $1 lock
@@ -36,4 +36,4 @@ inline constexpr int kTimelineShift = 40;
 /// (name, SQL) of every statement for the given tables.
 std::vector<std::pair<std::string, std::string>> statements(const Tables& t);
 
-}  // namespace leader::detail::pg
+}  // namespace leader::postgres

@@ -18,7 +18,7 @@
 #include "pg_statements.hpp"
 #include "postgres_store.hpp"
 
-namespace leader::detail::pg {
+namespace leader::postgres {
 namespace {
 
 using std::chrono::milliseconds;
@@ -94,7 +94,7 @@ class Watch {
     for (int attempt = 0;; ++attempt) {
       conn_.reset();
       try {
-        conn_ = store_.open_listener(watch_read_deadline(deadline));
+        conn_ = store_.open_listener(detail::watch_read_deadline(deadline));
         return listen_and_read(deadline);
       } catch (const BackendError&) {
         if (attempt > 0 || deadline.expired() || (conn_ && !conn_->broken())) throw;
@@ -104,7 +104,7 @@ class Watch {
 
   LockState read(Deadline deadline) {
     (void)conn_->take_notifications(channel());  // all of them committed before this read
-    auto results = conn_->run({{kInspect, {lock_}}}, watch_read_deadline(deadline));
+    auto results = conn_->run({{kInspect, {lock_}}}, detail::watch_read_deadline(deadline));
     return state_of(results[0].get());
   }
 
@@ -132,7 +132,7 @@ class Watch {
   void drop() { conn_.reset(); }
 
  private:
-  [[nodiscard]] const std::string& channel() const { return store_.options_.tables.channel; }
+  [[nodiscard]] const std::string& channel() const { return store_.config_.tables.channel; }
 
   LockState listen_and_read(Deadline deadline) {
     (void)conn_->take_notifications(channel());
@@ -140,7 +140,7 @@ class Watch {
     // must start after it (PostgreSQL's documented rule for LISTEN), not in the same one.
     auto results =
         conn_->run_each({{{"LISTEN \"" + channel() + "\"", {}, false}}, {{kInspect, {lock_}}}},
-                        watch_read_deadline(deadline));
+                        detail::watch_read_deadline(deadline));
     return state_of(results[1][0].get());
   }
 
@@ -152,7 +152,7 @@ class Watch {
 };
 
 std::unique_ptr<Connection> PostgresStore::open_listener(Deadline deadline) {
-  auto conn = Connection::open(options_.conninfo, deadline);
+  auto conn = Connection::open(config_.conninfo, deadline);
   set_up(*conn, deadline);
   return conn;
 }
@@ -172,12 +172,12 @@ void PostgresStore::keep_listener(std::unique_ptr<Connection> conn) {
   try {
     // A kept connection must not listen: nobody would read what the server sends it, and a
     // listener that reads nothing holds back the server's notification queue for everyone.
-    conn->run({{"UNLISTEN *", {}, false}}, Deadline::after(kWatchLeastReadTime));
+    conn->run({{"UNLISTEN *", {}, false}}, Deadline::after(detail::kWatchLeastReadTime));
   } catch (const BackendError&) {
     return;
   }
   std::lock_guard lock(listeners_mu_);
-  if (listeners_.size() < static_cast<std::size_t>(options_.pool_size))
+  if (listeners_.size() < static_cast<std::size_t>(config_.pool_size))
     listeners_.push_back(std::move(conn));
 }
 
@@ -211,4 +211,4 @@ LockState PostgresStore::watch(std::string_view lock, const LockState& last_seen
   return now;
 }
 
-}  // namespace leader::detail::pg
+}  // namespace leader::postgres

@@ -13,7 +13,7 @@
 #include "pg_rows.hpp"
 #include "pg_statements.hpp"
 
-namespace leader::detail::pg {
+namespace leader::postgres {
 namespace {
 
 using std::chrono::microseconds;
@@ -83,8 +83,8 @@ std::string metadata_json(const std::map<std::string, std::string>& metadata) {
 
 }  // namespace
 
-StoreOptions parse_options(const Uri& uri) {
-  StoreOptions o;
+Config Config::from_uri(const Uri& uri) {
+  Config o;
   o.tables = tables_for(uri.param("prefix").value_or("leader_"));
   o.create_schema = uri.bool_param("create_schema", true);
   if (auto p = uri.param("pool_size")) {
@@ -111,27 +111,27 @@ StoreOptions parse_options(const Uri& uri) {
   return o;
 }
 
-PostgresStore::PostgresStore(StoreOptions options)
-    : options_(std::move(options)),
-      pool_(std::string(kScheme), options_.pool_size, [this](Deadline deadline) {
-        auto conn = Connection::open(options_.conninfo, deadline);
+PostgresStore::PostgresStore(Config config)
+    : config_(std::move(config)),
+      pool_(std::string(kScheme), config_.pool_size, [this](Deadline deadline) {
+        auto conn = Connection::open(config_.conninfo, deadline);
         set_up(*conn, deadline);
         return conn;
       }) {}
 
 void PostgresStore::set_up(Connection& conn, Deadline deadline) {
-  deadline = deadline.min(Deadline::after(options_.connect_timeout));
+  deadline = deadline.min(Deadline::after(config_.connect_timeout));
   if (conn.hot_standby())
     throw BackendError(ErrorCode::failed_precondition, kScheme,
                        "the server is a standby (in recovery, read-only): the store needs the "
                        "primary; name every host with target_session_attrs=read-write");
-  ensure_schema(conn, options_.tables, options_.create_schema, deadline);
+  ensure_schema(conn, config_.tables, config_.create_schema, deadline);
   conn.run({{"SELECT set_config('statement_timeout', $1, false),"
              " set_config('client_connection_check_interval', '1000', false)",
-             {std::to_string(options_.statement_timeout.count())},
+             {std::to_string(config_.statement_timeout.count())},
              false}},
            deadline);
-  conn.prepare(statements(options_.tables), deadline);
+  conn.prepare(statements(config_.tables), deadline);
 }
 
 std::vector<Result> PostgresStore::run(const std::vector<Call>& calls, Deadline deadline) {
@@ -158,7 +158,7 @@ Acquired PostgresStore::try_acquire(const LeaseRequest& request, Deadline deadli
   auto granted = decode_grant(results[2].get());
   if (!granted) return {};
   if (granted->outcome == "mismatch")
-    throw group_size_mismatch(kScheme, request.lock, granted->slot, request.slots);
+    throw detail::group_size_mismatch(kScheme, request.lock, granted->slot, request.slots);
   lease.slot = granted->slot;
   lease.fencing_token = granted->fencing_token;
   return {std::move(lease)};
@@ -176,7 +176,7 @@ Renewal PostgresStore::renew(const Lease& lease, Duration ttl, Deadline deadline
 std::vector<BatchRenewal> PostgresStore::renew_batch(std::span<const RenewalRequest> requests,
                                                      Deadline deadline) {
   std::vector<BatchRenewal> out(requests.size());
-  std::optional<ConnectionPool<Connection>::Handle> conn;
+  std::optional<detail::ConnectionPool<Connection>::Handle> conn;
   bool sent = false;
   for (const auto& chunk : chunks_of(requests, kBatchChunk)) {
     auto fail = [&](const BackendError& e) {
@@ -285,4 +285,4 @@ void PostgresStore::remove_candidate(std::string_view group, std::string_view no
   run({{kRemoveCandidate, {std::string(group), std::string(node_id)}}}, deadline);
 }
 
-}  // namespace leader::detail::pg
+}  // namespace leader::postgres

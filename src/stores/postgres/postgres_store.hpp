@@ -18,26 +18,33 @@
 #include "pg_connection.hpp"
 #include "pg_schema.hpp"
 
-namespace leader::detail::pg {
+namespace leader::postgres {
 
-/// Options of the store taken from the URI (the rest goes to libpq unchanged).
-struct StoreOptions {
+/// The store's settings, taken from the URI (the rest goes to libpq unchanged).
+struct Config {
   std::string conninfo;  ///< the URI without this store's own query parameters
   Tables tables;
   bool create_schema = true;
   int pool_size = 4;
   Duration statement_timeout{10'000};  ///< server-side backstop per statement
   Duration connect_timeout{10'000};    ///< caps connection set-up below the call's deadline
+
+  /// Parses and validates the URI; throws InvalidArgument naming the bad value.
+  static Config from_uri(const Uri& uri);
 };
 
-/// Parses and validates the URI; throws InvalidArgument naming the bad value.
-StoreOptions parse_options(const Uri& uri);
+/// The former spellings.
+using StoreOptions [[deprecated("use leader::postgres::Config")]] = Config;
+[[deprecated("use leader::postgres::Config::from_uri")]] inline Config parse_options(
+    const Uri& uri) {
+  return Config::from_uri(uri);
+}
 
 /// A LeaseStore on PostgreSQL. Thread-safe: calls borrow connections from a small pool.
 class PostgresStore final : public LeaseStore, public LockLister, public LockWatcher {
  public:
   /// Validates the options; connects lazily on the first call.
-  explicit PostgresStore(StoreOptions options);
+  explicit PostgresStore(Config config);
 
   [[nodiscard]] std::string_view scheme() const override { return "postgresql"; }
   LEADER_LEASE_STORE_OPERATIONS;  // the LeaseStore operations, store_support.hpp
@@ -71,10 +78,15 @@ class PostgresStore final : public LeaseStore, public LockLister, public LockWat
   std::unique_ptr<Connection> idle_listener();
   void keep_listener(std::unique_ptr<Connection> conn);
 
-  StoreOptions options_;
-  ConnectionPool<Connection> pool_;
+  Config config_;
+  detail::ConnectionPool<Connection> pool_;
   std::mutex listeners_mu_;
   std::vector<std::unique_ptr<Connection>> listeners_;  // idle, UNLISTENed, at most pool_size
 };
 
-}  // namespace leader::detail::pg
+}  // namespace leader::postgres
+
+/// The store's former namespace.
+namespace leader::detail {
+namespace pg = ::leader::postgres;
+}  // namespace leader::detail

@@ -31,7 +31,7 @@
 #include "leader/errors.hpp"
 #include "pool.hpp"
 
-namespace leader::detail::redis {
+namespace leader::redis {
 namespace {
 
 using Clock = std::chrono::steady_clock;
@@ -527,4 +527,4 @@ AsyncLane::Stats AsyncLane::stats() const {
   return out;
 }
 
-}  // namespace leader::detail::redis
+}  // namespace leader::redis

@@ -17,7 +17,7 @@
 #include "connection.hpp"
 #include "leader/time.hpp"
 
-namespace leader::detail::redis {
+namespace leader::redis {
 
 class ConnectionPool;
 
@@ -72,4 +72,4 @@ class AsyncLane {
   std::thread thread_;
 };
 
-}  // namespace leader::detail::redis
+}  // namespace leader::redis

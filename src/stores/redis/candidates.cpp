@@ -5,7 +5,7 @@
 #include "redis_store.hpp"
 #include "replies.hpp"
 
-namespace leader::detail::redis {
+namespace leader::redis {
 namespace {
 
 using Micros = std::chrono::microseconds;
@@ -60,4 +60,4 @@ void RedisStore::remove_candidate(std::string_view group, std::string_view node_
   (void)command({"HDEL", candidates_key(group), std::string(node_id)}, deadline);
 }
 
-}  // namespace leader::detail::redis
+}  // namespace leader::redis

@@ -4,7 +4,7 @@
 
 #include "leader/errors.hpp"
 
-namespace leader::detail::redis {
+namespace leader::redis {
 namespace {
 
 std::uint16_t crc16(std::string_view s) {
@@ -153,4 +153,4 @@ std::vector<ConnectionPool*> Cluster::primaries(Deadline deadline) {
   return out;
 }
 
-}  // namespace leader::detail::redis
+}  // namespace leader::redis

@@ -14,7 +14,7 @@
 #include "leader/time.hpp"
 #include "pool.hpp"
 
-namespace leader::detail::redis {
+namespace leader::redis {
 
 /// The hash slot (0..16383) of `key`: CRC16 (XMODEM) of its hash tag, the text between the first
 /// '{' and the next '}' when that is not empty, else of the whole key.
@@ -50,4 +50,4 @@ class Cluster {
   bool known_ = false;
 };
 
-}  // namespace leader::detail::redis
+}  // namespace leader::redis

@@ -5,7 +5,7 @@
 
 #include "leader/errors.hpp"
 
-namespace leader::detail::redis {
+namespace leader::redis {
 namespace {
 
 int int_param(const Uri& uri, const std::string& key, int fallback, int lo, int hi) {
@@ -179,4 +179,4 @@ std::string Config::endpoint() const {
   return h + ":" + std::to_string(port);
 }
 
-}  // namespace leader::detail::redis
+}  // namespace leader::redis

@@ -8,7 +8,7 @@
 #include "leader/time.hpp"
 #include "leader/uri.hpp"
 
-namespace leader::detail::redis {
+namespace leader::redis {
 
 /// How the store reaches the server.
 enum class Transport { tcp, tls, unix_socket };
@@ -64,4 +64,9 @@ struct Config {
   [[nodiscard]] std::string endpoint() const;
 };
 
-}  // namespace leader::detail::redis
+}  // namespace leader::redis
+
+/// The store's former namespace.
+namespace leader::detail {
+namespace redis = ::leader::redis;
+}  // namespace leader::detail

@@ -20,7 +20,7 @@
 #include "leader/errors.hpp"
 #include "replies.hpp"
 
-namespace leader::detail::redis {
+namespace leader::redis {
 namespace {
 
 constexpr std::size_t kIoBuffer = std::size_t{16} * 1024;
@@ -442,4 +442,4 @@ void Connection::fail_io(const std::string& what, int err) const {
   throw error(ErrorCode::unavailable, what + ": " + std::strerror(err));
 }
 
-}  // namespace leader::detail::redis
+}  // namespace leader::redis

@@ -18,7 +18,7 @@
 typedef struct ssl_ctx_st SSL_CTX;
 typedef struct ssl_st SSL;
 
-namespace leader::detail::redis {
+namespace leader::redis {
 
 /// Frees a hiredis reply.
 struct ReplyDeleter {
@@ -109,4 +109,4 @@ class Connection {
 /// The message of an error reply, or empty when `r` is not an error.
 std::string error_text(const redisReply* r);
 
-}  // namespace leader::detail::redis
+}  // namespace leader::redis

@@ -5,7 +5,7 @@
 #include "leader/errors.hpp"
 #include "sentinel.hpp"
 
-namespace leader::detail::redis {
+namespace leader::redis {
 
 ConnectionPool::ConnectionPool(Config config)
     : config_(std::move(config)), sentinels_(config_.sentinels) {
@@ -232,4 +232,4 @@ void ConnectionPool::run(Deadline deadline, const std::function<void(Connection&
   }
 }
 
-}  // namespace leader::detail::redis
+}  // namespace leader::redis

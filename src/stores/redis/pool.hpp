@@ -13,7 +13,7 @@
 
 #include "connection.hpp"
 
-namespace leader::detail::redis {
+namespace leader::redis {
 
 /// The connection pool of one store. Thread-safe.
 class ConnectionPool {
@@ -81,4 +81,4 @@ class ConnectionPool {
   std::vector<Endpoint> sentinels_;  // the Sentinels, the last one that answered first
 };
 
-}  // namespace leader::detail::redis
+}  // namespace leader::redis

@@ -4,11 +4,13 @@
 #include <optional>
 #include <set>
 
+#include "leader/detail/store_support.hpp"
 #include "leader/errors.hpp"
 #include "leader/names.hpp"
+#include "leader/stores/redis.hpp"
 #include "replies.hpp"
 
-namespace leader::detail::redis {
+namespace leader::redis {
 namespace {
 
 std::string scheme_of(const Config& c) {
@@ -643,4 +645,14 @@ void throw_reply_error(const std::string& text, const Config& config, std::strin
   throw BackendError(ErrorCode::internal, "redis", where);
 }
 
-}  // namespace leader::detail::redis
+}  // namespace leader::redis
+
+namespace leader {
+
+RedisPoolStats redis_pool_stats(LeaseStore& store) {
+  auto* found = dynamic_cast<redis::RedisStore*>(&detail::unchecked(store));
+  if (found == nullptr) throw InvalidArgument("redis_pool_stats: not a Redis store");
+  return {found->pool().open_connections(), found->pool().config().pool_size};
+}
+
+}  // namespace leader

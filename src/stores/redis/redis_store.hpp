@@ -19,14 +19,14 @@
 #include "pool.hpp"
 #include "scripts.hpp"
 
-namespace leader::detail::redis {
+namespace leader::redis {
 
 /// Lease store on one Redis server (standalone; the key layout is also valid on a cluster).
 /// Thread-safe: calls share a small connection pool; a watch has a connection of its own.
 class RedisStore final : public LeaseStore,
                          public LockLister,
                          public LockWatcher,
-                         public AsyncAttempts {
+                         public detail::AsyncAttempts {
  public:
   /// A store for `config`; connects lazily on the first call.
   explicit RedisStore(Config config);
@@ -131,4 +131,4 @@ class RedisStore final : public LeaseStore,
 [[noreturn]] void throw_reply_error(const std::string& text, const Config& config,
                                     std::string_view operation);
 
-}  // namespace leader::detail::redis
+}  // namespace leader::redis

@@ -9,7 +9,7 @@
 #include "leader/detail/store_support.hpp"
 #include "leader/errors.hpp"
 
-namespace leader::detail::redis {
+namespace leader::redis {
 namespace {
 
 std::uint64_t parse_u64(std::string_view text) {
@@ -72,7 +72,7 @@ Candidate decode_entry(std::string node_id, std::string_view value) {
   if (!in)
     throw BackendError(ErrorCode::internal, "redis",
                        "malformed candidate entry for node '" + c.node_id + "'");
-  c.registered_at = wall_time_from_epoch_us(registered);
+  c.registered_at = detail::wall_time_from_epoch_us(registered);
   if (last != "-") {
     std::int64_t us = 0;
     auto [p, ec] = std::from_chars(last.data(), last.data() + last.size(), us);
@@ -80,7 +80,7 @@ Candidate decode_entry(std::string node_id, std::string_view value) {
       throw BackendError(
           ErrorCode::internal, "redis",
           "malformed last completion in the candidate entry of node '" + c.node_id + "'");
-    c.last_completion = wall_time_from_epoch_us(us);
+    c.last_completion = detail::wall_time_from_epoch_us(us);
   }
   std::string meta;
   in.get();  // the separating space
@@ -182,4 +182,4 @@ std::vector<Candidate> decode_candidates(const redisReply* reply) {
   return out;
 }
 
-}  // namespace leader::detail::redis
+}  // namespace leader::redis

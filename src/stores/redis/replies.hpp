@@ -12,7 +12,7 @@
 
 #include "leader/store.hpp"
 
-namespace leader::detail::redis {
+namespace leader::redis {
 
 /// Most elements a multi-bulk reply may announce: the largest reply of this store is inspect's
 /// two per slot (at most 100000 slots).
@@ -46,4 +46,4 @@ struct Granted {
 /// The list_candidates script's reply ({node_id, entry}...).
 [[nodiscard]] std::vector<Candidate> decode_candidates(const redisReply* reply);
 
-}  // namespace leader::detail::redis
+}  // namespace leader::redis

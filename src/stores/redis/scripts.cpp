@@ -4,7 +4,7 @@
 
 #include <cstdio>
 
-namespace leader::detail::redis {
+namespace leader::redis {
 namespace {
 
 // Shared Lua helpers. A lease value is "<owner> <fencing token> <node id>"; foreign values (a
@@ -191,4 +191,4 @@ const Script& list_candidates_script() {
   return s;
 }
 
-}  // namespace leader::detail::redis
+}  // namespace leader::redis

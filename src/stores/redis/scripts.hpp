@@ -4,7 +4,7 @@
 
 #include <string>
 
-namespace leader::detail::redis {
+namespace leader::redis {
 
 /// A Lua script with its SHA1, for EVALSHA with an EVAL fallback on NOSCRIPT.
 struct Script {
@@ -33,4 +33,4 @@ const Script& put_candidate_script();
 /// List candidates: KEYS = registry. Evicts expired entries, returns {node_id, value}...
 const Script& list_candidates_script();
 
-}  // namespace leader::detail::redis
+}  // namespace leader::redis

@@ -2,7 +2,7 @@
 
 #include "leader/errors.hpp"
 
-namespace leader::detail::redis {
+namespace leader::redis {
 
 SentinelAnswer ask_sentinels(const Config& config, std::span<const Endpoint> sentinels,
                              Deadline deadline) {
@@ -81,4 +81,4 @@ void verify_primary(Connection& c, Deadline deadline) {
                          " (failover in progress): not used");
 }
 
-}  // namespace leader::detail::redis
+}  // namespace leader::redis

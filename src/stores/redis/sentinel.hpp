@@ -11,7 +11,7 @@
 #include "connection.hpp"
 #include "leader/time.hpp"
 
-namespace leader::detail::redis {
+namespace leader::redis {
 
 /// What ask_sentinels found: the primary, and which of the Sentinels asked named it.
 struct SentinelAnswer {
@@ -32,4 +32,4 @@ SentinelAnswer ask_sentinels(const Config& config, std::span<const Endpoint> sen
 /// Sentinel can name a primary that was just demoted, or one it has not yet seen promoted).
 void verify_primary(Connection& c, Deadline deadline);
 
-}  // namespace leader::detail::redis
+}  // namespace leader::redis

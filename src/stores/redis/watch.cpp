@@ -22,7 +22,7 @@
 #include "leader/names.hpp"
 #include "redis_store.hpp"
 
-namespace leader::detail::redis {
+namespace leader::redis {
 namespace {
 
 // How often a watch re-reads when the server refuses its SUBSCRIBE (a Redis 7 ACL user without
@@ -176,4 +176,4 @@ LockState RedisStore::watch(std::string_view lock, const LockState& last_seen, D
   }
 }
 
-}  // namespace leader::detail::redis
+}  // namespace leader::redis

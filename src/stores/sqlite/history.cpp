@@ -11,7 +11,7 @@ namespace {
 // Writes records through one connection of its own, opened on first use.
 class SqliteHistory final : public detail::SqlHistorySink {
  public:
-  SqliteHistory(Options store, HistoryOptions options)
+  SqliteHistory(Config store, HistoryOptions options)
       : SqlHistorySink(options, store.table_prefix), store_(std::move(store)) {}
 
  private:
@@ -69,16 +69,14 @@ class SqliteHistory final : public detail::SqlHistorySink {
     }
   }
 
-  Options store_;
+  Config store_;
   std::unique_ptr<Connection> conn_;
 };
 
 }  // namespace
 
-void register_history_sinks() {
-  register_history_sink("sqlite", [](const Uri& uri, const HistoryOptions& options) {
-    return std::make_shared<SqliteHistory>(Options::from_uri(uri), options);
-  });
+std::shared_ptr<HistorySink> make_history_sink(Config config, const HistoryOptions& options) {
+  return std::make_shared<SqliteHistory>(std::move(config), options);
 }
 
 }  // namespace leader::sqlite

@@ -1,27 +1,24 @@
-// Registers the `sqlite` URI scheme with leader::open().
+// Registers the sqlite store and its history sink under the URI schemes of its leader_add_store
+// (SCHEMES in CMakeLists.txt).
 
 #include <memory>
 
 #include "history.hpp"
-#include "leader/open.hpp"
+#include "leader/detail/store_registration.hpp"
 #include "sqlite_store.hpp"
-
-extern "C" {
-/// Referenced by the linker option of leader::sqlite so this registration is always linked.
-extern const int leader_store_sqlite_anchor;
-const int leader_store_sqlite_anchor = 0;
-}
 
 namespace {
 
-const bool kRegistered = [] {
-  leader::register_store("sqlite",
-                         [](const leader::Uri& uri) -> std::shared_ptr<leader::LeaseStore> {
-                           return std::make_shared<leader::sqlite::SqliteStore>(
-                               leader::sqlite::Options::from_uri(uri));
-                         });
-  leader::sqlite::register_history_sinks();
-  return true;
-}();
+std::shared_ptr<leader::LeaseStore> make_store(const leader::Uri& uri) {
+  return std::make_shared<leader::sqlite::SqliteStore>(leader::sqlite::Config::from_uri(uri));
+}
+
+std::shared_ptr<leader::HistorySink> make_history(const leader::Uri& uri,
+                                                  const leader::HistoryOptions& options) {
+  return leader::sqlite::make_history_sink(leader::sqlite::Config::from_uri(uri), options);
+}
 
 }  // namespace
+
+LEADER_REGISTER_STORE(sqlite, make_store)
+LEADER_REGISTER_HISTORY_SINK(sqlite, make_history)

@@ -58,7 +58,7 @@ class Session {
   explicit Session(const std::string& path) : conn(path) {}
 
   /// Prepares the schema and the statements unless that already succeeded.
-  void ensure_ready(const Options& o) {
+  void ensure_ready(const Config& o) {
     if (statements) return;
     prepare_schema(conn, o.table_prefix, o.create_schema);
     install_clock(conn, o.table_prefix);
@@ -75,11 +75,11 @@ class Session {
   std::optional<Statements> statements;
 };
 
-SqliteStore::SqliteStore(Options options)
-    : options_(std::move(options)), session_(std::make_unique<Session>(options_.path)) {
-  session_->conn.begin_call(Deadline::after(options_.busy_timeout), options_.busy_timeout);
+SqliteStore::SqliteStore(Config config)
+    : config_(std::move(config)), session_(std::make_unique<Session>(config_.path)) {
+  session_->conn.begin_call(Deadline::after(config_.busy_timeout), config_.busy_timeout);
   try {
-    session_->ensure_ready(options_);
+    session_->ensure_ready(config_);
   } catch (const BackendError& e) {
     // A database locked right now is retried by the first call; misconfiguration is not.
     if (e.code() != ErrorCode::unavailable && e.code() != ErrorCode::deadline_exceeded) throw;
@@ -119,12 +119,12 @@ template <class Fn>
 auto SqliteStore::with_session(std::string_view op, Deadline deadline, Fn&& fn) {
   Gate gate(*this, deadline);
   if (!gate.entered())
-    throw sqlite_error(ErrorCode::deadline_exceeded, "database '" + options_.path +
+    throw sqlite_error(ErrorCode::deadline_exceeded, "database '" + config_.path +
                                                          "': " + std::string(op) +
                                                          " reached its deadline before it could "
                                                          "start");
-  session_->conn.begin_call(deadline, options_.busy_timeout);
-  session_->ensure_ready(options_);
+  session_->conn.begin_call(deadline, config_.busy_timeout);
+  session_->ensure_ready(config_);
   return fn(*session_, *session_->statements);
 }
 
@@ -304,7 +304,7 @@ std::vector<Candidate> SqliteStore::list_candidates(std::string_view group, Dead
     ResetOnExit reset(q);
     q.bind(1, group);
     while (q.step("listing candidates")) {
-      out.push_back(candidate_from_row(q, options_.path));
+      out.push_back(candidate_from_row(q, config_.path));
     }
   });
   return out;

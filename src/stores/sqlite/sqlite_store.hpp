@@ -18,8 +18,8 @@
 
 namespace leader::sqlite {
 
-/// Settings parsed from a `sqlite:` URI.
-struct Options {
+/// The store's settings, parsed from a `sqlite:` URI.
+struct Config {
   std::string path;                        ///< database file (created when missing)
   Duration busy_timeout = Duration(5000);  ///< longest wait for another connection's lock
   std::string table_prefix = "leader_";    ///< `^[A-Za-z_][A-Za-z0-9_]{0,30}$`
@@ -27,8 +27,11 @@ struct Options {
 
   /// Parses `sqlite:PATH` or `sqlite:///abs/path.db` with `busy_timeout`, `table_prefix` and
   /// `create_schema`; throws InvalidArgument naming the bad value and the rule.
-  static Options from_uri(const Uri& uri);
+  static Config from_uri(const Uri& uri);
 };
+
+/// The former spelling.
+using Options [[deprecated("use leader::sqlite::Config")]] = Config;
 
 class Session;
 
@@ -37,7 +40,7 @@ class SqliteStore final : public LeaseStore, public LockLister {
  public:
   /// Opens the database and prepares the schema; throws BackendError failed_precondition when
   /// the file cannot be opened or created, or the schema is missing with create_schema=false.
-  explicit SqliteStore(Options options);
+  explicit SqliteStore(Config config);
   ~SqliteStore() override;
 
   [[nodiscard]] std::string_view scheme() const override { return "sqlite"; }
@@ -61,7 +64,7 @@ class SqliteStore final : public LeaseStore, public LockLister {
   // try_lock_until uses pthread_mutex_clocklock, which ThreadSanitizer does not understand.)
   class Gate;
 
-  Options options_;
+  Config config_;
   std::mutex mu_;
   std::condition_variable released_;
   bool in_use_ = false;

@@ -1,18 +1,18 @@
-// Registers the "zk" and "zookeeper" URI schemes with leader::open().
+// Registers the zookeeper store under the URI schemes of its leader_add_store (SCHEMES in
+// CMakeLists.txt).
 
 #include <memory>
 
 #include "leader/detail/store_registration.hpp"
-#include "zk_config.hpp"
 #include "zk_store.hpp"
 
 namespace {
 
-std::shared_ptr<leader::LeaseStore> open_zookeeper(const leader::Uri& uri) {
-  return std::make_shared<leader::detail::zk::ZooKeeperStore>(
-      leader::detail::zk::parse_config(uri));
+std::shared_ptr<leader::LeaseStore> make_store(const leader::Uri& uri) {
+  return std::make_shared<leader::zookeeper::ZooKeeperStore>(
+      leader::zookeeper::Config::from_uri(uri));
 }
 
 }  // namespace
 
-LEADER_REGISTER_STORE(zookeeper, open_zookeeper, "zk", "zookeeper")
+LEADER_REGISTER_STORE(zookeeper, make_store)

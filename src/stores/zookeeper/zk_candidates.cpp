@@ -11,7 +11,7 @@
 #include "zk_data.hpp"
 #include "zk_store.hpp"
 
-namespace leader::detail::zk {
+namespace leader::zookeeper {
 namespace {
 
 using Json = nlohmann::json;
@@ -95,4 +95,4 @@ void ZooKeeperStore::remove_candidate(std::string_view group, std::string_view n
   session().remove(path, -1, deadline);  // ZNONODE is fine
 }
 
-}  // namespace leader::detail::zk
+}  // namespace leader::zookeeper

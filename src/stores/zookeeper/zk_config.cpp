@@ -4,7 +4,7 @@
 
 #include "leader/errors.hpp"
 
-namespace leader::detail::zk {
+namespace leader::zookeeper {
 namespace {
 
 constexpr int kDefaultPort = 2181;
@@ -25,9 +25,9 @@ void validate_path(const Uri& uri, const std::string& what, const std::string& p
 
 }  // namespace
 
-StoreConfig parse_config(const Uri& uri) {
+Config Config::from_uri(const Uri& uri) {
   uri.expect_params({"session_timeout", "prefix", "acl"});
-  StoreConfig c;
+  Config c;
   c.scheme = uri.scheme;
   c.session.shown = uri.redacted();
   if (uri.hosts.empty())
@@ -98,4 +98,4 @@ std::string unescape_component(std::string_view name) {
   return out;
 }
 
-}  // namespace leader::detail::zk
+}  // namespace leader::zookeeper

@@ -6,25 +6,37 @@
 #include "leader/uri.hpp"
 #include "zk_session.hpp"
 
-namespace leader::detail::zk {
+namespace leader::zookeeper {
 
-/// Everything a ZooKeeperStore needs from its URI.
-struct StoreConfig {
+/// The store's settings: everything a ZooKeeperStore needs from its URI.
+struct Config {
   SessionConfig session;
   std::string scheme;            ///< "zk" or "zookeeper"
   std::string root = "/leader";  ///< parent of the lock directories
   /// session_timeout=auto (the default): leases use one session per ttl (rounded up to whole
   /// seconds) whose timeout is that ttl, so a dead holder's node goes after about its ttl.
   bool session_per_ttl = true;
+
+  /// Parses `zk://[user:password@]host[:port][,host[:port]...][/chroot][?options]`; throws
+  /// InvalidArgument naming the redacted URI and the rule on bad input.
+  static Config from_uri(const Uri& uri);
 };
 
-/// Parses `zk://[user:password@]host[:port][,host[:port]...][/chroot][?options]`; throws
-/// InvalidArgument naming the redacted URI and the rule on bad input.
-StoreConfig parse_config(const Uri& uri);
+/// The former spellings.
+using StoreConfig [[deprecated("use leader::zookeeper::Config")]] = Config;
+[[deprecated("use leader::zookeeper::Config::from_uri")]] inline Config parse_config(
+    const Uri& uri) {
+  return Config::from_uri(uri);
+}
 
 /// Escapes a name for use as one znode path component ('/', '%' and control bytes as %XX).
 std::string escape_component(std::string_view name);
 /// Reverses escape_component.
 std::string unescape_component(std::string_view name);
 
-}  // namespace leader::detail::zk
+}  // namespace leader::zookeeper
+
+/// The store's former namespace.
+namespace leader::detail {
+namespace zk = ::leader::zookeeper;
+}  // namespace leader::detail

@@ -9,7 +9,7 @@
 
 #include "leader/errors.hpp"
 
-namespace leader::detail::zk {
+namespace leader::zookeeper {
 namespace {
 
 struct Registry {
@@ -26,7 +26,7 @@ TimePoint steady_now() { return std::chrono::steady_clock::now(); }
 
 }  // namespace
 
-std::shared_ptr<Core> Core::start(StoreConfig config, Deadline deadline) {
+std::shared_ptr<Core> Core::start(Config config, Deadline deadline) {
   auto core = std::make_shared<Core>(std::move(config));
   core->session_.connect(deadline);
   core->self_ = core;
@@ -46,7 +46,7 @@ std::shared_ptr<Core> Core::holding(const std::string& owner) {
   return nullptr;
 }
 
-Core::Core(StoreConfig config) : config_(std::move(config)), session_(config_.session) {}
+Core::Core(Config config) : config_(std::move(config)), session_(config_.session) {}
 
 Core::~Core() = default;
 
@@ -308,4 +308,4 @@ void Core::add_orphan(Orphan orphan) {
   cv_.notify_all();
 }
 
-}  // namespace leader::detail::zk
+}  // namespace leader::zookeeper

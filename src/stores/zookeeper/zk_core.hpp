@@ -21,7 +21,7 @@
 #include "zk_config.hpp"
 #include "zk_session.hpp"
 
-namespace leader::detail::zk {
+namespace leader::zookeeper {
 
 /// A lease this Core holds: the node, the session generation that created it, and the local
 /// steady time at which the timer deletes the node unless the lease is renewed.
@@ -59,11 +59,11 @@ struct Waiting {
 class Core {
  public:
   /// Connects (bounded), starts the timer thread and registers the Core.
-  static std::shared_ptr<Core> start(StoreConfig config, Deadline deadline);
+  static std::shared_ptr<Core> start(Config config, Deadline deadline);
   /// The Core of this process that holds `owner`'s lease, or null.
   static std::shared_ptr<Core> holding(const std::string& owner);
 
-  explicit Core(StoreConfig config);
+  explicit Core(Config config);
   ~Core();
   Core(const Core&) = delete;
   Core& operator=(const Core&) = delete;
@@ -72,7 +72,7 @@ class Core {
   void close();
 
   [[nodiscard]] Session& session() { return session_; }
-  [[nodiscard]] const StoreConfig& config() const { return config_; }
+  [[nodiscard]] const Config& config() const { return config_; }
   /// The ttl a lease gets: the requested one, capped by the negotiated session timeout.
   [[nodiscard]] Duration granted(Duration ttl) const;
 
@@ -138,7 +138,7 @@ class Core {
   bool remove_orphan(const Orphan& orphan, Deadline deadline);
   bool acquiring(const std::string& owner);
 
-  StoreConfig config_;
+  Config config_;
   Session session_;
   std::mutex mu_;
   std::condition_variable cv_;
@@ -161,4 +161,4 @@ class Core {
   std::shared_ptr<Core> self_;  ///< keeps the Core alive while its timer thread runs
 };
 
-}  // namespace leader::detail::zk
+}  // namespace leader::zookeeper

@@ -4,12 +4,12 @@
 
 #include "leader/detail/store_support.hpp"
 
-namespace leader::detail::zk {
+namespace leader::zookeeper {
 namespace {
 
 using Json = nlohmann::json;
 
-WallTime from_ms(std::int64_t ms) { return wall_time_from_epoch_ms(ms); }
+WallTime from_ms(std::int64_t ms) { return detail::wall_time_from_epoch_ms(ms); }
 
 Candidate candidate_from(const Json& j) {
   Candidate c;
@@ -74,4 +74,4 @@ bool candidate_expired(const std::string& data, std::int64_t mtime_ms, std::int6
   return until < server_now_ms;
 }
 
-}  // namespace leader::detail::zk
+}  // namespace leader::zookeeper

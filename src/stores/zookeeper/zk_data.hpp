@@ -9,7 +9,7 @@
 
 #include "leader/store.hpp"
 
-namespace leader::detail::zk {
+namespace leader::zookeeper {
 
 /// The owner token recorded in a lease node's data, or nullopt when the data is not ours.
 [[nodiscard]] std::optional<std::string> recorded_owner(const std::string& data);
@@ -23,4 +23,4 @@ void read_holder_data(const std::string& data, const std::string& node_name, Hol
 [[nodiscard]] bool candidate_expired(const std::string& data, std::int64_t mtime_ms,
                                      std::int64_t server_now_ms);
 
-}  // namespace leader::detail::zk
+}  // namespace leader::zookeeper

@@ -12,7 +12,7 @@
 #include "leader/errors.hpp"
 #include "zk_store.hpp"
 
-namespace leader::detail::zk {
+namespace leader::zookeeper {
 
 Acquired ZooKeeperStore::acquire_slot(const LeaseRequest& request, Deadline deadline) {
   const std::string dir = lock_dir(request.lock);
@@ -76,4 +76,4 @@ Acquired ZooKeeperStore::acquire_slot(const LeaseRequest& request, Deadline dead
   }
 }
 
-}  // namespace leader::detail::zk
+}  // namespace leader::zookeeper

@@ -15,7 +15,7 @@
 
 #include "zk_session.hpp"
 
-namespace leader::detail::zk {
+namespace leader::zookeeper {
 
 struct Pending::State {
   std::mutex mu;
@@ -96,4 +96,4 @@ struct Session::Handle {
   }
 };
 
-}  // namespace leader::detail::zk
+}  // namespace leader::zookeeper

@@ -42,7 +42,7 @@
 #include "zk_handle.hpp"
 #include "zk_session.hpp"
 
-namespace leader::detail::zk {
+namespace leader::zookeeper {
 namespace {
 
 constexpr const char* kStore = "zookeeper";
@@ -307,4 +307,4 @@ std::size_t Session::renewal_watches_for_test() const {
   return h->own_watches.size();
 }
 
-}  // namespace leader::detail::zk
+}  // namespace leader::zookeeper

@@ -9,7 +9,7 @@
 #include "leader/errors.hpp"
 #include "zk_handle.hpp"
 
-namespace leader::detail::zk {
+namespace leader::zookeeper {
 
 namespace {
 
@@ -518,4 +518,4 @@ bool Session::connected() const {
   return h->state == ZOO_CONNECTED_STATE && !h->expired;
 }
 
-}  // namespace leader::detail::zk
+}  // namespace leader::zookeeper

@@ -22,7 +22,7 @@
 
 typedef struct _zhandle zhandle_t;  // NOLINT: the C library's own typedef
 
-namespace leader::detail::zk {
+namespace leader::zookeeper {
 
 /// How to reach the ensemble.
 struct SessionConfig {
@@ -230,4 +230,4 @@ class Watch {
   std::string shown_;
 };
 
-}  // namespace leader::detail::zk
+}  // namespace leader::zookeeper

@@ -12,7 +12,7 @@
 #include "leader/names.hpp"
 #include "zk_data.hpp"
 
-namespace leader::detail::zk {
+namespace leader::zookeeper {
 namespace {
 
 using Json = nlohmann::json;
@@ -59,7 +59,7 @@ std::vector<Contender> sorted_contenders(const std::vector<std::string>& childre
   return out;
 }
 
-ZooKeeperStore::ZooKeeperStore(StoreConfig config)
+ZooKeeperStore::ZooKeeperStore(Config config)
     : config_(std::move(config)),
       base_(Core::start(config_, Deadline::after(std::min(config_.session.session_timeout * 2,
                                                           kConnectTimeout)))) {}
@@ -79,7 +79,7 @@ std::shared_ptr<Core> ZooKeeperStore::core_for(Duration ttl, Deadline deadline) 
     auto it = by_timeout_.lower_bound(key);
     return it != by_timeout_.end() ? it->second : by_timeout_.rbegin()->second;
   }
-  StoreConfig c = config_;
+  Config c = config_;
   c.session.session_timeout = key;
   auto core = Core::start(std::move(c), deadline);
   by_timeout_[key] = core;
@@ -369,4 +369,4 @@ void ZooKeeperStore::holders_of(const std::string& dir, const std::vector<std::s
             [](const Holder& a, const Holder& b) { return a.slot < b.slot; });
 }
 
-}  // namespace leader::detail::zk
+}  // namespace leader::zookeeper

@@ -17,7 +17,7 @@
 #include "zk_config.hpp"
 #include "zk_core.hpp"
 
-namespace leader::detail::zk {
+namespace leader::zookeeper {
 
 /// A contender node of a single lock, with its sequence number.
 struct Contender {
@@ -36,9 +36,9 @@ std::optional<int> slot_index(std::string_view name);
 class ZooKeeperStore final : public LeaseStore,
                              public LockLister,
                              public LockWatcher,
-                             public WaitsInLine {
+                             public detail::WaitsInLine {
  public:
-  explicit ZooKeeperStore(StoreConfig config);
+  explicit ZooKeeperStore(Config config);
   ~ZooKeeperStore() override;
   ZooKeeperStore(const ZooKeeperStore&) = delete;
   ZooKeeperStore& operator=(const ZooKeeperStore&) = delete;
@@ -94,10 +94,10 @@ class ZooKeeperStore final : public LeaseStore,
   void holders_of(const std::string& dir, const std::vector<std::string>& children,
                   Deadline deadline, LockState& out);
 
-  StoreConfig config_;
+  Config config_;
   std::shared_ptr<Core> base_;  ///< inspect, candidates, and leases when the timeout is fixed
   std::mutex mu_;
   std::map<Duration, std::shared_ptr<Core>> by_timeout_;  ///< session_timeout=auto
 };
 
-}  // namespace leader::detail::zk
+}  // namespace leader::zookeeper

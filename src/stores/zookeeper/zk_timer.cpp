@@ -8,7 +8,7 @@
 #include "zk_core.hpp"
 #include "zk_data.hpp"
 
-namespace leader::detail::zk {
+namespace leader::zookeeper {
 namespace {
 
 constexpr Duration kStepTimeout{2000};  // bound of each timer-thread request
@@ -141,4 +141,4 @@ void Core::sweep(std::vector<Orphan> orphans) {
   for (auto& o : again) orphans_.push_back(std::move(o));
 }
 
-}  // namespace leader::detail::zk
+}  // namespace leader::zookeeper

@@ -24,7 +24,7 @@
 #include "zk_session.hpp"
 #include "zk_store.hpp"
 
-namespace leader::detail::zk {
+namespace leader::zookeeper {
 namespace {
 
 constexpr const char* kStore = "zookeeper";
@@ -223,4 +223,4 @@ std::optional<bool> ZooKeeperStore::wait_turn(const LeaseRequest& request, Deadl
   return std::nullopt;
 }
 
-}  // namespace leader::detail::zk
+}  // namespace leader::zookeeper

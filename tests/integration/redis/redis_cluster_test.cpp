@@ -15,8 +15,8 @@ namespace leader::test {
 namespace {
 
 using namespace std::chrono_literals;
-using detail::redis::Config;
-using detail::redis::key_slot;
+using redis::Config;
+using redis::key_slot;
 
 const std::string kUri = "redis-cluster://127.0.0.1:22700,127.0.0.1:22701,127.0.0.1:22702";
 

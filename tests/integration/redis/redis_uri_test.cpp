@@ -5,7 +5,7 @@
 #include "config.hpp"
 #include "leader/leader.hpp"
 
-namespace leader::detail::redis {
+namespace leader::redis {
 namespace {
 
 Config parse(const std::string& text) { return Config::from_uri(Uri::parse(text)); }
@@ -85,4 +85,4 @@ TEST(RedisUri, PoolSizeAndItsDeprecatedSpellingPool) {
 }
 
 }  // namespace
-}  // namespace leader::detail::redis
+}  // namespace leader::redis

@@ -31,7 +31,7 @@ LeaseRequest request(const std::string& lock, Ms ttl = kLease) {
 // The single-leader nodes of `lock` on the server, as another client lists them.
 std::size_t contenders(const std::string& lock) {
   RawClient raw;
-  return detail::zk::sorted_contenders(raw.children("/leader/" + lock)).size();
+  return zookeeper::sorted_contenders(raw.children("/leader/" + lock)).size();
 }
 
 TEST(ZooKeeperGhost, AnUnknownCreateOnARenewedSessionDoesNotBlockTheNextHolder) {
@@ -41,10 +41,10 @@ TEST(ZooKeeperGhost, AnUnknownCreateOnARenewedSessionDoesNotBlockTheNextHolder) 
   ASSERT_TRUE(held);
 
   auto store = open(uri("session_timeout=1s"));
-  auto& zk = dynamic_cast<detail::zk::ZooKeeperStore&>(detail::innermost(*store));
+  auto& zk = dynamic_cast<zookeeper::ZooKeeperStore&>(detail::innermost(*store));
   ASSERT_TRUE(store->inspect(name, soon()).held());  // the session is up
   zk.base_session_for_test().expire_for_test(Deadline::after(Ms{10000}));
-  detail::zk::fault_hooks().lose_create_replies = 1;
+  zookeeper::fault_hooks().lose_create_replies = 1;
   LeaderElector standby(
       store, ElectionOptions{.wait_time = Ms{0}, .lease_time = kLease, .node_id = "ghost-standby"});
   bool ran = false;
@@ -53,7 +53,7 @@ TEST(ZooKeeperGhost, AnUnknownCreateOnARenewedSessionDoesNotBlockTheNextHolder) 
   } catch (const BackendError&) {
   }
   EXPECT_FALSE(ran);
-  ASSERT_EQ(detail::zk::fault_hooks().lose_create_replies.load(), 0) << "no create was sent";
+  ASSERT_EQ(zookeeper::fault_hooks().lose_create_replies.load(), 0) << "no create was sent";
   const auto failed_at = std::chrono::steady_clock::now();
   // The ghost goes within the lease, as another client of the server sees it.
   const bool gone = eventually([&] { return contenders(name) == 1; }, Ms{3000});
@@ -82,7 +82,7 @@ TEST(ZooKeeperGhost, AnUnknownCreateOnARenewedSessionDoesNotBlockTheNextHolder) 
 TEST(ZooKeeperGhost, ALeaseTakenOnARenewedSessionRenews) {
   const auto name = unique("renewed");
   auto store = open(uri("session_timeout=1s"));
-  auto& zk = dynamic_cast<detail::zk::ZooKeeperStore&>(detail::innermost(*store));
+  auto& zk = dynamic_cast<zookeeper::ZooKeeperStore&>(detail::innermost(*store));
   ASSERT_FALSE(store->inspect(name, soon()).held());  // the session is up
   zk.base_session_for_test().expire_for_test(Deadline::after(Ms{10000}));
   auto got = store->try_acquire(request(name), soon());

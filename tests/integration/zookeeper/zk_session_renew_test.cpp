@@ -26,7 +26,7 @@ constexpr Ms kTtl{20000};  // the timer deletes a node only at sent + ttl: not w
 struct Held {
   explicit Held(const std::string& query, std::size_t n = kLeases)
       : store(open(uri(query))),
-        zk(dynamic_cast<detail::zk::ZooKeeperStore&>(detail::innermost(*store))) {
+        zk(dynamic_cast<zookeeper::ZooKeeperStore&>(detail::innermost(*store))) {
     const std::string base = unique("renew");
     for (std::size_t i = 0; i < n; ++i) {
       const std::string lock = base + "-" + std::to_string(i);
@@ -51,7 +51,7 @@ struct Held {
   Held(const Held&) = delete;
   Held& operator=(const Held&) = delete;
 
-  detail::zk::Session& session() { return zk.base_session_for_test(); }
+  zookeeper::Session& session() { return zk.base_session_for_test(); }
 
   // One renew_batch of the leases not in `skip`; the requests it sent on the session.
   std::vector<BatchRenewal> renew(std::uint64_t& sent, Deadline deadline = soon(),
@@ -67,7 +67,7 @@ struct Held {
   }
 
   std::shared_ptr<LeaseStore> store;
-  detail::zk::ZooKeeperStore& zk;
+  zookeeper::ZooKeeperStore& zk;
   std::vector<Lease> leases;
   std::vector<std::string> locks;
   std::vector<std::string> paths;

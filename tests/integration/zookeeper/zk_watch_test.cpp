@@ -32,9 +32,8 @@ LeaseRequest request(const std::string& lock, Ms ttl = 10s, int slots = 0) {
   return {lock, new_owner_token(), "watch-node", ttl, slots};
 }
 
-detail::zk::Session& base_session(LeaseStore& store) {
-  return dynamic_cast<detail::zk::ZooKeeperStore&>(detail::innermost(store))
-      .base_session_for_test();
+zookeeper::Session& base_session(LeaseStore& store) {
+  return dynamic_cast<zookeeper::ZooKeeperStore&>(detail::innermost(store)).base_session_for_test();
 }
 
 Ms since(Clock::time_point start) { return std::chrono::duration_cast<Ms>(Clock::now() - start); }

@@ -26,11 +26,11 @@ std::string path_of(const Uri& uri) {
 
 }  // namespace
 
-Options Options::from_uri(const Uri& uri) {
+Config Config::from_uri(const Uri& uri) {
   if (uri.scheme != "sqlite")
     throw InvalidArgument("store URI '" + uri.redacted() + "' is not a sqlite: URI");
   uri.expect_params({"busy_timeout", "prefix", "create_schema"});
-  Options o;
+  Config o;
   o.path = path_of(uri);
   o.busy_timeout = uri.duration_param("busy_timeout", o.busy_timeout);
   o.table_prefix = uri.param("prefix").value_or(o.table_prefix);
