@@ -10,7 +10,13 @@ set(LEADER_CMAKE_DIR ${CMAKE_INSTALL_LIBDIR}/cmake/leader)
 set(LEADER_PC_DIR ${CMAKE_INSTALL_LIBDIR}/pkgconfig)
 file(RELATIVE_PATH LEADER_PC_TO_PREFIX "/p/${LEADER_PC_DIR}" "/p")
 
-install(DIRECTORY include/leader DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
+# The contract kit's header (include/leader/testing) only with the kit: the component testing,
+# built with the tests (tests/contract/CMakeLists.txt) when GoogleTest is found.
+set(_leader_header_excludes "")
+if(NOT TARGET leader_testing)
+  set(_leader_header_excludes PATTERN testing EXCLUDE)
+endif()
+install(DIRECTORY include/leader DESTINATION ${CMAKE_INSTALL_INCLUDEDIR} ${_leader_header_excludes})
 
 # Internal libraries are installed only when a built store links them.
 set(_leader_used_internals "")

@@ -203,3 +203,5 @@ TEST_P(ContractTest, CancellingTheActionStopsItReleasesAndIsNeverActionFailed) {
 
 }  // namespace
 }  // namespace leader::contract
+
+LEADER_CONTRACT_CASE_FILE(basic)

@@ -154,3 +154,5 @@ TEST_P(ContractTest, ManyAutoExtendedLeasesOfOneElectorStayHeldAsAnotherClientSe
 
 }  // namespace
 }  // namespace leader::contract
+
+LEADER_CONTRACT_CASE_FILE(batch)

@@ -35,8 +35,7 @@ std::optional<Stamp> parse_stamp(const std::string& line, const std::string& tag
 }
 
 TEST_P(ContractTest, AHolderProcessWithASlowClockStopsBeforeTheServerLetsAnotherIn) {
-  if (backend().uri.empty())
-    GTEST_SKIP() << backend().name << " is in-process only (see ASlowLocalClockStillStops...)";
+  LEADER_CONTRACT_NEEDS(processes) << " (see ASlowLocalClockStillStops...)";
   const std::string faketime = test::faketime_library();
   if (faketime.empty()) GTEST_SKIP() << "libfaketime is not installed";
   constexpr double kRate = 0.9;
@@ -53,7 +52,8 @@ TEST_P(ContractTest, AHolderProcessWithASlowClockStopsBeforeTheServerLetsAnother
   constexpr int kRuns = 3;
   for (int run = 1; run <= kRuns; ++run) {
     const std::string name = run == 1 ? lock() : lock() + "-run" + std::to_string(run);
-    Child holder({"judged-hold", "--uri", backend().uri, "--lock", name, "--lease-ms",
+    Child holder(backend(),
+                 {"judged-hold", "--uri", backend().uri, "--lock", name, "--lease-ms",
                   std::to_string(lease.count()), "--margin-ms", std::to_string(margin.count()),
                   "--clock-rate", "0.9"},
                  {"LD_PRELOAD=" + faketime, "FAKETIME=+0 x0.9", "FAKETIME_NO_CACHE=1",
@@ -98,13 +98,14 @@ std::vector<std::string> next_words(Child& child) {
 /// Clients whose wall clocks are hours apart (libfaketime offsets of +2 h, -3 h, +5 h) still
 /// exclude each other: expiry is never judged from a client's wall clock.
 TEST_P(ContractTest, ClientsWhoseWallClocksAreHoursApartStillExcludeEachOther) {
-  if (backend().uri.empty()) GTEST_SKIP() << backend().name << " is in-process only";
+  LEADER_CONTRACT_NEEDS(processes);
   const std::string faketime = test::faketime_library();
   if (faketime.empty()) GTEST_SKIP() << "libfaketime is not installed";
   const Ms lease = backend().lease_unit;
   auto name = lock();
   auto shifted = [&](const std::string& offset, Ms hold) {
     return std::make_unique<Child>(
+        backend(),
         std::vector<std::string>{"try", "--uri", backend().uri, "--lock", name, "--lease-ms",
                                  std::to_string((lease * 10).count()), "--hold-ms",
                                  std::to_string(hold.count())},
@@ -134,3 +135,5 @@ TEST_P(ContractTest, ClientsWhoseWallClocksAreHoursApartStillExcludeEachOther) {
 
 }  // namespace
 }  // namespace leader::contract
+
+LEADER_CONTRACT_CASE_FILE(clock_rate)

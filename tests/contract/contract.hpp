@@ -1,35 +1,18 @@
 #pragma once
 // The contract every store passes (DESIGN.md section 4), written once and parameterized by a
-// Backend. A store adds one file tests/contract/stores/<store>.cpp that defines its Backend and
-// calls LEADER_CONTRACT_BACKEND; CMake builds the binary contract_<store> for every built store.
+// Backend (include/leader/testing/contract.hpp, installed as the leader::testing kit). A project
+// store adds one file tests/contract/stores/<store>.cpp that defines its Backend and calls
+// LEADER_CONTRACT_BACKEND; CMake builds the binary contract_<store> for every built store. This
+// header adds what the cases share beyond the installed one.
 
-#include <gtest/gtest.h>
-
-#include <functional>
 #include <memory>
-#include <ostream>
 #include <string>
+#include <utility>
 
 #include "leader/leader.hpp"
+#include "leader/testing/contract.hpp"
 
 namespace leader::contract {
-
-/// How the suite reaches one backend. Every hook is required unless noted.
-struct Backend {
-  std::string name;
-  /// A new client (connection) of the same backend; each call is an independent client.
-  std::function<std::shared_ptr<LeaseStore>()> open;
-  /// The URI child processes open (multi-process cases); empty for in-process-only stores.
-  std::string uri;
-  /// Makes the backend unreachable or unresponsive for every client opened by `open` and `uri`
-  /// (SIGSTOP of the server, a held exclusive lock, a closed proxy ...). Must return at once.
-  std::function<void()> outage_begin;
-  /// Ends the outage; the backend serves requests again when it returns.
-  std::function<void()> outage_end;
-  /// The lease time used by timing cases; stores whose expiry is coarse (ZooKeeper sessions)
-  /// raise it. Every timing expectation in the suite scales with it.
-  Duration lease_unit = std::chrono::milliseconds(1000);
-};
 
 /// `store` after one call with a generous deadline, so that its first connection (TCP, login,
 /// schema check, prepared statements: ~10 ms on an idle machine, seen past 600 ms on the loaded
@@ -37,19 +20,8 @@ struct Backend {
 /// connections are the costly ones. Best effort: an error here shows up again in the case itself.
 std::shared_ptr<LeaseStore> warmed(std::shared_ptr<LeaseStore> store);
 
-class ContractTest : public ::testing::TestWithParam<Backend> {
- protected:
-  std::shared_ptr<LeaseStore> store();
-  /// A lock name unique to this test and run.
-  std::string lock(const std::string& suffix = "");
-  const Backend& backend() const { return GetParam(); }
-  void TearDown() override;
-
- private:
-  std::shared_ptr<LeaseStore> store_;
-};
-
 /// RAII outage: begins in the constructor, ends in the destructor (also on assertion failure).
+/// Only in cases that checked LEADER_CONTRACT_NEEDS(outage).
 struct Outage {
   explicit Outage(const Backend& b);
   ~Outage();
@@ -62,18 +34,41 @@ struct Outage {
   bool active_ = true;
 };
 
-/// Names the backend in test output (instead of a byte dump).
-inline void PrintTo(const Backend& b, std::ostream* os) { *os << b.name; }
+/// What a case needs beyond `Backend::open`.
+enum class Need {
+  outage,     ///< outage_begin / outage_end
+  processes,  ///< uri and child: other processes that open the backend
+};
 
-/// Path of the leader_contract_child binary (set by CMake).
-std::string child_binary();
+/// Why `b` cannot run a case that needs `need` (a sentence naming what is missing), or "".
+std::string missing(const Backend& b, Need need);
+
+/// `b` with `child` as its child program.
+inline Backend with_child(Backend b, std::string child) {
+  b.child = std::move(child);
+  return b;
+}
 
 }  // namespace leader::contract
 
-/// Registers a backend: LEADER_CONTRACT_BACKEND(Sqlite, make_sqlite_backend) where
-/// `leader::contract::Backend make_sqlite_backend()` builds it lazily (no I/O at registration).
-#define LEADER_CONTRACT_BACKEND(Name, make)              \
-  using ContractTest = ::leader::contract::ContractTest; \
-  INSTANTIATE_TEST_SUITE_P(                              \
-      Name, ContractTest, ::testing::Values(make()),     \
-      [](const ::testing::TestParamInfo<::leader::contract::Backend>& i) { return i.param.name; })
+/// Skips the running case, naming what is missing, when the backend lacks `need` (a Need).
+#define LEADER_CONTRACT_NEEDS(need)                                               \
+  if (const std::string leader_missing =                                          \
+          ::leader::contract::missing(backend(), ::leader::contract::Need::need); \
+      !leader_missing.empty())                                                    \
+  GTEST_SKIP() << leader_missing
+
+/// Registers a project store's Backend (`make()` builds it, with no I/O) with the child program
+/// of this build (LEADER_CONTRACT_CHILD, set by CMake) for the multi-process cases.
+#define LEADER_CONTRACT_BACKEND(Name, make) \
+  LEADER_STORE_CONTRACT_BACKEND(            \
+      Name, [] { return ::leader::contract::with_child(make(), LEADER_CONTRACT_CHILD); })
+
+/// Ends every file of contract cases, `file` being its name without `_test.cpp`: the anchor that
+/// the generated case_files.cpp references, so a program linking the static kit keeps the file's
+/// cases. A case file without it fails the link of every contract program.
+#define LEADER_CONTRACT_CASE_FILE(file)    \
+  namespace leader::contract::case_files { \
+  extern const int file;                   \
+  const int file = 0;                      \
+  }

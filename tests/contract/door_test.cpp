@@ -139,3 +139,5 @@ TEST_P(ContractTest, DoorAsioNeverStartsAnActionAfterTheLeaseWasLost) {
 
 }  // namespace
 }  // namespace leader::contract
+
+LEADER_CONTRACT_CASE_FILE(door)

@@ -179,3 +179,5 @@ TEST_P(ContractTest, StrategicCandidatesExpireAfterTheirTtl) {
 
 }  // namespace
 }  // namespace leader::contract
+
+LEADER_CONTRACT_CASE_FILE(group_strategic)

@@ -27,16 +27,19 @@ inline ElectionOptions quick(const Backend& b, Ms wait = Ms{0}) {
   return o;
 }
 
-/// A child process running leader_contract_child with `args` (and extra environment `env`);
-/// killed (SIGKILL) when destroyed.
+/// A child process running the backend's child program (leader_contract_child) with `args` (and
+/// extra environment `env`); killed (SIGKILL) when destroyed. Only in cases that checked
+/// LEADER_CONTRACT_NEEDS(processes).
 class Child : public test::ChildProcess {
  public:
-  explicit Child(const std::vector<std::string>& args, const std::vector<std::string>& env = {})
-      : test::ChildProcess(with_binary(args), env) {}
+  Child(const Backend& b, const std::vector<std::string>& args,
+        const std::vector<std::string>& env = {})
+      : test::ChildProcess(with_program(b.child, args), env) {}
 
  private:
-  static std::vector<std::string> with_binary(const std::vector<std::string>& args) {
-    std::vector<std::string> full{child_binary()};
+  static std::vector<std::string> with_program(const std::string& program,
+                                               const std::vector<std::string>& args) {
+    std::vector<std::string> full{program};
     full.insert(full.end(), args.begin(), args.end());
     return full;
   }

@@ -81,6 +81,7 @@ TEST_P(ContractTest, RenewalsDelayedBeyondTheCallTimeoutKeepTheStopSignalBeforeT
 // the case again on a fresh lock, up to 6 runs; the last is judged at the earliest instant (the
 // ZooKeeper ensemble's runs were inconclusive 9 times in 14 under load: docs/faults.md).
 TEST_P(ContractTest, AnOutageStopsTheHolderBeforeTheServerLetsAnotherInAfterIt) {
+  LEADER_CONTRACT_NEEDS(outage);
   const Ms lease = backend().lease_unit;
   constexpr int kRuns = 6;
   for (int run = 1; run <= kRuns; ++run) {
@@ -256,3 +257,5 @@ TEST_P(ContractTest, ASlowLocalClockStillStopsTheHolderBeforeTheServerLetsAnothe
 
 }  // namespace
 }  // namespace leader::contract
+
+LEADER_CONTRACT_CASE_FILE(judged)

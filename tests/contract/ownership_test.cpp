@@ -134,3 +134,5 @@ TEST_P(ContractTest, GroupsOfDifferentSizesOnOneLockAreRefusedWhileTheOtherIsLiv
 
 }  // namespace
 }  // namespace leader::contract
+
+LEADER_CONTRACT_CASE_FILE(ownership)

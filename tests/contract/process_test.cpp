@@ -52,7 +52,7 @@ struct LedgerEntry {
 };
 
 TEST_P(ContractTest, ConcurrentProcessesNeverOverlapAndKeepTheCounterExact) {
-  if (backend().uri.empty()) GTEST_SKIP() << backend().name << " is in-process only";
+  LEADER_CONTRACT_NEEDS(processes);
   auto name = lock();
   std::string base = "/tmp/leader-contract-" + std::to_string(getpid()) + "-" + name;
   std::string ledger = base + ".ledger", counter = base + ".counter";
@@ -61,11 +61,13 @@ TEST_P(ContractTest, ConcurrentProcessesNeverOverlapAndKeepTheCounterExact) {
   constexpr int kProcs = 4;
   std::vector<std::unique_ptr<Child>> kids;
   for (int i = 0; i < kProcs; ++i)
-    kids.push_back(std::make_unique<Child>(std::vector<std::string>{
-        "contend", "--uri", backend().uri, "--lock", name, "--rounds", "12", "--hold-ms", "10",
-        "--lease-ms", std::to_string((backend().lease_unit * 5).count()), "--wait-ms",
-        std::to_string((backend().lease_unit * 2).count()), "--ledger", ledger, "--counter",
-        counter}));
+    kids.push_back(std::make_unique<Child>(
+        backend(),
+        std::vector<std::string>{"contend", "--uri", backend().uri, "--lock", name, "--rounds",
+                                 "12", "--hold-ms", "10", "--lease-ms",
+                                 std::to_string((backend().lease_unit * 5).count()), "--wait-ms",
+                                 std::to_string((backend().lease_unit * 2).count()), "--ledger",
+                                 ledger, "--counter", counter}));
   long total = 0;
   for (auto& k : kids) {
     std::string line = k->read_line(Ms{120000});
@@ -93,11 +95,11 @@ TEST_P(ContractTest, ConcurrentProcessesNeverOverlapAndKeepTheCounterExact) {
 }
 
 TEST_P(ContractTest, AHolderKilledWithSigkillIsReplacedAfterLeaseTime) {
-  if (backend().uri.empty()) GTEST_SKIP() << backend().name << " is in-process only";
+  LEADER_CONTRACT_NEEDS(processes);
   auto name = lock();
   const Ms lease = backend().lease_unit;
-  Child holder({"hold", "--uri", backend().uri, "--lock", name, "--lease-ms",
-                std::to_string(lease.count()), "--auto-extend"});
+  Child holder(backend(), {"hold", "--uri", backend().uri, "--lock", name, "--lease-ms",
+                           std::to_string(lease.count()), "--auto-extend"});
   std::string line = holder.read_line(Ms{30000});
   ASSERT_EQ(line.rfind("HELD ", 0), 0u) << line;
   // Held well beyond lease_time thanks to auto_extend.
@@ -114,3 +116,5 @@ TEST_P(ContractTest, AHolderKilledWithSigkillIsReplacedAfterLeaseTime) {
 
 }  // namespace
 }  // namespace leader::contract
+
+LEADER_CONTRACT_CASE_FILE(process)

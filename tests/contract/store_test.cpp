@@ -301,3 +301,5 @@ TEST_P(ContractTest, RenewSetsTheServerExpiryToNowPlusTheNewTtlShorterOrLonger) 
 
 }  // namespace
 }  // namespace leader::contract
+
+LEADER_CONTRACT_CASE_FILE(store)

@@ -71,6 +71,7 @@ TEST_P(ContractTest, AutoExtendKeepsTheLockForAnActionLongerThanLeaseTime) {
 // in judged_test.cpp.
 
 TEST_P(ContractTest, FencingTokensStrictlyIncreaseAcrossOwnersRestartsAndReconnects) {
+  LEADER_CONTRACT_NEEDS(outage);
   auto name = lock();
   std::vector<std::uint64_t> tokens;
   auto take = [&](std::shared_ptr<LeaseStore> s) {
@@ -100,6 +101,7 @@ TEST_P(ContractTest, FencingTokensStrictlyIncreaseAcrossOwnersRestartsAndReconne
 }
 
 TEST_P(ContractTest, BackendDownGivesAClearErrorOrTheChosenSkipAndWorkResumesAfter) {
+  LEADER_CONTRACT_NEEDS(outage);
   auto name = lock();
   auto o = quick(backend());
   o.call_timeout = Ms{500};
@@ -133,6 +135,7 @@ TEST_P(ContractTest, BackendDownGivesAClearErrorOrTheChosenSkipAndWorkResumesAft
 }
 
 TEST_P(ContractTest, EveryStoreCallRespectsItsDeadline) {
+  LEADER_CONTRACT_NEEDS(outage);
   auto name = lock();
   auto s = store();
   auto got = raw_acquire(*s, name, backend().lease_unit * 10);
@@ -160,3 +163,5 @@ TEST_P(ContractTest, EveryStoreCallRespectsItsDeadline) {
 
 }  // namespace
 }  // namespace leader::contract
+
+LEADER_CONTRACT_CASE_FILE(timing)

@@ -174,3 +174,5 @@ TEST_P(ContractTest, AQuietWatchEndsAtItsDeadlineOrAStopAndAStaleSnapshotIsAnswe
 
 }  // namespace
 }  // namespace leader::contract
+
+LEADER_CONTRACT_CASE_FILE(watch)
