@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The Debian packages (scripts/package.sh) from a complete build in $BUILD_DIR:
 #   1. their contents: `leader` has the stripped CLI, the man page and both shell completions;
-#      `libleader-dev` the headers, libraries, CMake package and pkg-config files;
+#      `libleader-dev` the headers, libraries, CMake package and pkg-config files (and the
+#      contract kit, component testing, when built: its header, library and libgtest-dev);
 #   2. as root with CI=true (or LEADER_DEB_INSTALL=1): `apt-get install ./leader_*.deb
 #      ./libleader-dev_*.deb`, then the installed CLI runs, and a consumer project builds and runs
 #      against /usr with find_package and with pkg-config; both packages are removed at the end.
@@ -31,6 +32,13 @@ for pattern in ./usr/include/leader/leader.hpp 'leader-config.cmake$' 'pkgconfig
   grep -qE " $pattern" "$work/dev.list" || grep -qE "$pattern" "$work/dev.list" ||
     fail "$(basename "$dev") lacks $pattern"
 done
+# The contract kit (component testing, built with the tests): its header and library together.
+if grep -q 'leader-testing-targets\.cmake$' "$work/dev.list"; then
+  for pattern in ./usr/include/leader/testing/contract.hpp 'libleader-testing\.a$'; do
+    grep -qE "$pattern" "$work/dev.list" || fail "$(basename "$dev") lacks $pattern"
+  done
+  dpkg-deb -f "$dev" Depends | grep -q libgtest-dev || fail "libleader-dev's Depends lacks libgtest-dev"
+fi
 echo "deb: $(basename "$cli") ($(du -k "$cli" | cut -f1) KiB), $(basename "$dev") ($(du -k "$dev" | cut -f1) KiB): contents ok"
 
 if [ "$(id -u)" != 0 ] || { [ "${CI:-}" != true ] && [ "${LEADER_DEB_INSTALL:-}" != 1 ]; }; then

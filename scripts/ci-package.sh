@@ -3,7 +3,8 @@
 #   1. exported targets carry no absolute library path, and no .pc file forces a -std flag;
 #   2. CMake: one consumer project with one target per installed component, each configured by its
 #      own find_package(leader COMPONENTS <c>) in its own directory scope (so a dependency missing
-#      from <c>'s declaration fails), plus the README's application (sqlite + memory); all run;
+#      from <c>'s declaration fails), plus the README's application (sqlite + memory) and the
+#      contract kit (testing) against the memory store; all run;
 #   3. pkg-config: one object compiled with `pkg-config --cflags leader`, linked per component with
 #      `pkg-config --libs leader-<c>` (leader for the core); all run.
 # BUILD_DIR (default build) must hold a complete build.
@@ -47,6 +48,29 @@ for c in "${components[@]}"; do
   "$work/cmake/component-$c/consumer_$c" "$c" "$(kind "$c")" "$work/cmake-$c.db"
 done
 echo "find_package(leader COMPONENTS <c>): ${#components[@]} consumers built and ran"
+# The contract kit (component testing) against the memory store, as a store's author runs it:
+# every case of the project's own contract programs runs, and passes or is skipped for what a
+# store factory alone cannot provide (an outage, other processes) or the memory store lacks (a
+# LockWatcher): any other skip fails.
+if [[ " ${components[*]} " == *" testing "* ]]; then
+  "$work/cmake/kit/store_contract" --gtest_brief=1 > "$work/kit.log" 2>&1 ||
+    { cat "$work/kit.log" >&2; echo "the contract kit failed on the memory store" >&2; exit 1; }
+  passed=$(sed -n 's/^\[  PASSED  \] \([0-9]*\) tests\?\.$/\1/p' "$work/kit.log")
+  skipped=$(sed -n 's/^\[  SKIPPED \] \([0-9]*\) tests\?[.,].*$/\1/p' "$work/kit.log")
+  echo "find_package(leader COMPONENTS testing memory): contract kit on memory: ${passed:-0} passed," \
+       "${skipped:-0} skipped:"
+  { grep -A1 ': Skipped$' "$work/kit.log" || true; } | { grep -v -e ': Skipped$' -e '^--$' || true; } |
+    sort | uniq -c | tee "$work/kit-skips.txt"
+  if grep -v -e 'has no outage hook' -e 'Backend::child' -e 'has no LockWatcher' -e 'not built' \
+       "$work/kit-skips.txt"; then
+    echo "the contract kit skipped a case for another reason (above)" >&2; exit 1
+  fi
+  if [ -x "$BUILD_DIR/tests/contract_memory" ]; then
+    cases=$("$BUILD_DIR/tests/contract_memory" --gtest_list_tests | grep -c '^  ')
+    [ "$(( ${passed:-0} + ${skipped:-0} ))" = "$cases" ] ||
+      { echo "the contract kit ran $(( ${passed:-0} + ${skipped:-0} )) cases, contract_memory has $cases" >&2; exit 1; }
+  fi
+fi
 
 # shellcheck disable=SC2046
 g++ -std=c++20 -c -o "$work/component.o" tests/package/component.cpp $(pc --cflags leader)
