@@ -37,11 +37,11 @@ std::stop_token HeldLease::stop_token() {
 void HeldLease::confirm_locked(TimePoint sent, Duration asked, const Lease& granted_lease) {
   // The identity is copied from the first grant only; renewals change the clock alone (the lock
   // name and node id stay in `info`: no string is copied per renewal).
-  if (!lease.has_owner) {
+  if (!has_owner) {
     // A token is 32 hex characters (CheckedStore refuses any other): copied in place.
     const std::size_t n = std::min(granted_lease.owner.size(), lease.owner.size());
     std::copy_n(granted_lease.owner.begin(), n, lease.owner.begin());
-    lease.has_owner = true;
+    has_owner = true;
     lease.fencing_token = granted_lease.fencing_token;
     lease.slot = granted_lease.slot;
     lease.slots = granted_lease.slots;

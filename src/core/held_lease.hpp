@@ -41,7 +41,7 @@ struct HeldLease {
   /// held a lease before). Call with `mu` held.
   void store_lease_into_locked(Lease& out) const {
     out.lock.assign(info.lock);
-    out.owner.assign(lease.owner_token());
+    out.owner.assign(owner_token_locked());
     out.node_id.assign(info.node_id);
     out.fencing_token = lease.fencing_token;
     out.slot = lease.slot;
@@ -51,7 +51,7 @@ struct HeldLease {
   }
   [[nodiscard]] Lease store_lease_locked() const {
     return Lease{info.lock,
-                 std::string(lease.owner_token()),
+                 std::string(owner_token_locked()),
                  info.node_id,
                  lease.fencing_token,
                  lease.slot,
@@ -65,10 +65,6 @@ struct HeldLease {
     /// The owner token: 32 hex characters (CheckedStore checks every token), kept in place
     /// instead of a heap string (48 bytes less per lease).
     std::array<char, 32> owner{};
-    bool has_owner = false;
-    [[nodiscard]] std::string_view owner_token() const {
-      return has_owner ? std::string_view(owner.data(), owner.size()) : std::string_view();
-    }
     std::uint64_t fencing_token = 0;
     int slot = 0;
     int slots = 0;
@@ -104,6 +100,14 @@ struct HeldLease {
   std::mutex mu;
   std::optional<std::stop_source> stop_source;  // guarded by mu: made by stop_token()
   std::atomic<bool> stop_wanted{false};         // written under mu: request_stop() ran
+  /// Guarded by mu: `lease` holds a grant (its owner token is set). Here rather than in `lease`,
+  /// where its padding would cost 8 bytes per lease.
+  bool has_owner = false;
+  /// The owner token of `lease` (empty before the first grant). Call with `mu` held.
+  [[nodiscard]] std::string_view owner_token_locked() const {
+    return has_owner ? std::string_view(lease.owner.data(), lease.owner.size())
+                     : std::string_view();
+  }
   /// Notified when `renewing`, `calling` or `lost` change: one of a few condition variables
   /// shared by all held leases (waits on it are rare: an extend() behind a renewal, an unwatch()
   /// behind a store call), 48 bytes less per lease; `_any` because leases sharing one wait with
