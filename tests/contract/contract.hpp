@@ -67,8 +67,10 @@ inline Backend with_child(Backend b, std::string child) {
 /// Ends every file of contract cases, `file` being its name without `_test.cpp`: the anchor that
 /// the generated case_files.cpp references, so a program linking the static kit keeps the file's
 /// cases. A case file without it fails the link of every contract program.
+// NOLINTBEGIN(bugprone-macro-parentheses): `file` names a variable.
 #define LEADER_CONTRACT_CASE_FILE(file)    \
   namespace leader::contract::case_files { \
   extern const int file;                   \
   const int file = 0;                      \
   }
+// NOLINTEND(bugprone-macro-parentheses)
