@@ -11,7 +11,7 @@
 /// or other processes are skipped, each with a message naming what is missing; register a
 /// Backend with LEADER_STORE_CONTRACT_BACKEND to run them too. The judged cases compare the
 /// holder's stop signal with the instant a second client was really let in: they take several
-/// lease units each: the suite runs for about a minute (45 s on the in-process memory store).
+/// lease units each: the suite runs for about a minute, longer on a networked store.
 
 #include <gtest/gtest.h>
 
