@@ -1,4 +1,4 @@
-// The judged door scenarios (issue 37, "Every door, judged") through `leader cron` and `leader
+// The judged door scenarios through `leader cron` and `leader
 // run`: a second client of the real store (the library, leader::open) decides who holds the lock.
 //  - cron paused past its lease: the firing's command stops writing before the server lets the
 //    judge in (judge_test.cpp has the same case for `leader run`);
@@ -10,94 +10,22 @@
 #include <signal.h>
 
 #include <algorithm>
-#include <atomic>
 #include <ctime>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
-#include <mutex>
-#include <optional>
 #include <thread>
 
 #include "cli_support.hpp"
 #include "fault_proxy.hpp"
 #include "leader/open.hpp"
 #include "leader/store.hpp"
+#include "second_client.hpp"
 
 namespace leader::cli_test {
 namespace {
 
 using namespace std::chrono_literals;
-using Wall = std::chrono::system_clock;
-
-std::int64_t wall_ns(Wall::time_point t) {
-  return std::chrono::duration_cast<std::chrono::nanoseconds>(t.time_since_epoch()).count();
-}
-
-double ms_between(Wall::time_point from, Wall::time_point to) {
-  return std::chrono::duration<double, std::milli>(to - from).count();
-}
-
-LeaseRequest judge_request(const std::string& lock) {
-  return LeaseRequest{.lock = lock,
-                      .owner = "0123456789abcdef0123456789abcdef",
-                      .node_id = "judge",
-                      .ttl = 30s,
-                      .slots = 0};
-}
-
-// The judge: a second client of the store that keeps calling try_acquire (wait 0) until the
-// server lets it in, and records the send time of that call; it holds the lock until destroyed.
-class Judge {
- public:
-  Judge(const std::string& uri, std::string lock)
-      : store_(leader::open(uri)), lock_(std::move(lock)), thread_([this] { poll(); }) {}
-  ~Judge() {
-    stop_ = true;
-    thread_.join();
-    if (lease_) (void)store_->release(*lease_, Duration{0}, Deadline::after(5s));
-  }
-  Judge(const Judge&) = delete;
-  Judge& operator=(const Judge&) = delete;
-
-  /// Waits up to `limit` for the grant; returns the send time of the granted attempt.
-  std::optional<Wall::time_point> granted(std::chrono::seconds limit) {
-    eventually([&] { return taken_.load(); }, limit);
-    std::lock_guard lock(mu_);
-    return taken_at_;
-  }
-
- private:
-  void poll() {
-    const LeaseRequest request = judge_request(lock_);
-    while (!stop_) {
-      auto sent = Wall::now();
-      try {
-        Acquired got = store_->try_acquire(request, Deadline::after(2s));
-        if (got) {
-          std::lock_guard lock(mu_);
-          lease_ = std::move(got.lease);
-          taken_at_ = sent;
-          taken_ = true;
-          return;
-        }
-      } catch (const std::exception&) {
-        // busy or unreachable for a moment: try again
-      }
-      std::this_thread::sleep_for(10ms);
-    }
-  }
-
-  std::shared_ptr<LeaseStore> store_;
-  std::string lock_;
-  std::atomic<bool> stop_{false};
-  std::atomic<bool> taken_{false};
-  std::mutex mu_;
-  std::optional<Wall::time_point> taken_at_;
-  std::optional<Lease> lease_;
-  std::thread thread_;
-};
-
 class DoorJudge : public CliTest, public ::testing::WithParamInterface<std::string> {
  protected:
   void SetUp() override {
@@ -127,7 +55,7 @@ class DoorJudge : public CliTest, public ::testing::WithParamInterface<std::stri
   // One try_acquire by a fresh second client; true when the server granted it (then released).
   bool first_attempt_granted() {
     auto store = leader::open(uri_);
-    Acquired got = store->try_acquire(judge_request(lock_), Deadline::after(5s));
+    Acquired got = store->try_acquire(second_client_request(lock_), Deadline::after(5s));
     if (!got) return false;
     (void)store->release(*got.lease, Duration{0}, Deadline::after(5s));
     return true;
@@ -152,35 +80,17 @@ class DoorJudge : public CliTest, public ::testing::WithParamInterface<std::stri
     return Process(argv, dir_);
   }
 
-  static std::string writer(const std::string& file) {
-    return "while :; do date +%s%N >> " + file + "; sleep 0.01; done";
-  }
-
-  std::vector<std::int64_t> writes(const std::string& file) {
-    std::vector<std::int64_t> out;
-    for (const auto& line : read_lines(path(file))) out.push_back(std::stoll(line));
-    return out;
-  }
-
   std::string lock_;
   std::string uri_;
 };
 
 TEST_P(DoorJudge, CronCommandStopsWritingBeforeTheServerGivesTheLockAwayWhileCronIsStopped) {
-  Process cron = start_cron(uri_, {"--ttl", "2s"}, writer(path("w")));
-  ASSERT_TRUE(eventually([&] { return writes("w").size() >= 5; }, 45s)) << cron.err();
-  Judge judge(uri_, lock_);
+  Process cron = start_cron(uri_, {"--ttl", "2s"}, timestamp_writer(path("w")));
+  ASSERT_TRUE(eventually([&] { return timestamps(path("w")).size() >= 5; }, 45s)) << cron.err();
+  SecondClient judge(uri_, lock_);
   auto stopped_at = Wall::now();
   cron.signal(SIGSTOP);
-  auto grant = judge.granted(30s);
-  ASSERT_TRUE(grant) << "the server never let the judge in";
-  std::this_thread::sleep_for(1s);  // a write after the grant would show up by now
-  auto all = writes("w");
-  std::int64_t last = *std::max_element(all.begin(), all.end());
-  EXPECT_LT(last, wall_ns(*grant))
-      << "the firing's command wrote " << (last - wall_ns(*grant)) / 1'000'000
-      << " ms after the server gave the lock to the judge";
-  EXPECT_GT(last, wall_ns(stopped_at)) << "vacuous: nothing ran while cron was stopped";
+  expect_no_write_after_grant(judge, path("w"), stopped_at, "leader cron");
   cron.signal(SIGCONT);
   EXPECT_TRUE(eventually([&] {
     return cron.err().find("firing") != std::string::npos &&
@@ -195,20 +105,13 @@ TEST_P(DoorJudge, RunCommandStopsWritingBeforeTheServerGivesTheLockAwayWhileRunI
   if (GetParam() == "sqlite" || GetParam() == "redis")
     GTEST_SKIP() << "judge_test.cpp (Judge.*) has this case on " << GetParam();
   Process run({leader_binary(), "run", "--store", uri_, "--lock", lock_, "--ttl", "2s", "--", "sh",
-               "-c", writer(path("w"))},
+               "-c", timestamp_writer(path("w"))},
               dir_);
-  ASSERT_TRUE(eventually([&] { return writes("w").size() >= 5; }, 20s)) << run.err();
-  Judge judge(uri_, lock_);
+  ASSERT_TRUE(eventually([&] { return timestamps(path("w")).size() >= 5; }, 20s)) << run.err();
+  SecondClient judge(uri_, lock_);
   auto stopped_at = Wall::now();
   run.signal(SIGSTOP);
-  auto grant = judge.granted(30s);
-  ASSERT_TRUE(grant) << "the server never let the judge in";
-  std::this_thread::sleep_for(1s);  // a write after the grant would show up by now
-  auto all = writes("w");
-  std::int64_t last = *std::max_element(all.begin(), all.end());
-  EXPECT_LT(last, wall_ns(*grant)) << "the command wrote " << (last - wall_ns(*grant)) / 1'000'000
-                                   << " ms after the server gave the lock to the judge";
-  EXPECT_GT(last, wall_ns(stopped_at)) << "vacuous: nothing ran while leader run was stopped";
+  expect_no_write_after_grant(judge, path("w"), stopped_at, "leader run");
   run.signal(SIGCONT);
   EXPECT_EQ(run.wait(), 75) << run.err();
 }
@@ -242,7 +145,7 @@ TEST_P(DoorJudge, CronLostReleaseFreesTheLockWithinTheTtlWhileCronRuns) {
                             "sleep 6; touch " + path("past") + "; while [ ! -e " + path("go") +
                                 " ]; do sleep 0.01; done");
   ASSERT_TRUE(eventually([&] { return std::filesystem::exists(path("past")); }, 45s)) << cron.err();
-  Judge judge(uri_, lock_);
+  SecondClient judge(uri_, lock_);
   std::this_thread::sleep_for(1s);  // renewals go on through the proxy
   proxy.set_mode(test::FaultProxy::Mode::blackhole);
   auto lost_from = Wall::now();  // no renewal is confirmed after this

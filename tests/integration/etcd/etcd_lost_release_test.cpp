@@ -1,4 +1,4 @@
-// Issue 37 defect 9: a key this process no longer claims must be gone from the server within the
+// A key this process no longer claims must be gone from the server within the
 // ttl of its last confirmed renewal, also when the process goes on renewing other keys of the
 // same session lease. A userspace proxy in front of the test server swallows one call (the
 // release, or an acquire's reply), so its outcome is unknown without touching the server; the
@@ -7,14 +7,11 @@
 
 #include <gtest/gtest.h>
 
-#include <atomic>
-#include <iostream>
-#include <thread>
-
 #include "etcd/codec.hpp"
 #include "etcd/etcd_store.hpp"
 #include "etcd_test_util.hpp"
 #include "fault_proxy.hpp"
+#include "lost_release.hpp"
 
 namespace leader::etcdtest {
 namespace {
@@ -55,51 +52,13 @@ bool any_key(etcd::EtcdStore& judge, const std::string& lock) {
   return etcd::int_field(r, "count") > 0;
 }
 
-// The instant a second store object first gets `lock` (polling every 20 ms), or max().
-Clock::time_point first_takeover(etcd::EtcdStore& judge, const std::string& lock) {
-  const auto end = Clock::now() + kGiveUp;
-  while (Clock::now() < end) {
-    if (auto got = judge.try_acquire(request(lock), soon())) {
-      const auto at = Clock::now();
-      (void)judge.release(*got.lease, Ms{0}, soon());
-      return at;
-    }
-    std::this_thread::sleep_for(Ms{20});
-  }
-  return Clock::time_point::max();
+// The lost-release case of `lock` while `holder` goes on holding `held` (the lock `kept`).
+test::LostRelease lost_release(etcd::EtcdStore& holder, etcd::EtcdStore& judge,
+                               const std::string& lock, const std::string& kept,
+                               const Lease& held) {
+  return {holder, judge, request, lock,    kept,
+          held,   kTtl,  kSlack,  kGiveUp, unique("lost-release-other")};
 }
-
-// The holder's process going on: renews `held` and takes and releases other locks, every 200 ms,
-// on the same store object (so on the same session lease) until stopped.
-struct Worker {
-  etcd::EtcdStore& store;
-  Lease held;
-  std::atomic<bool> stop{false};
-  std::atomic<int> renewed{0};
-  std::atomic<int> lost{0};
-  std::thread thread;
-
-  Worker(etcd::EtcdStore& s, Lease h) : store(s), held(std::move(h)) {
-    thread = std::thread([this] {
-      const std::string other = unique("lost-release-other");
-      while (!stop) {
-        try {
-          const auto r = store.renew(held, kTtl, soon());
-          (r.status == LeaseStatus::ok ? renewed : lost)++;
-          if (auto got = store.try_acquire(request(other), soon()))
-            (void)store.release(*got.lease, Ms{0}, soon());
-        } catch (const BackendError& e) {
-          std::cerr << "worker: " << e.what() << "\n";
-        }
-        std::this_thread::sleep_for(Ms{200});
-      }
-    });
-  }
-  ~Worker() {
-    stop = true;
-    thread.join();
-  }
-};
 
 TEST(EtcdLostRelease, AReleaseWhoseOutcomeIsUnknownFreesTheLockWithinTheTtlWhileTheHolderWorks) {
   const auto [host, port] = host_port(endpoint());
@@ -120,22 +79,7 @@ TEST(EtcdLostRelease, AReleaseWhoseOutcomeIsUnknownFreesTheLockWithinTheTtlWhile
   ASSERT_GT(proxy.dropped_requests(), 0U);
   ASSERT_TRUE(any_key(*judge, lock)) << "the release reached the server after all";
 
-  Clock::time_point taken;
-  {
-    Worker worker(*holder, *y.lease);
-    taken = first_takeover(*judge, lock);
-    // The lease still held keeps being held: the judge can not take it, its renewals are ok.
-    EXPECT_FALSE(judge->try_acquire(request(kept), soon()));
-    EXPECT_GT(worker.renewed.load(), 0);
-    EXPECT_EQ(worker.lost.load(), 0);
-  }
-  ASSERT_TRUE(taken != Clock::time_point::max())
-      << "the lock stayed held for " << kGiveUp.count()
-      << " ms while its holder's process renewed another lock";
-  const auto after = std::chrono::duration_cast<Ms>(taken - renew_sent);
-  std::cout << "lock free again " << after.count() << " ms after the last confirmed renewal (ttl "
-            << kTtl.count() << " ms)\n";
-  EXPECT_LE(after, kTtl + kSlack);
+  test::expect_freed_within_ttl(lost_release(*holder, *judge, lock, kept, *y.lease), renew_sent);
   (void)holder->release(*y.lease, Ms{0}, soon());
 }
 
@@ -162,21 +106,7 @@ TEST(EtcdLostRelease, AnAcquireWhoseReplyIsLostLeavesNoKeyBehindWhileTheHolderWo
   }
   ASSERT_FALSE(lock.empty()) << "no acquire reached the server with its reply lost";
 
-  Clock::time_point taken;
-  {
-    Worker worker(*holder, *y.lease);
-    taken = first_takeover(*judge, lock);
-    EXPECT_FALSE(judge->try_acquire(request(kept), soon()));
-    EXPECT_GT(worker.renewed.load(), 0);
-    EXPECT_EQ(worker.lost.load(), 0);
-  }
-  ASSERT_TRUE(taken != Clock::time_point::max())
-      << "the lock stayed held for " << kGiveUp.count()
-      << " ms while its holder's process renewed another lock";
-  const auto after = std::chrono::duration_cast<Ms>(taken - renew_sent);
-  std::cout << "lock free again " << after.count()
-            << " ms after the session's last confirmed renewal (ttl " << kTtl.count() << " ms)\n";
-  EXPECT_LE(after, kTtl + kSlack);
+  test::expect_freed_within_ttl(lost_release(*holder, *judge, lock, kept, *y.lease), renew_sent);
   (void)holder->release(*y.lease, Ms{0}, soon());
 }
 
