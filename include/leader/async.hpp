@@ -275,7 +275,7 @@ class DispatchedRun
 
  private:
   /// Starts acquire_async when the elector waits for its lease without a thread
-  /// (ElectorBase::acquires_async: the store's I/O thread attempts and pauses); its outcome
+  /// (Elector::acquires_async: the store's I/O thread attempts and pauses); its outcome
   /// continues on the pool, as a blocking acquire's would. False when it cannot.
   bool start_async() {
     if constexpr (requires { elector_->acquires_async(); }) {
@@ -367,7 +367,7 @@ class DispatchedRun
 
   /// With an executor of the caller's (not InlineExecutor, where the acquiring thread runs the
   /// action and must stay off the caller's thread): true when the elector's acquire and release
-  /// never block (ElectorBase::acquire_never_blocks), so they skip the pool.
+  /// never block (Elector::acquire_never_blocks), so they skip the pool.
   static bool inline_calls(const Elector& e) {
     if constexpr (!std::is_same_v<Executor, InlineExecutor> &&
                   requires { e.acquire_never_blocks(); }) {

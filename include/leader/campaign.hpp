@@ -114,11 +114,10 @@ void observe_lock(LeaseStore& store, std::string_view lock,
 class Campaign {
  public:
   /// Validates the options (InvalidArgument: no auto_extend, bad durations, bad lock name).
-  template <class Elector>
-  requires std::derived_from<Elector, detail::ElectorBase> Campaign(const Elector& elector,
-                                                                    std::string_view lock,
-                                                                    CampaignCallbacks callbacks,
-                                                                    CampaignOptions options = {})
+  template <class E>
+  requires std::derived_from<E, Elector> Campaign(const E& elector, std::string_view lock,
+                                                  CampaignCallbacks callbacks,
+                                                  CampaignOptions options = {})
       : Campaign(Setup{[elector, name = std::string(lock)](const std::stop_token& stop) {
                          return elector.acquire(name, stop);
                        },

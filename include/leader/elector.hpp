@@ -103,97 +103,6 @@ struct [[nodiscard]] Acquisition {
 
 namespace detail {
 
-/// The generic election engine every elector shares (one per elector, shared by copies).
-class ElectionCore : public std::enable_shared_from_this<ElectionCore> {
- public:
-  /// When a store call was sent and when its reply came, on the elector's clock.
-  struct Exchange {
-    TimePoint sent;
-    TimePoint replied;
-  };
-  ElectionCore(std::shared_ptr<LeaseStore> store, ElectionOptions options, int slots,
-               ElectorHooks hooks);
-  /// Waits for the lease up to wait_time; the guard holds it (watched and, with auto_extend,
-  /// renewed by the renewal scheduler).
-  /// `lock` is a validated name (ElectorBase::scoped).
-  Acquisition acquire(const std::string& lock, const std::stop_token& caller);
-  /// What acquire_async completes with: the acquisition, or what acquire() would have thrown.
-  using AcquireDone = std::function<void(Acquisition, std::exception_ptr)>;
-  /// True when acquire_async() holds no thread while it waits: the store attempts and waits on
-  /// its own I/O thread (detail::AsyncAttempts: Redis, standalone or Sentinel), the elector runs
-  /// on the real clock, and no strategic turns check runs before each acquire.
-  [[nodiscard]] bool acquires_async() const noexcept;
-  /// acquire() without blocking the caller (requires acquires_async()): each attempt and each
-  /// pause between attempts run on the store's I/O thread; `done` runs exactly once there (never
-  /// inside this call) and must not block. Same grants, skips, backend errors and events as
-  /// acquire(); fair waiting is the store's: a change of the lock wakes its earliest waiter of
-  /// this process first (not this process's blocking waiters' queue).
-  void acquire_async(std::string lock, std::stop_token caller, AcquireDone done);
-  /// Ends a held lease: stops watching, releases (keeping min_lease_time; with `on_store` false
-  /// leaves it to expire on the store), emits events.
-  void finish(HeldLease& held, bool failed, const std::string& error,
-              bool on_store = true) noexcept;
-  /// Reports a skip to the listener.
-  void report_skip(const std::string& lock, const Skipped& skipped) noexcept;
-
-  [[nodiscard]] const ElectionOptions& options() const { return options_; }
-  [[nodiscard]] int slots() const { return slots_; }
-  [[nodiscard]] const std::shared_ptr<LeaseStore>& store() const { return store_; }
-  [[nodiscard]] const std::shared_ptr<Clock>& clock() const { return hooks_.clock; }
-  [[nodiscard]] const std::shared_ptr<EventBus>& events() const { return hooks_.events; }
-  /// True when acquire() and finish() can never block the calling thread: the store's calls
-  /// never block (detail::calls_never_block) and wait_time is 0 (no backoff sleep). The async
-  /// layers then run them inline instead of on a BlockingPool thread.
-  [[nodiscard]] bool never_blocks() const noexcept { return never_blocks_; }
-  [[nodiscard]] const Subscription& history_feed() const { return history_; }
-
-  /// Hooks of strategic elections: `check` runs before each acquire (a Skipped it returns is the
-  /// call's result), `record` learns how each held lease ended (true: the action completed).
-  struct Turns {
-    std::function<std::optional<Skipped>(const std::string& lock)> check;
-    std::function<void(bool completed)> record;
-  };
-  /// Installs `turns`; call before the core is shared.
-  void set_turns(Turns turns) { turns_ = std::move(turns); }
-
- private:
-  friend class AsyncAcquisition;  // acquire_async's state (election_core.cpp)
-  Acquisition on_backend_error(const std::string& lock, const BackendError& e);
-  /// Starts holding a granted lease (watched, events emitted); throws failed_precondition (after
-  /// releasing it) when the grant is too short for an explicit safety margin. `unknown_before`:
-  /// an earlier attempt of this call had an unknown outcome.
-  std::shared_ptr<HeldLease> hold(const std::string& lock, const Lease& granted, Exchange acquire,
-                                  const std::stop_token& caller, bool unknown_before);
-  /// Releases, best effort, a lease an attempt with an unknown outcome may have left.
-  void release_ghost(const LeaseRequest& request) noexcept;
-  Duration jittered(Duration backoff);
-  /// The options, shared with the held leases (they keep this core alive).
-  std::shared_ptr<const ElectionOptions> shared_options() {
-    return {shared_from_this(), &options_};
-  }
-  /// The renewal scheduler of the elector's clock, looked up once.
-  RenewalScheduler& scheduler();
-  /// The deadline of one store call sent at `sent` (read on the elector's clock).
-  [[nodiscard]] Deadline call_deadline(TimePoint sent) const;
-  std::shared_ptr<LeaseStore> store_;
-  ElectionOptions options_;
-  int slots_;
-  ElectorHooks hooks_;
-  bool real_clock_ = false;  // hooks_.clock is Clock::system(): its readings are Deadline's time
-  Duration call_timeout_{};  // options_.effective_call_timeout()
-  /// store_ itself when it is the CheckedStore (leader::open, make_memory_store): the requests
-  /// this core builds and the leases it holds skip its second validation.
-  CheckedStore* checked_ = nullptr;
-  bool never_blocks_ = false;
-  WaitsInLine* line_ = nullptr;     // the store's line for fair waiters, when it keeps one
-  AsyncAttempts* async_ = nullptr;  // the store's asynchronous attempts, when it has them
-  std::atomic<RenewalScheduler*> scheduler_{nullptr};
-  std::mutex rng_mu_;
-  std::mt19937_64 rng_;
-  Subscription history_;  // feeds hooks_.history
-  Turns turns_;
-};
-
 /// Registers, for the lifetime of this object, that the calling thread runs an action under the
 /// lease of `lock` on `store` (consulted by reentrant run_if_leader calls).
 class ThreadHold {
@@ -227,26 +136,27 @@ using action_result_t = std::remove_cvref_t<decltype(invoke_action(
 /// True when the exception means "stopped because cancelled".
 bool is_cancellation(const std::exception_ptr& e) noexcept;
 
-/// The run_if_leader family, shared by every elector that owns an ElectionCore.
-class ElectorBase {
+}  // namespace detail
+
+/// What every elector offers (LeaderElector, LeaderGroupElector, StrategicElector): the
+/// run_if_leader family over the one election engine, which is private to the library.
+class Elector {
  public:
   /// Acquires the lease of `lock` (waiting up to wait_time) without running anything.
-  Acquisition acquire(std::string_view lock, const std::stop_token& stop = {}) const {
-    return core_->acquire(scoped(lock), stop);
-  }
+  Acquisition acquire(std::string_view lock, const std::stop_token& stop = {}) const;
 
   /// Runs `action` if this replica gets the lease. Returns the value (std::optional<T>), or
   /// `bool` for void actions; empty/false when skipped. The action's exceptions propagate
   /// unchanged after the lease is released.
   template <class F>
   auto run_if_leader(std::string_view lock, F&& action, const std::stop_token& stop = {}) const {
-    using T = action_result_t<F>;
+    using T = detail::action_result_t<F>;
     if (LeaderContext* outer = reentered(lock)) {  // runs under the lease this thread holds
       if constexpr (std::is_void_v<T>) {
-        invoke_action(action, *outer);
+        detail::invoke_action(action, *outer);
         return true;
       } else {
-        return std::optional<T>{invoke_action(action, *outer)};
+        return std::optional<T>{detail::invoke_action(action, *outer)};
       }
     }
     Acquisition acq = acquire(lock, stop);
@@ -265,8 +175,8 @@ class ElectorBase {
   template <class F>
   auto run_if_leader_result(std::string_view lock, F&& action,
                             const std::stop_token& stop = {}) const
-      -> RunResult<action_result_t<F>> {
-    using T = action_result_t<F>;
+      -> RunResult<detail::action_result_t<F>> {
+    using T = detail::action_result_t<F>;
     LeaderContext* outer = reentered(lock);
     std::optional<Acquisition> acq;
     if (!outer) {
@@ -277,10 +187,10 @@ class ElectorBase {
     try {
       if (outer) {  // runs under the lease this thread holds
         if constexpr (std::is_void_v<T>) {
-          invoke_action(action, *outer);
+          detail::invoke_action(action, *outer);
           return Elected<void>{info};
         } else {
-          T value = invoke_action(action, *outer);
+          T value = detail::invoke_action(action, *outer);
           return Elected<T>{std::move(value), info};
         }
       }
@@ -303,61 +213,57 @@ class ElectorBase {
   /// A best-effort snapshot of the lock (holders, expiry, tokens); never disturbs the holder.
   [[nodiscard]] LockState inspect(std::string_view lock) const;
   /// The validated options.
-  [[nodiscard]] const ElectionOptions& options() const { return core_->options(); }
+  [[nodiscard]] const ElectionOptions& options() const;
   /// The store.
-  [[nodiscard]] const std::shared_ptr<LeaseStore>& store() const { return core_->store(); }
+  [[nodiscard]] const std::shared_ptr<LeaseStore>& store() const;
   /// True when acquire() and the release of its guard never block the calling thread (an
   /// in-process store and wait_time 0): the async layers then call them inline.
-  [[nodiscard]] bool acquire_never_blocks() const noexcept { return core_->never_blocks(); }
+  [[nodiscard]] bool acquire_never_blocks() const noexcept;
+  /// What acquire_async completes with: the acquisition, or what acquire() would have thrown.
+  using AcquireDone = std::function<void(Acquisition, std::exception_ptr)>;
   /// acquire() without blocking the calling thread, for the async layers: `done` runs once, on
-  /// the store's I/O thread, with the acquisition or what acquire() would have thrown. Only when
-  /// acquires_async(); see detail::ElectionCore::acquire_async.
-  void acquire_async(std::string_view lock, std::stop_token stop,
-                     detail::ElectionCore::AcquireDone done) const {
-    core_->acquire_async(scoped(lock), std::move(stop), std::move(done));
-  }
+  /// the store's I/O thread (never inside this call; it must not block), with the acquisition
+  /// or what acquire() would have thrown: the same grants, skips, backend errors and events.
+  /// Only when acquires_async().
+  void acquire_async(std::string_view lock, std::stop_token stop, AcquireDone done) const;
   /// True when acquire_async() waits for a lease without holding any thread (a store with
   /// asynchronous I/O of its own: Redis, standalone or Sentinel; the real clock).
-  [[nodiscard]] bool acquires_async() const noexcept { return core_->acquires_async(); }
+  [[nodiscard]] bool acquires_async() const noexcept;
   /// `lock` as the store knows it: validated, with the tenant prefix when scoped (for
   /// store-level calls such as observe_lock).
   [[nodiscard]] std::string lock_name(std::string_view lock) const { return scoped(lock); }
   /// The bus this elector publishes its events to (subscribe, watch_state, state).
-  [[nodiscard]] EventBus& events() const { return *core_->events(); }
+  [[nodiscard]] EventBus& events() const;
   /// The bus, shared (e.g. to hand to another elector through ElectorHooks::events).
-  [[nodiscard]] std::shared_ptr<EventBus> event_bus() const { return core_->events(); }
+  [[nodiscard]] std::shared_ptr<EventBus> event_bus() const;
   /// The feed of ElectorHooks::history (its dropped() and failures() count lost records);
   /// inactive when no sink was given.
-  [[nodiscard]] const Subscription& history_feed() const { return core_->history_feed(); }
+  [[nodiscard]] const Subscription& history_feed() const;
   /// This process's leadership of `lock` (tenant scope applied), as events().state() reports it.
   [[nodiscard]] LeadershipState leadership(std::string_view lock) const {
     return events().state(scoped(lock));
   }
 
  protected:
-  ElectorBase(std::shared_ptr<ElectionCore> core, std::string tenant)
-      : core_(std::move(core)), tenant_(std::move(tenant)) {}
+  Elector(std::shared_ptr<detail::ElectionCore> core, std::string tenant);
   /// The full lock name: validated, with the tenant prefix when scoped.
   [[nodiscard]] std::string scoped(std::string_view lock) const;
   /// With options().reentrant: the context of the lease of `lock` this thread runs under.
-  [[nodiscard]] LeaderContext* reentered(std::string_view lock) const {
-    if (!core_->options().reentrant) return nullptr;
-    return held_on_this_thread(core_->store().get(), scoped(lock));
-  }
+  [[nodiscard]] LeaderContext* reentered(std::string_view lock) const;
 
-  std::shared_ptr<ElectionCore> core_;
+  std::shared_ptr<detail::ElectionCore> core_;
   std::string tenant_;
 
  private:
   template <class F>
   static decltype(auto) run_guarded(LeaseGuard& guard, F& action) {
     try {
-      ThreadHold on_this_thread(guard.store(), guard.context());
-      if constexpr (std::is_void_v<action_result_t<F>>) {
-        invoke_action(action, guard.context());
+      detail::ThreadHold on_this_thread(guard.store(), guard.context());
+      if constexpr (std::is_void_v<detail::action_result_t<F>>) {
+        detail::invoke_action(action, guard.context());
         guard.release();
       } else {
-        auto value = invoke_action(action, guard.context());
+        auto value = detail::invoke_action(action, guard.context());
         guard.release();
         return value;
       }
@@ -371,10 +277,13 @@ class ElectorBase {
   }
 };
 
+namespace detail {
+/// The former name of Elector.
+using ElectorBase = Elector;
 }  // namespace detail
 
 /// Single-leader election: at most one holder of each lock.
-class LeaderElector : public detail::ElectorBase {
+class LeaderElector : public Elector {
  public:
   /// Validates `options` (InvalidArgument on a broken rule).
   explicit LeaderElector(std::shared_ptr<LeaseStore> store, ElectionOptions options = {},
@@ -384,7 +293,7 @@ class LeaderElector : public detail::ElectorBase {
 
  private:
   LeaderElector(std::shared_ptr<detail::ElectionCore> core, std::string tenant)
-      : ElectorBase(std::move(core), std::move(tenant)) {}
+      : Elector(std::move(core), std::move(tenant)) {}
 };
 
 }  // namespace leader

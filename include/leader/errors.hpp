@@ -7,6 +7,7 @@
 #include <stdexcept>
 #include <string>
 #include <string_view>
+#include <utility>
 
 namespace leader {
 
@@ -47,6 +48,16 @@ class BackendError : public Error {
  private:
   ErrorCode code_;
   std::string store_;
+};
+
+/// A grant too short for the explicit safety margin (ElectionOptions::safety_margin), e.g. a
+/// ZooKeeper server that caps session timeouts below the asked lease_time. The elector released
+/// the lease at once: nothing ran under it. The caller's options do not fit this store; retrying
+/// does not help. code() is failed_precondition.
+class GrantTooShort : public BackendError {
+ public:
+  GrantTooShort(std::string store, const std::string& message)
+      : BackendError(ErrorCode::failed_precondition, std::move(store), message) {}
 };
 
 }  // namespace leader

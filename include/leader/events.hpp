@@ -200,7 +200,7 @@ class [[nodiscard]] Subscription {
 };
 
 /// Publishes election events to subscribers and keeps the leadership state per lock. Thread-safe.
-/// Every elector has one (ElectorBase::events()); pass one to several electors through
+/// Every elector has one (Elector::events()); pass one to several electors through
 /// ElectorHooks::events to see them together.
 class EventBus {
  public:

@@ -16,7 +16,7 @@ struct GroupState {
 };
 
 /// N-slot election: never more than max_leaders holders; each knows its slot (ctx.slot()).
-class LeaderGroupElector : public detail::ElectorBase {
+class LeaderGroupElector : public Elector {
  public:
   /// Validates `options` (InvalidArgument on a broken rule).
   explicit LeaderGroupElector(std::shared_ptr<LeaseStore> store, const GroupOptions& options = {},
@@ -26,11 +26,11 @@ class LeaderGroupElector : public detail::ElectorBase {
   /// Active and available slots with their holders.
   [[nodiscard]] GroupState inspect_group(std::string_view lock) const;
   /// The number of slots.
-  [[nodiscard]] int max_leaders() const { return core_->slots(); }
+  [[nodiscard]] int max_leaders() const;
 
  private:
   LeaderGroupElector(std::shared_ptr<detail::ElectionCore> core, std::string tenant)
-      : ElectorBase(std::move(core), std::move(tenant)) {}
+      : Elector(std::move(core), std::move(tenant)) {}
 };
 
 }  // namespace leader

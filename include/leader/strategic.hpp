@@ -71,7 +71,7 @@ struct StrategicState;
 /// electors (including the future, executor and asio forms of async.hpp and asio/) refreshes the
 /// registration, runs only when the strategy picks this replica and it gets the lock, and
 /// updates the success and failure counts when the lease ends. Cheap to copy; copies share state.
-class StrategicElector : public detail::ElectorBase {
+class StrategicElector : public Elector {
  public:
   /// Validates the group name, strategy and options (InvalidArgument).
   StrategicElector(std::shared_ptr<LeaseStore> store, std::string group,

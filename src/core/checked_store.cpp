@@ -137,7 +137,9 @@ void check_candidate(const Candidate& c, const CheckedStore::Call& call) {
 }  // namespace
 
 CheckedStore::CheckedStore(std::shared_ptr<LeaseStore> inner)
-    : inner_(std::move(inner)), scheme_(inner_->scheme()) {}
+    : inner_(std::move(inner)),
+      scheme_(inner_->scheme()),
+      async_(find_capability<AsyncAttempts>(*inner_)) {}
 
 std::string_view CheckedStore::scheme() const { return scheme_; }
 
@@ -172,13 +174,71 @@ Acquired CheckedStore::try_acquire_built(const LeaseRequest& request, Deadline d
     throw BackendError(ErrorCode::deadline_exceeded, scheme_,
                        call.str() + ": the deadline had passed before the call; nothing was sent");
   Acquired got = guarded(call, [&] { return inner_->try_acquire(request, deadline); });
-  if (got.lease && got.lease->owner != request.owner)  // a store defect: renewals would miss it
-    throw BackendError(ErrorCode::internal, scheme_,
-                       call.str() + ": the store granted a lease of owner " +
-                           shown(got.lease->owner) + " to a request of owner " +
-                           shown(request.owner));
-  if (got.lease && got.lease->sent_at == TimePoint{}) got.lease->sent_at = sent;
+  check_grant(request, got, sent);
   return got;
+}
+
+void check_grant_owner(std::string_view scheme, const LeaseRequest& request, const Acquired& got) {
+  if (got.lease && got.lease->owner != request.owner)
+    throw BackendError(ErrorCode::internal, std::string(scheme),
+                       CheckedStore::Call{"try_acquire", request.lock}.str() +
+                           ": the store granted a lease of owner " + shown(got.lease->owner) +
+                           " to a request of owner " + shown(request.owner));
+}
+
+void CheckedStore::check_grant(const LeaseRequest& request, Acquired& got, TimePoint sent) const {
+  check_grant_owner(scheme_, request, got);
+  if (got.lease && got.lease->sent_at == TimePoint{}) got.lease->sent_at = sent;
+}
+
+bool CheckedStore::attempts_async() const noexcept {
+  return async_ != nullptr && async_->attempts_async();
+}
+
+void CheckedStore::try_acquire_async(const LeaseRequest& request, Deadline deadline,
+                                     std::function<void(Attempt)> done) {
+  const Call call{"try_acquire", request.lock};
+  if (async_ == nullptr)
+    throw BackendError(ErrorCode::failed_precondition, scheme_,
+                       call.str() + ": the store has no asynchronous attempts");
+  const TimePoint sent = std::chrono::steady_clock::now();
+  if (sent >= deadline.at())
+    throw BackendError(ErrorCode::deadline_exceeded, scheme_,
+                       call.str() + ": the deadline had passed before the call; nothing was sent");
+  guarded(call, [&] {
+    async_->try_acquire_async(
+        request, deadline,
+        [this, owner = request.owner, lock = request.lock, sent,
+         done = std::move(done)](Attempt a) {
+          if (!a.error) {
+            try {
+              LeaseRequest asked;  // check_grant reads the lock and owner only
+              asked.lock = lock;
+              asked.owner = owner;
+              check_grant(asked, a.acquired, sent);
+            } catch (...) {
+              a.acquired = {};
+              a.error = std::current_exception();
+            }
+          }
+          done(std::move(a));
+        });
+  });
+}
+
+std::uint64_t CheckedStore::wait_change(std::string_view lock, std::uint64_t seen, Deadline until,
+                                        Deadline last, std::uint64_t order,
+                                        std::function<void(bool changed)> woken) {
+  const Call call{"wait_change", lock};
+  if (async_ == nullptr)
+    throw BackendError(ErrorCode::failed_precondition, scheme_,
+                       call.str() + ": the store has no asynchronous attempts");
+  return guarded(
+      call, [&] { return async_->wait_change(lock, seen, until, last, order, std::move(woken)); });
+}
+
+void CheckedStore::cancel_wait(std::uint64_t id) noexcept {
+  if (async_ != nullptr) async_->cancel_wait(id);
 }
 
 Renewal CheckedStore::renew(const Lease& lease, Duration ttl, Deadline deadline) {

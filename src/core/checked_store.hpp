@@ -9,9 +9,13 @@
 //   as the stores reported it; nothing is sent);
 // - stamps Lease::sent_at of a grant the store left empty with the local time the call started;
 // - maps a stray exception (anything that is not a leader::Error) to BackendError{internal}
-//   naming the store scheme and the operation, so no client library's exception escapes.
+//   naming the store scheme and the operation, so no client library's exception escapes;
+// - refuses a grant of another owner (a store defect: renewals would miss the lease), on the
+//   blocking and the asynchronous attempts (AsyncAttempts) alike.
 // A store behind it checks only what its own encoding needs beyond these rules.
 
+#include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -24,8 +28,16 @@
 
 namespace leader::detail {
 
+/// Throws BackendError{internal} (naming `scheme`) when `got` is a grant to another owner than
+/// `request`'s: a store defect (renewals would miss the lease). The one owner check of a grant,
+/// for the CheckedStore and for an elector on a store without one.
+void check_grant_owner(std::string_view scheme, const LeaseRequest& request, const Acquired& got);
+
 /// Validates every call once, then forwards it to the wrapped store (see the file comment).
-class CheckedStore final : public LeaseStore, public LockLister, public StoreWrapper {
+class CheckedStore final : public LeaseStore,
+                           public LockLister,
+                           public AsyncAttempts,
+                           public StoreWrapper {
  public:
   /// Wraps `inner` (not null).
   explicit CheckedStore(std::shared_ptr<LeaseStore> inner);
@@ -55,6 +67,18 @@ class CheckedStore final : public LeaseStore, public LockLister, public StoreWra
   /// release() of a lease the elector holds (built from a grant that passed try_acquire's
   /// checks): everything release() does except checking the lease again.
   [[nodiscard]] LeaseStatus release_held(const Lease& lease, Duration keep_for, Deadline deadline);
+  /// True when the wrapped store attempts asynchronously (its AsyncAttempts, in its
+  /// configuration).
+  [[nodiscard]] bool attempts_async() const noexcept override;
+  /// The wrapped store's try_acquire_async with try_acquire_built's checks: the deadline before
+  /// anything is sent, the grant's owner, its send time, a stray exception mapped. The request
+  /// is one the elector built from validated parts (see try_acquire_built).
+  void try_acquire_async(const LeaseRequest& request, Deadline deadline,
+                         std::function<void(Attempt)> done) override;
+  std::uint64_t wait_change(std::string_view lock, std::uint64_t seen, Deadline until,
+                            Deadline last, std::uint64_t order,
+                            std::function<void(bool changed)> woken) override;
+  void cancel_wait(std::uint64_t id) noexcept override;
   /// leader::list_locks() of the wrapped store (failed_precondition when it cannot list).
   [[nodiscard]] std::vector<LockState> list_locks(std::string_view prefix,
                                                   Deadline deadline) override;
@@ -65,9 +89,13 @@ class CheckedStore final : public LeaseStore, public LockLister, public StoreWra
   // Runs `run` and maps an exception that is not a leader::Error to BackendError{internal}.
   template <typename Run>
   auto guarded(const Call& call, Run&& run) const -> decltype(run());
+  // What every grant passes, blocking or asynchronous: the owner asked for (BackendError
+  // internal otherwise), a send time (`sent` when the store left it empty).
+  void check_grant(const LeaseRequest& request, Acquired& got, TimePoint sent) const;
 
   std::shared_ptr<LeaseStore> inner_;
   std::string scheme_;
+  AsyncAttempts* async_ = nullptr;  // the wrapped store's, when it has them
 };
 
 }  // namespace leader::detail

@@ -1,14 +1,16 @@
+#include "election_core.hpp"
+
 #include <algorithm>
 #include <atomic>
 #include <random>
 #include <thread>
 
+#include "acquire_loop.hpp"
 #include "checked_store.hpp"
 #include "held_lease.hpp"
 #include "leader/async.hpp"
 #include "leader/campaign.hpp"
 #include "leader/detail/store_wrapper.hpp"
-#include "leader/elector.hpp"
 #include "leader/lock_watching.hpp"
 #include "leader/uri.hpp"
 #include "owner_token.hpp"
@@ -17,8 +19,6 @@
 
 namespace leader::detail {
 namespace {
-
-constexpr Duration kFirstBackoff{25};
 
 // One object per thread reused by the calls that run on it (the acquire's request, the
 // release's lease: their strings keep their buffers, so neither allocates), `busy` while a call
@@ -48,8 +48,6 @@ class ScratchUse {
   Scratch<T>* scratch_;
 };
 
-constexpr Duration kMaxBackoff{1000};
-
 template <class F>
 void notify(ElectionListener* listener, F&& f) noexcept {
   if (!listener) return;
@@ -64,11 +62,6 @@ void publish(EventBus& bus, ElectionEvent e) noexcept {
     bus.publish(std::move(e));
   } catch (...) {  // events never disturb the election (allocation failure at worst)
   }
-}
-
-bool retryable(ErrorCode code) {
-  return code == ErrorCode::unavailable || code == ErrorCode::deadline_exceeded ||
-         code == ErrorCode::internal;
 }
 
 // Sleeps up to `d` on `clock`, returning early when `stop` is requested.
@@ -242,10 +235,8 @@ Acquisition ElectionCore::acquire(const std::string& lock, const std::stop_token
   Clock& clock = *hooks_.clock;
   // The wait starts now; this reading is also the first attempt's send time.
   TimePoint next_sent = clock.now();
-  const TimePoint wait_until = saturating_add(next_sent, options_.wait_time);
-  Duration backoff = kFirstBackoff;
-  std::optional<BackendError> last_error;
-  bool unknown = false;  // some attempt's outcome is unknown: it may have been granted
+  AcquireLoop loop(next_sent, options_.wait_time);
+  const TimePoint wait_until = loop.wait_until();
   // Fair waiting (wait_queue.hpp): a caller that may wait queues behind this process's earlier
   // waiters for the same lock of the same store: FIFO within the process, woken at once by its
   // releases. It takes its ticket before the first attempt only when others already queue (one
@@ -255,12 +246,8 @@ Acquisition ElectionCore::acquire(const std::string& lock, const std::stop_token
   if (fair && WaitTicket::queued(store_.get(), lock)) ticket.emplace(store_.get(), lock);
 
   while (true) {
-    if (caller.stop_requested()) {
-      if (unknown) release_ghost(request);
-      Skipped s{SkipReason::cancelled, "cancelled while waiting for the lease"};
-      report_skip(lock, s);
-      return {std::nullopt, s};
-    }
+    if (caller.stop_requested())
+      return end_without_grant(lock, request, loop, AcquireLoop::End::cancelled);
     LockWatcher* watcher = ticket && real_clock_ ? lock_watcher(*store_) : nullptr;
     if (ticket && !ticket->head()) {
       // Behind another waiter of this process: sleep until it is served or gives up (then try at
@@ -269,7 +256,7 @@ Acquisition ElectionCore::acquire(const std::string& lock, const std::stop_token
       ticket->wait(clock, wait_until, caller);
       if (caller.stop_requested()) continue;
       next_sent = clock.now();
-      backoff = kFirstBackoff;
+      loop.woken(true);
     }
     // Waiters of this process hold every slot: their release wakes this one (no store call).
     if (ticket && ticket->wait_while_held_here(clock, wait_until, caller, slots_)) {
@@ -278,35 +265,33 @@ Acquisition ElectionCore::acquire(const std::string& lock, const std::stop_token
     }
     if (ticket) ticket->before_attempt();
     const TimePoint sent = next_sent;
+    Acquired got;
     try {
-      // The request is built from validated parts (a lock name ElectorBase::scoped checked, a
+      // The request is built from validated parts (a lock name Elector::scoped checked, a
       // token of write_owner_token, the validated options): the CheckedStore skips its checks.
-      Acquired got =
-          checked_ != nullptr
-              ? checked_->try_acquire_built(request, call_deadline(sent),
-                                            real_clock_ ? sent : std::chrono::steady_clock::now())
-              : store_->try_acquire(request, call_deadline(sent));
-      last_error.reset();
-      if (got) {
-        leave.granted();  // the place in line, if any, became this lease
-        // The reply's time matters only to min_lease_time (counted from it); without one the
-        // release's keep_for is 0 whatever it is, so `sent` stands in (no clock reading).
-        const TimePoint replied = options_.min_lease_time > Duration{0} ? clock.now() : sent;
-        auto held = hold(lock, *got.lease, {sent, replied}, caller, unknown);
-        if (ticket) held->local_hold = ticket->mark_held();
-        return {LeaseGuard(std::move(held)), {}};
-      }
+      got = checked_ != nullptr
+                ? checked_->try_acquire_built(request, call_deadline(sent),
+                                              real_clock_ ? sent : std::chrono::steady_clock::now())
+                : store_->try_acquire(request, call_deadline(sent));
+      if (checked_ == nullptr) check_grant_owner(store_->scheme(), request, got);
+      loop.contended();
     } catch (const BackendError& e) {
-      if (retryable(e.code())) {
-        unknown = true;
-        last_error = e;
-      } else {
-        if (unknown) release_ghost(request);
-        return on_backend_error(lock, e);
-      }
+      if (loop.failed(e) == AcquireLoop::End::failed)
+        return end_without_grant(lock, request, loop, AcquireLoop::End::failed, &e);
+    }
+    if (got) {
+      leave.granted();  // the place in line, if any, became this lease
+      // The reply's time matters only to min_lease_time (counted from it); without one the
+      // release's keep_for is 0 whatever it is, so `sent` stands in (no clock reading).
+      const TimePoint replied = options_.min_lease_time > Duration{0} ? clock.now() : sent;
+      // A grant too short for the margin throws GrantTooShort (released): not a store error.
+      auto held = hold(lock, *got.lease, {sent, replied}, caller, loop.unknown());
+      if (ticket) held->local_hold = ticket->mark_held();
+      return {LeaseGuard(std::move(held)), {}};
     }
     const TimePoint now = clock.now();
-    if (now >= wait_until) break;
+    // A stop is seen at the top of the loop (also one that came during the pause).
+    if (loop.after_attempt(now, false) == AcquireLoop::End::wait_over) break;
     if (fair && !ticket) {
       ticket.emplace(store_.get(), lock);
       watcher = real_clock_ ? lock_watcher(*store_) : nullptr;
@@ -316,8 +301,7 @@ Acquisition ElectionCore::acquire(const std::string& lock, const std::stop_token
       if (request.wait_in_line && !ticket->head())
         line_->leave_line(request, Deadline::after(options_.effective_call_timeout()));
     }
-    Duration pause =
-        std::min(jittered(backoff), std::chrono::duration_cast<Duration>(wait_until - now));
+    const Duration pause = loop.pause(now, jittered(loop.backoff()));
     // Woken to try again at once: the store reported a change of holder (the head of a store
     // that can watch), or this process released the lock or made this waiter the head.
     // A head with a place in the store's line waits for the one ahead of it instead.
@@ -330,28 +314,44 @@ Acquisition ElectionCore::acquire(const std::string& lock, const std::stop_token
             ? ticket->head() && watch_for_change(*watcher, lock, slots_,
                                                  window_until(clock, wait_until), pause, caller)
             : ticket && ticket->wait(clock, now + pause, caller);
-    if (woken) {
-      backoff = kFirstBackoff;
-    } else if (watcher != nullptr && !ticket->head()) {
-      ticket->wait(clock, now + pause, caller);  // the head watches; this one waits its turn
-      backoff = std::min(backoff * 2, kMaxBackoff);
-    } else {
-      if (!ticket) interruptible_sleep(clock, pause, caller);
-      backoff = std::min(backoff * 2, kMaxBackoff);
+    if (!woken) {
+      if (watcher != nullptr && !ticket->head()) {
+        ticket->wait(clock, now + pause, caller);  // the head watches; this one waits its turn
+      } else if (!ticket) {
+        interruptible_sleep(clock, pause, caller);
+      }
     }
+    loop.woken(woken);
     next_sent = clock.now();
   }
-  if (unknown) release_ghost(request);
-  if (last_error) return on_backend_error(lock, *last_error);
-  Skipped s{SkipReason::contention, "another owner holds '" + lock + "'"};
+  return end_without_grant(lock, request, loop, AcquireLoop::End::wait_over);
+}
+
+Acquisition ElectionCore::end_without_grant(const std::string& lock, const LeaseRequest& request,
+                                            const AcquireLoop& loop, AcquireLoop::End end,
+                                            const BackendError* failure, bool ghost_aside) {
+  if (loop.unknown()) {
+    if (ghost_aside) {  // off the store's I/O thread: two blocking store calls
+      BlockingPool::shared().post(
+          [core = shared_from_this(), request] { core->release_ghost(request); });
+    } else {
+      release_ghost(request);
+    }
+  }
+  if (end == AcquireLoop::End::failed) return on_backend_error(lock, *failure);
+  if (end == AcquireLoop::End::wait_over && loop.last_error())
+    return on_backend_error(lock, *loop.last_error());
+  Skipped s = end == AcquireLoop::End::cancelled
+                  ? Skipped{SkipReason::cancelled, "cancelled while waiting for the lease"}
+                  : Skipped{SkipReason::contention, "another owner holds '" + lock + "'"};
   report_skip(lock, s);
   return {std::nullopt, s};
 }
 
-// acquire() as a chain of callbacks on the store's I/O thread (AsyncAttempts): the same
-// attempts (one owner token, each sent within the call timeout, the grant timed from the moment
-// before it was handed to the store), the same backoff, skips, backend errors and events; the
-// pauses are the store's waits for the lock's next change, so nothing here holds a thread.
+// acquire() as a chain of callbacks on the store's I/O thread (AsyncAttempts): the same rules
+// (AcquireLoop: one owner token, the backoff, the wait, how a call without a grant ends), the same
+// checks (the CheckedStore's asynchronous attempts) and the same hold(); the pauses are the
+// store's waits for the lock's next change, so nothing here holds a thread.
 class AsyncAcquisition : public std::enable_shared_from_this<AsyncAcquisition> {
  public:
   AsyncAcquisition(std::shared_ptr<ElectionCore> core, std::string lock, std::stop_token stop,
@@ -363,16 +363,13 @@ class AsyncAcquisition : public std::enable_shared_from_this<AsyncAcquisition> {
                  core_->slots_},
         stop_(std::move(stop)),
         done_(std::move(done)),
-        order_(next_order()) {}
+        order_(next_order()),
+        loop_(core_->hooks_.clock->now(), core_->options_.wait_time) {}
 
-  void start() {
-    Clock& clock = *core_->hooks_.clock;
-    const TimePoint now = clock.now();
-    wait_until_ = saturating_add(now, core_->options_.wait_time);
-    attempt(now);
-  }
+  void start() { attempt(core_->hooks_.clock->now()); }
 
  private:
+  using End = AcquireLoop::End;
   // Ends the wait of a stop request: cancels the store's wait, whose woken() then sees the stop.
   struct CancelWait {
     AsyncAttempts* store;
@@ -395,13 +392,18 @@ class AsyncAcquisition : public std::enable_shared_from_this<AsyncAcquisition> {
     } catch (...) {  // not sent (the store is closing, no descriptor left): this call's error
       error = std::current_exception();
     }
-    if (!error) return;
-    if (unknown_) release_ghost();
-    deliver({}, std::move(error));
+    if (error) fail(std::move(error));
   }
 
   void attempted(AsyncAttempts::Attempt a) {
     Clock& clock = *core_->hooks_.clock;
+    if (!a.error && core_->checked_ == nullptr) {  // the CheckedStore checks its own attempts
+      try {
+        check_grant_owner(core_->store_->scheme(), request_, a.acquired);
+      } catch (...) {
+        a = {{}, std::current_exception(), a.seen};
+      }
+    }
     if (a.error) {
       std::optional<BackendError> backend;
       std::exception_ptr other;
@@ -412,39 +414,27 @@ class AsyncAcquisition : public std::enable_shared_from_this<AsyncAcquisition> {
       } catch (...) {
         other = std::current_exception();
       }
-      if (other || !retryable(backend->code())) {
-        if (unknown_) release_ghost();
-        if (other) return deliver({}, std::move(other));
-        return settle([&] { return core_->on_backend_error(lock_, *backend); });
-      }
-      unknown_ = true;
-      last_error_ = std::move(backend);
-    } else if (a.acquired && a.acquired.lease->owner != request_.owner) {
-      // A store defect (renewals would miss the lease), as CheckedStore::try_acquire refuses it.
-      return deliver({}, std::make_exception_ptr(
-                             BackendError(ErrorCode::internal, std::string(core_->store_->scheme()),
-                                          "try_acquire_async('" + lock_ +
-                                              "'): the store granted a lease of another owner")));
+      if (other) return fail(std::move(other));
+      if (loop_.failed(*backend) == End::failed) return end(End::failed, &*backend);
     } else if (a.acquired) {
       const TimePoint replied = core_->options_.min_lease_time > Duration{0} ? clock.now() : sent_;
       return settle([&] {
-        auto held = core_->hold(lock_, *a.acquired.lease, {sent_, replied}, stop_, unknown_);
+        auto held = core_->hold(lock_, *a.acquired.lease, {sent_, replied}, stop_, loop_.unknown());
         return Acquisition{LeaseGuard(std::move(held)), {}};
       });
     } else {
-      last_error_.reset();
+      loop_.contended();
     }
     const TimePoint now = clock.now();
-    if (now >= wait_until_) return give_up();
-    if (stop_.stop_requested()) return cancelled();
-    const Duration pause = std::min(core_->jittered(backoff_),
-                                    std::chrono::duration_cast<Duration>(wait_until_ - now));
+    if (const End e = loop_.after_attempt(now, stop_.stop_requested()); e != End::go_on)
+      return end(e);
+    const Duration pause = loop_.pause(now, core_->jittered(loop_.backoff()));
     std::unique_lock lock(mu_);  // woken() waits until the stop callback is in place
     std::uint64_t id = 0;
     std::exception_ptr error;
     try {
       id = store_.wait_change(lock_, a.seen, Deadline(saturating_add(now, pause)),
-                              Deadline(wait_until_), order_,
+                              Deadline(loop_.wait_until()), order_,
                               [self = shared_from_this()](bool changed) { self->woken(changed); });
     } catch (...) {
       error = std::current_exception();
@@ -454,8 +444,7 @@ class AsyncAcquisition : public std::enable_shared_from_this<AsyncAcquisition> {
       return;
     }
     lock.unlock();
-    if (unknown_) release_ghost();
-    deliver({}, std::move(error));
+    fail(std::move(error));
   }
 
   void woken(bool changed) {
@@ -463,31 +452,22 @@ class AsyncAcquisition : public std::enable_shared_from_this<AsyncAcquisition> {
       std::lock_guard lock(mu_);
       on_stop_.reset();
     }
-    backoff_ = changed ? kFirstBackoff : std::min(backoff_ * 2, kMaxBackoff);
-    if (stop_.stop_requested()) return cancelled();
+    loop_.woken(changed);
+    if (stop_.stop_requested()) return end(End::cancelled);
     attempt(core_->hooks_.clock->now());  // also at the wait's end: a skip is the store's answer
   }
 
-  void give_up() {
-    if (unknown_) release_ghost();
-    if (last_error_) return settle([&] { return core_->on_backend_error(lock_, *last_error_); });
-    Skipped s{SkipReason::contention, "another owner holds '" + lock_ + "'"};
-    core_->report_skip(lock_, s);
-    deliver(Acquisition{std::nullopt, s}, nullptr);
+  // The call ends without a grant (ElectionCore::end_without_grant, the ghost released aside).
+  void end(End why, const BackendError* failure = nullptr) {
+    settle([&] { return core_->end_without_grant(lock_, request_, loop_, why, failure, true); });
   }
 
-  void cancelled() {
-    if (unknown_) release_ghost();
-    Skipped s{SkipReason::cancelled, "cancelled while waiting for the lease"};
-    core_->report_skip(lock_, s);
-    deliver(Acquisition{std::nullopt, s}, nullptr);
-  }
-
-  // An attempt with an unknown outcome may hold a lease: released off the store's I/O thread
-  // (two blocking store calls), within one call timeout.
-  void release_ghost() {
-    BlockingPool::shared().post(
-        [core = core_, request = request_] { core->release_ghost(request); });
+  // The call ends with an error that is not a store's answer (nothing sent, a stray exception).
+  void fail(std::exception_ptr error) {
+    if (loop_.unknown())
+      BlockingPool::shared().post(
+          [core = core_, request = request_] { core->release_ghost(request); });
+    deliver({}, std::move(error));
   }
 
   template <class F>
@@ -518,11 +498,8 @@ class AsyncAcquisition : public std::enable_shared_from_this<AsyncAcquisition> {
   std::stop_token stop_;
   ElectionCore::AcquireDone done_;
   const std::uint64_t order_;  // this acquisition's arrival: earlier waiters are woken first
-  TimePoint wait_until_{};
+  AcquireLoop loop_;
   TimePoint sent_{};
-  Duration backoff_ = kFirstBackoff;
-  std::optional<BackendError> last_error_;
-  bool unknown_ = false;  // some attempt's outcome is unknown: it may have been granted
   std::mutex mu_;
   std::optional<std::stop_callback<CancelWait>> on_stop_;
 };
@@ -574,12 +551,12 @@ std::shared_ptr<HeldLease> ElectionCore::hold(const std::string& lock, const Lea
                             Deadline::after(options_.effective_call_timeout()));
     } catch (...) {  // it then expires on the server after the granted ttl
     }
-    throw BackendError(ErrorCode::failed_precondition, std::string(store_->scheme()),
-                       "lock '" + lock + "': the store granted a ttl of " +
-                           format_duration(granted_ttl) + " where " +
-                           format_duration(options_.lease_time) + " was asked; " + misfit +
-                           "; the lease was released (use a longer lease on the store, or a "
-                           "shorter safety_margin)");
+    throw GrantTooShort(std::string(store_->scheme()),
+                        "lock '" + lock + "': the store granted a ttl of " +
+                            format_duration(granted_ttl) + " where " +
+                            format_duration(options_.lease_time) + " was asked; " + misfit +
+                            "; the lease was released (use a longer lease on the store, or a "
+                            "shorter safety_margin)");
   }
   held->info = LeaseInfo{.lock = lock,
                          .node_id = options_.node_id,

@@ -2,6 +2,7 @@
 
 #include <utility>
 
+#include "election_core.hpp"
 #include "held_lease.hpp"
 #include "leader/group.hpp"
 
@@ -81,7 +82,39 @@ LeaderContext* held_on_this_thread(const LeaseStore* store, std::string_view loc
   return nullptr;
 }
 
-std::string ElectorBase::scoped(std::string_view lock) const {
+}  // namespace detail
+
+Elector::Elector(std::shared_ptr<detail::ElectionCore> core, std::string tenant)
+    : core_(std::move(core)), tenant_(std::move(tenant)) {}
+
+Acquisition Elector::acquire(std::string_view lock, const std::stop_token& stop) const {
+  return core_->acquire(scoped(lock), stop);
+}
+
+const ElectionOptions& Elector::options() const { return core_->options(); }
+
+const std::shared_ptr<LeaseStore>& Elector::store() const { return core_->store(); }
+
+bool Elector::acquire_never_blocks() const noexcept { return core_->never_blocks(); }
+
+void Elector::acquire_async(std::string_view lock, std::stop_token stop, AcquireDone done) const {
+  core_->acquire_async(scoped(lock), std::move(stop), std::move(done));
+}
+
+bool Elector::acquires_async() const noexcept { return core_->acquires_async(); }
+
+EventBus& Elector::events() const { return *core_->events(); }
+
+std::shared_ptr<EventBus> Elector::event_bus() const { return core_->events(); }
+
+const Subscription& Elector::history_feed() const { return core_->history_feed(); }
+
+LeaderContext* Elector::reentered(std::string_view lock) const {
+  if (!core_->options().reentrant) return nullptr;
+  return detail::held_on_this_thread(core_->store().get(), scoped(lock));
+}
+
+std::string Elector::scoped(std::string_view lock) const {
   if (tenant_.empty()) {
     validate_lock_name(lock);
     return std::string(lock);
@@ -89,18 +122,16 @@ std::string ElectorBase::scoped(std::string_view lock) const {
   return tenant_lock_name(tenant_, lock);
 }
 
-LockState ElectorBase::inspect(std::string_view lock) const {
+LockState Elector::inspect(std::string_view lock) const {
   return core_->store()->inspect(scoped(lock),
                                  Deadline::after(core_->options().effective_call_timeout()));
 }
 
-}  // namespace detail
-
 LeaderElector::LeaderElector(std::shared_ptr<LeaseStore> store, ElectionOptions options,
                              ElectorHooks hooks)
-    : ElectorBase(std::make_shared<detail::ElectionCore>(std::move(store), std::move(options), 0,
-                                                         std::move(hooks)),
-                  {}) {}
+    : Elector(std::make_shared<detail::ElectionCore>(std::move(store), std::move(options), 0,
+                                                     std::move(hooks)),
+              {}) {}
 
 LeaderElector LeaderElector::for_tenant(std::string_view tenant) const {
   validate_tenant_id(tenant);
@@ -118,12 +149,14 @@ std::shared_ptr<detail::ElectionCore> group_core(std::shared_ptr<LeaseStore> sto
 
 LeaderGroupElector::LeaderGroupElector(std::shared_ptr<LeaseStore> store,
                                        const GroupOptions& options, ElectorHooks hooks)
-    : ElectorBase(group_core(std::move(store), options, std::move(hooks)), {}) {}
+    : Elector(group_core(std::move(store), options, std::move(hooks)), {}) {}
 
 LeaderGroupElector LeaderGroupElector::for_tenant(std::string_view tenant) const {
   validate_tenant_id(tenant);
   return LeaderGroupElector(core_, std::string(tenant));
 }
+
+int LeaderGroupElector::max_leaders() const { return core_->slots(); }
 
 GroupState LeaderGroupElector::inspect_group(std::string_view lock) const {
   LockState s = inspect(lock);

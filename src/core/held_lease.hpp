@@ -17,7 +17,7 @@
 #include <string_view>
 #include <utility>
 
-#include "leader/elector.hpp"
+#include "election_core.hpp"
 #include "lease_clock.hpp"
 
 namespace leader::detail {

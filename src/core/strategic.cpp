@@ -4,6 +4,8 @@
 #include <cmath>
 #include <random>
 
+#include "election_core.hpp"
+
 namespace leader {
 namespace {
 
@@ -178,8 +180,8 @@ struct StrategicState {
 StrategicElector::StrategicElector(std::shared_ptr<LeaseStore> store, std::string group,
                                    std::shared_ptr<ElectionStrategy> strategy,
                                    StrategicOptions options, ElectorHooks hooks)
-    : ElectorBase(
-          std::make_shared<detail::ElectionCore>(store, options.election, 0, std::move(hooks)), {}),
+    : Elector(std::make_shared<detail::ElectionCore>(store, options.election, 0, std::move(hooks)),
+              {}),
       state_(std::make_shared<detail::StrategicState>()) {
   validate_lock_name(group);
   if (!strategy) throw InvalidArgument("StrategicElector: the strategy is null");

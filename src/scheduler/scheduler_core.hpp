@@ -19,8 +19,8 @@
 namespace leader::detail {
 
 /// The elector a scheduler runs its firings with (single, group or strategic: every elector is
-/// an ElectorBase whose acquire() applies its own rules, e.g. the strategy's turn).
-using ElectorRef = std::shared_ptr<const ElectorBase>;
+/// an Elector whose acquire() applies its own rules, e.g. the strategy's turn).
+using ElectorRef = std::shared_ptr<const Elector>;
 
 /// One firing handed to a worker.
 struct Firing {

@@ -1,4 +1,4 @@
-// ElectionCore::acquire_async (issue 14, target 5) against a double of a store with asynchronous
+// ElectionCore::acquire_async against a double of a store with asynchronous
 // I/O (detail::AsyncAttempts): one worker thread runs the attempts (the scripted store's
 // try_acquire, so hooks can fail or delay them) and the waits; a release counts as a change of
 // the lock and wakes its waits. The same grants, skips and errors as the blocking acquire.
@@ -10,6 +10,7 @@
 #include <future>
 #include <map>
 
+#include "leader/detail/store_support.hpp"
 #include "leader/detail/store_wrapper.hpp"
 #include "scripted_store.hpp"
 
@@ -243,6 +244,30 @@ TEST_F(AsyncAcquireTest, ANonRetryableErrorEndsTheWaitAtOnce) {
   ASSERT_TRUE(o.error);
   EXPECT_THROW(std::rethrow_exception(o.error), BackendError);
   EXPECT_EQ(store_->async_attempts(), 1);
+}
+
+TEST_F(AsyncAcquireTest, AGrantOfAnotherOwnerIsRefusedByTheCheckedStoreAsOnTheBlockingPath) {
+  // A store defect: the lease granted is not the request's. Through leader::open's CheckedStore
+  // the asynchronous attempt is checked as the blocking one is: an internal error, never a held
+  // lease that renewals would miss.
+  store_->on_acquire = [](const LeaseRequest& r, Deadline d, LeaseStore& inner) -> Acquired {
+    LeaseRequest other = r;
+    other.owner = "0123456789abcdef0123456789abcdef";
+    return inner.try_acquire(other, d);
+  };
+  LeaderElector e(detail::checked(store_), options(200ms));
+  ASSERT_TRUE(e.acquires_async()) << "the CheckedStore keeps the store's asynchronous attempts";
+  Outcome o = acquire(e, "defect");
+  ASSERT_FALSE(o.acq);
+  ASSERT_TRUE(o.error);
+  try {
+    std::rethrow_exception(o.error);
+  } catch (const BackendError& b) {
+    EXPECT_EQ(b.code(), ErrorCode::internal);
+    EXPECT_NE(std::string(b.what()).find("granted a lease of owner"), std::string::npos)
+        << b.what();
+  }
+  EXPECT_GE(store_->async_attempts(), 1);
 }
 
 TEST_F(AsyncAcquireTest, AnAttemptWithAnUnknownOutcomeLeavesNoGhostBehind) {

@@ -51,6 +51,8 @@ TEST(GrantedTtl, ShorterThanAnExplicitMarginIsRefusedAndTheLeaseReleased) {
     FAIL() << "a grant of 5 s was accepted with a safety margin of 6 s";
   } catch (const BackendError& err) {
     EXPECT_EQ(err.code(), ErrorCode::failed_precondition);
+    EXPECT_NE(dynamic_cast<const GrantTooShort*>(&err), nullptr)
+        << "not typed as GrantTooShort: " << err.what();
     std::string what = err.what();
     for (const char* part : {"'job'", "30s", "5s", "6s"})
       EXPECT_NE(what.find(part), std::string::npos) << part << " missing in: " << what;

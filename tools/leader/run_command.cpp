@@ -105,7 +105,7 @@ struct Election {
       throw UsageError(err.what());
     }
   }
-  const detail::ElectorBase& elector() const {
+  const Elector& elector() const {
     if (group) return *group;
     return *single;
   }
@@ -380,17 +380,14 @@ AcquireOutcome acquire_or_throw(const Election& election, const RunOptions& o,
   AcquireOutcome outcome;
   try {
     outcome = acquire_interruptibly(election, o.lock, signals);
-  } catch (const BackendError& e) {
-    // The core refuses (and releases) a lease whose granted ttl cannot hold the margin --grace
+  } catch (const GrantTooShort& e) {
+    // The elector refuses (and releases) a lease whose granted ttl cannot hold the margin --grace
     // needs: a configuration error of this command line, like --grace against --ttl.
-    if (e.code() == ErrorCode::failed_precondition &&
-        std::string_view(e.what()).find("granted a ttl") != std::string_view::npos)
-      throw UsageError("--grace " + format_duration(o.grace) +
-                       " does not fit in the ttl the store granted (asked --ttl " +
-                       format_duration(o.ttl) +
-                       "; --grace + 1s must be at most half the granted "
-                       "ttl); the lock was released: " +
-                       e.what());
+    throw UsageError(
+        "--grace " + format_duration(o.grace) +
+        " does not fit in the ttl the store granted (asked --ttl " + format_duration(o.ttl) +
+        "; --grace + 1s must be at most half the granted ttl); the lock was released: " + e.what());
+  } catch (const BackendError& e) {
     throw store_failure("store failed while acquiring '" + o.lock + "'", e);
   } catch (const InvalidArgument& e) {
     throw UsageError(e.what());

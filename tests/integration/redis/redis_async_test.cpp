@@ -20,7 +20,7 @@ using Clock = std::chrono::steady_clock;
 // Grants of asynchronous acquisitions, collected as their callbacks run (the store's thread).
 class Grants {
  public:
-  detail::ElectionCore::AcquireDone callback() {
+  Elector::AcquireDone callback() {
     return [this](Acquisition acq, std::exception_ptr error) {
       std::lock_guard lock(mu_);
       if (error) {

@@ -227,7 +227,7 @@ struct AsyncOutcome {
   std::string error;
   std::optional<LeaseGuard> guard;
 
-  detail::ElectionCore::AcquireDone callback() {
+  Elector::AcquireDone callback() {
     return [this](Acquisition acq, std::exception_ptr e) {
       std::lock_guard lock(mu);
       if (e) {

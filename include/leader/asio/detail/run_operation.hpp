@@ -7,7 +7,7 @@
 /// (posted to the handler's associated executor, the action executor when it has none).
 ///
 /// Waiting without a thread: when the elector acquires_async() (a store with asynchronous I/O
-/// of its own: Redis), the acquire is ElectorBase::acquire_async: its attempts and the pauses
+/// of its own: Redis), the acquire is Elector::acquire_async: its attempts and the pauses
 /// between them run on the store's I/O thread, so an operation waiting for a lease holds no
 /// pool thread; the action and the completion are then dispatched as above.
 ///
@@ -93,7 +93,7 @@ bool acquires_inline(const Elector& e) {
   }
 }
 
-/// True when `e` waits for its lease without holding a thread (ElectorBase::acquires_async: a
+/// True when `e` waits for its lease without holding a thread (Elector::acquires_async: a
 /// store with asynchronous I/O of its own, Redis).
 template <class Elector>
 bool acquires_async(const Elector& e) {
