@@ -35,71 +35,82 @@ void pause_for(Duration d, const std::stop_token& stop) {
 
 }  // namespace
 
-CampaignLoops::CampaignLoops(std::shared_ptr<LeaseStore> store,
-                             const std::vector<std::string>& locks, Duration ttl,
-                             const std::string& node_id,
-                             const std::vector<std::shared_ptr<HistorySink>>& history,
-                             const Log& log,
-                             const std::function<std::vector<Subscription>(EventBus&)>& attach)
+Campaigns::Campaigns(std::shared_ptr<LeaseStore> store, const std::vector<std::string>& locks,
+                     Duration ttl, const std::string& node_id,
+                     const std::vector<std::shared_ptr<HistorySink>>& history, const Log& log,
+                     const std::function<std::vector<Subscription>(EventBus&)>& attach)
     : locks_(locks),
       bus_(std::make_shared<EventBus>()),
       elector_(std::move(store), campaign_options(ttl, node_id), campaign_hooks(bus_)),
       log_(log) {
-  for (const auto& sink : history) history_feeds_.push_back(attach_history(*bus_, sink));
+  CampaignOptions options;
+  options.retry_period = ttl / 3;  // after contention or a store failure
+  for (const auto& lock : locks_)
+    campaigns_.push_back(std::make_unique<Campaign>(elector_, lock, callbacks(lock), options));
+  for (const auto& sink : history) feeds_.push_back(attach_history(*bus_, sink));
   if (attach)
-    for (auto& feed : attach(*bus_)) history_feeds_.push_back(std::move(feed));
-  for (const auto& lock : locks_) {
-    threads_.emplace_back([this, lock](const std::stop_token& stop) { run(lock, stop); });
+    for (auto& feed : attach(*bus_)) feeds_.push_back(std::move(feed));
+  for (std::size_t i = 0; i < locks_.size(); ++i) {
+    threads_.emplace_back(
+        [this, i](const std::stop_token& stop) { keep_running(*campaigns_[i], locks_[i], stop); });
   }
 }
 
-CampaignLoops::~CampaignLoops() { stop(); }
+Campaigns::~Campaigns() { stop(); }
 
-void CampaignLoops::stop() {
+void Campaigns::stop() {
+  stopping_ = true;
   for (auto& t : threads_) t.request_stop();
   for (auto& t : threads_)
     if (t.joinable()) t.join();
 }
 
-bool CampaignLoops::campaigns(const std::string& lock) const {
+bool Campaigns::campaigns(const std::string& lock) const {
   return std::find(locks_.begin(), locks_.end(), lock) != locks_.end();
 }
 
-void CampaignLoops::run(const std::string& lock, const std::stop_token& stop) {
-  const Duration retry = elector_.options().lease_time / 3;
+CampaignCallbacks Campaigns::callbacks(const std::string& lock) {
+  CampaignCallbacks c;
+  c.on_started_leading = [this, lock](LeaderContext& ctx) {
+    log_.notice("campaign '" + lock + "': leading with fencing token " +
+                std::to_string(ctx.fencing_token()));
+    std::lock_guard guard(mu_);
+    last_error_.erase(lock);
+  };
+  c.on_stopped_leading = [this, lock] {
+    if (!stopping_)
+      log_.error("campaign '" + lock +
+                 "': lost the lease (renewal failed or deadline passed); campaigning again");
+  };
+  c.on_error = [this, lock](const BackendError& e) { note_error(lock, e.what()); };
+  return c;
+}
+
+void Campaigns::note_error(const std::string& lock, const std::string& error) {
+  {
+    std::lock_guard guard(mu_);
+    last_error_[lock] = error;
+  }
+  log_.error("campaign '" + lock + "': " + error);
+}
+
+void Campaigns::keep_running(Campaign& campaign, const std::string& lock,
+                             const std::stop_token& stop) {
+  // The campaign retries contention and retryable store failures itself; any other error ends
+  // its run. A sidecar has no caller to hand that error to: it reports it (last_error) and
+  // campaigns again after the retry period.
   while (!stop.stop_requested()) {
     try {
-      bool led = elector_.run_if_leader(
-          lock,
-          [&](LeaderContext& ctx) {
-            log_.notice("campaign '" + lock + "': leading with fencing token " +
-                        std::to_string(ctx.fencing_token()));
-            {
-              std::lock_guard guard(mu_);
-              last_error_.erase(lock);
-            }
-            std::mutex m;
-            std::condition_variable_any cv;
-            std::stop_callback wake(ctx.stop_token(), [&] { cv.notify_all(); });
-            std::unique_lock wait_lock(m);
-            cv.wait(wait_lock, stop, [&] { return ctx.stop_token().stop_requested(); });
-            if (!stop.stop_requested())
-              log_.error("campaign '" + lock +
-                         "': lost the lease (renewal failed or deadline "
-                         "passed); campaigning again");
-          },
-          stop);
-      if (led) continue;
+      campaign.run(stop);
+      return;
     } catch (const std::exception& e) {
-      std::lock_guard guard(mu_);
-      last_error_[lock] = e.what();
-      log_.error("campaign '" + lock + "': " + e.what());
+      note_error(lock, e.what());
     }
-    pause_for(retry, stop);
+    pause_for(elector_.options().lease_time / 3, stop);
   }
 }
 
-nlohmann::json CampaignLoops::state(const std::string& lock) const {
+nlohmann::json Campaigns::state(const std::string& lock) const {
   LeadershipState s = elector_.leadership(lock);
   bool leads = s.held && s.deadline > std::chrono::steady_clock::now();
   nlohmann::json out = {{"lock", lock},
@@ -119,8 +130,8 @@ nlohmann::json CampaignLoops::state(const std::string& lock) const {
   return out;
 }
 
-nlohmann::json CampaignLoops::wait_change(const std::string& lock, std::uint64_t after_version,
-                                          Duration wait, const std::stop_token& stop) const {
+nlohmann::json Campaigns::wait_change(const std::string& lock, std::uint64_t after_version,
+                                      Duration wait, const std::stop_token& stop) const {
   struct Waiter {
     std::mutex m;
     std::condition_variable_any cv;

@@ -1,12 +1,11 @@
 #pragma once
 /// @file serve_campaign.hpp
-/// Campaign mode of `leader serve` (--campaign LOCK): one thread per lock keeps running for its
-/// leadership with a LeaderElector (auto_extend on) and holds it until the lease is lost or the
-/// sidecar stops, then campaigns again. State and changes come from the elector's event bus
-/// (LeadershipState: held, token, local deadline, version), so a long-poll can wait for the next
-/// version. leader::Campaign (wt/campaign) was not merged when this was written; this loop uses
-/// the elector directly.
+/// Campaign mode of `leader serve` (--campaign LOCK): one leader::Campaign per lock over one
+/// LeaderElector (auto_extend on), each run on a thread of its own. The HTTP view of a lock
+/// (GET /v1/leader/{name}) is read from the elector's event bus (LeadershipState: held, token,
+/// local deadline, version), so a long-poll can wait for the next version.
 
+#include <atomic>
 #include <functional>
 #include <map>
 #include <memory>
@@ -16,24 +15,25 @@
 #include <thread>
 #include <vector>
 
+#include "leader/campaign.hpp"
 #include "leader/elector.hpp"
 #include "log.hpp"
 
 namespace leader::cli {
 
-/// Campaigns for a set of locks until destroyed (which releases what is held).
-class CampaignLoops {
+/// The sidecar's campaigns, one per lock, until destroyed (which releases what is held).
+class Campaigns {
  public:
   /// Starts one campaign per lock in `locks` on `store` with lease time `ttl`; every acquisition
   /// ends as a record in each sink of `history`. `attach`, when given, subscribes more
-  /// consumers (metrics) to the campaigns' event bus before the first election.
-  CampaignLoops(std::shared_ptr<LeaseStore> store, const std::vector<std::string>& locks,
-                Duration ttl, const std::string& node_id,
-                const std::vector<std::shared_ptr<HistorySink>>& history, const Log& log,
-                const std::function<std::vector<Subscription>(EventBus&)>& attach = {});
-  ~CampaignLoops();
-  CampaignLoops(const CampaignLoops&) = delete;
-  CampaignLoops& operator=(const CampaignLoops&) = delete;
+  /// consumers (metrics) to the campaigns' event bus before the first election. Throws
+  /// InvalidArgument for a ttl the elector or the campaign refuses.
+  Campaigns(std::shared_ptr<LeaseStore> store, const std::vector<std::string>& locks, Duration ttl,
+            const std::string& node_id, const std::vector<std::shared_ptr<HistorySink>>& history,
+            const Log& log, const std::function<std::vector<Subscription>(EventBus&)>& attach = {});
+  ~Campaigns();
+  Campaigns(const Campaigns&) = delete;
+  Campaigns& operator=(const Campaigns&) = delete;
 
   /// True when `lock` is campaigned for here.
   [[nodiscard]] bool campaigns(const std::string& lock) const;
@@ -50,15 +50,20 @@ class CampaignLoops {
   void stop();
 
  private:
-  void run(const std::string& lock, const std::stop_token& stop);
+  [[nodiscard]] CampaignCallbacks callbacks(const std::string& lock);
+  void note_error(const std::string& lock, const std::string& error);
+  void keep_running(Campaign& campaign, const std::string& lock, const std::stop_token& stop);
+
   std::vector<std::string> locks_;
   std::shared_ptr<EventBus> bus_;
   LeaderElector elector_;
-  std::vector<Subscription> history_feeds_;
+  std::vector<Subscription> feeds_;
   Log log_;
+  std::atomic<bool> stopping_{false};
   mutable std::mutex mu_;
-  std::map<std::string, std::string> last_error_;
-  std::vector<std::jthread> threads_;
+  std::map<std::string, std::string> last_error_;  ///< guarded by mu_
+  std::vector<std::unique_ptr<Campaign>> campaigns_;
+  std::vector<std::jthread> threads_;  ///< declared last: joined before the campaigns go
 };
 
 }  // namespace leader::cli

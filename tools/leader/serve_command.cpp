@@ -320,8 +320,8 @@ class Sidecar {
           return feeds;
         };
 #endif
-        campaigns_ = std::make_unique<CampaignLoops>(store_, o.campaigns, campaign_ttl, node_id_,
-                                                     sinks, log_, attach);
+        campaigns_ = std::make_unique<Campaigns>(store_, o.campaigns, campaign_ttl, node_id_, sinks,
+                                                 log_, attach);
       } catch (const InvalidArgument& e) {
         throw UsageError(std::string("--campaign-ttl: ") + e.what());
       }
@@ -639,8 +639,8 @@ class Sidecar {
   std::shared_ptr<MemoryHistory> memory_history_;
   std::shared_ptr<HistorySink> history_;
   std::vector<Subscription> feeds_;
-  LeaseTable leases_;
-  std::unique_ptr<CampaignLoops> campaigns_;
+  ClientLeases leases_;
+  std::unique_ptr<Campaigns> campaigns_;
   std::stop_source stopping_;
   std::atomic<int> waits_{0};  ///< long-polls and acquires with a wait under way
 };

@@ -12,11 +12,11 @@
 
 namespace leader::cli {
 
-/// One lease held for an API client.
+/// One lease held for an API client: the engine's guard and what HTTP adds to it.
 struct ApiLease {
   std::string id, lock;
   int slots = 0;
-  Duration ttl{};
+  Duration ttl{};  ///< the ttl the client last asked for: a renew without one asks it again
   WallTime acquired_at{};
   std::mutex mu;  ///< serialises renew and release of this lease
   std::optional<LeaseGuard> guard;
@@ -26,8 +26,9 @@ namespace {
 
 constexpr std::size_t kMaxLocksSeen = 1000;
 
-// The last release failure on this thread: the elector swallows it (the lease then expires on the
-// store at its ttl), but an API client asked for the release and must hear that it failed.
+// The last release failure on this thread: LeaseGuard::release() swallows it (the lease then
+// expires on the store at its ttl), but an API client asked for the release and must hear that it
+// failed (503).
 thread_local std::string release_failure;
 
 // The store, forwarding every call, remembering release failures in release_failure.
@@ -105,6 +106,8 @@ nlohmann::json lease_json(ApiLease& lease, bool with_id) {
   return out;
 }
 
+// The engine's acquire with the request's ttl, wait, node id and slots as the elector's options
+// (no auto_extend: the client renews). The guard outlives the elector: it keeps its engine.
 Acquisition acquire_with(const std::shared_ptr<LeaseStore>& store,
                          const std::shared_ptr<EventBus>& bus, const AcquireRequest& r,
                          const std::string& node_id, const std::stop_token& stop) {
@@ -159,15 +162,15 @@ std::string wall_time_of(TimePoint deadline) {
                     std::chrono::duration_cast<std::chrono::system_clock::duration>(left));
 }
 
-LeaseTable::LeaseTable(std::shared_ptr<LeaseStore> store, std::shared_ptr<EventBus> bus,
-                       std::string default_node_id)
+ClientLeases::ClientLeases(std::shared_ptr<LeaseStore> store, std::shared_ptr<EventBus> bus,
+                           std::string default_node_id)
     : store_(std::make_shared<ReleaseWitness>(std::move(store))),  // so release() hears failures
       bus_(std::move(bus)),
       default_node_id_(std::move(default_node_id)) {}
 
-LeaseTable::~LeaseTable() { release_all(); }
+ClientLeases::~ClientLeases() { release_all(); }
 
-nlohmann::json LeaseTable::acquire(const AcquireRequest& request, const std::stop_token& stop) {
+nlohmann::json ClientLeases::acquire(const AcquireRequest& request, const std::stop_token& stop) {
   auto lease = std::make_shared<ApiLease>();
   lease->id = random_lease_id();
   lease->lock = request.lock;
@@ -202,7 +205,7 @@ nlohmann::json LeaseTable::acquire(const AcquireRequest& request, const std::sto
   return out;
 }
 
-std::shared_ptr<ApiLease> LeaseTable::find(const std::string& lock, const std::string& id) {
+std::shared_ptr<ApiLease> ClientLeases::find(const std::string& lock, const std::string& id) {
   std::lock_guard guard(mu_);
   // Every lease of the lock is compared in constant time (no early exit on a match): how long a
   // lookup takes tells nothing about how close a guessed id came.
@@ -217,7 +220,7 @@ std::shared_ptr<ApiLease> LeaseTable::find(const std::string& lock, const std::s
   return found;
 }
 
-void LeaseTable::forget(const std::shared_ptr<ApiLease>& lease) {
+void ClientLeases::forget(const std::shared_ptr<ApiLease>& lease) {
   auto [first, last] = leases_.equal_range(lease->lock);
   for (auto it = first; it != last; ++it) {
     if (it->second == lease) {
@@ -227,7 +230,7 @@ void LeaseTable::forget(const std::shared_ptr<ApiLease>& lease) {
   }
 }
 
-nlohmann::json LeaseTable::renew(const std::string& lock, const std::string& id, Duration ttl) {
+nlohmann::json ClientLeases::renew(const std::string& lock, const std::string& id, Duration ttl) {
   auto lease = find(lock, id);
   std::unique_lock lease_lock(lease->mu);
   auto drop_as_lost = [&](const std::string& why) {
@@ -253,7 +256,7 @@ nlohmann::json LeaseTable::renew(const std::string& lock, const std::string& id,
   return lease_json(*lease, true);
 }
 
-nlohmann::json LeaseTable::release(const std::string& lock, const std::string& id) {
+nlohmann::json ClientLeases::release(const std::string& lock, const std::string& id) {
   auto lease = find(lock, id);
   {
     std::lock_guard guard(mu_);
@@ -271,7 +274,7 @@ nlohmann::json LeaseTable::release(const std::string& lock, const std::string& i
   return {{"released", true}, {"lock", lock}};
 }
 
-nlohmann::json LeaseTable::list() {
+nlohmann::json ClientLeases::list() {
   std::vector<std::shared_ptr<ApiLease>> all;
   {
     std::lock_guard guard(mu_);
@@ -288,7 +291,7 @@ nlohmann::json LeaseTable::list() {
   return out;
 }
 
-nlohmann::json LeaseTable::held_for(const std::string& lock) {
+nlohmann::json ClientLeases::held_for(const std::string& lock) {
   std::vector<std::shared_ptr<ApiLease>> of_lock;
   {
     std::lock_guard guard(mu_);
@@ -309,18 +312,18 @@ nlohmann::json LeaseTable::held_for(const std::string& lock) {
   return out;
 }
 
-int LeaseTable::slots_of(const std::string& lock) {
+int ClientLeases::slots_of(const std::string& lock) {
   std::lock_guard guard(mu_);
   auto it = slots_.find(lock);
   return it == slots_.end() ? 0 : it->second;
 }
 
-std::set<std::string> LeaseTable::locks_seen() {
+std::set<std::string> ClientLeases::locks_seen() {
   std::lock_guard guard(mu_);
   return seen_;
 }
 
-std::size_t LeaseTable::release_all(std::vector<std::string>* failures) {
+std::size_t ClientLeases::release_all(std::vector<std::string>* failures) {
   std::multimap<std::string, std::shared_ptr<ApiLease>> all;
   {
     std::lock_guard guard(mu_);
@@ -337,7 +340,7 @@ std::size_t LeaseTable::release_all(std::vector<std::string>* failures) {
   return all.size();
 }
 
-void LeaseTable::drop_expired() {
+void ClientLeases::drop_expired() {
   std::vector<std::shared_ptr<ApiLease>> gone;
   {
     std::lock_guard guard(mu_);

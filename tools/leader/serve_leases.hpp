@@ -1,16 +1,20 @@
 #pragma once
 /// @file serve_leases.hpp
-/// The leases `leader serve` holds for its API clients, each known by an opaque lease id.
+/// The leases `leader serve` holds for its API clients: each is the engine's held lease, a
+/// LeaseGuard from Elector::acquire (a LeaderElector, or a LeaderGroupElector for slots), and
+/// this file keeps only what HTTP adds to it: the map from an opaque lease id to the guard, the
+/// ttl the client last asked for, and the locks and slot counts to list.
+///
+/// The client renews: the guard has no auto_extend, and a renew request is the guard's
+/// LeaderContext::extend(), so a client that stops renewing loses the lease at the engine's local
+/// deadline (send time of the last confirmed acquire/renew + the ttl the store granted - safety
+/// margin), which is also the deadline reported; the sidecar never claims more than was granted.
+/// A lease whose context is no longer leader (lost, or its deadline passed) is not listed and is
+/// dropped (renew then answers 409, 404 once dropped).
 ///
 /// A lease id is a secret: only the acquire reply carries it. Listings show a lease by its node id,
 /// fencing token and deadline, never by its id, and renew/release compare the id they are given
 /// with the lease's in constant time.
-///
-/// Each lease is acquired through a LeaderElector (or LeaderGroupElector for slots) without
-/// auto_extend: the client renews it through the API. Its expiry is the store's: the deadline
-/// reported is the elector's local deadline (send time of the last confirmed acquire/renew + the
-/// ttl the store granted - safety margin), so the sidecar never claims more than was granted.
-/// A lease whose local deadline passed or that was lost is dropped (renew then answers 409).
 /// Thread-safety: every method may be called from any HTTP worker thread.
 
 #include <cstdint>
@@ -54,14 +58,14 @@ struct AcquireRequest {
 
 struct ApiLease;
 
-/// The sidecar's leases.
-class LeaseTable {
+/// The API clients' leases by lease id.
+class ClientLeases {
  public:
-  LeaseTable(std::shared_ptr<LeaseStore> store, std::shared_ptr<EventBus> bus,
-             std::string default_node_id);
-  ~LeaseTable();
-  LeaseTable(const LeaseTable&) = delete;
-  LeaseTable& operator=(const LeaseTable&) = delete;
+  ClientLeases(std::shared_ptr<LeaseStore> store, std::shared_ptr<EventBus> bus,
+               std::string default_node_id);
+  ~ClientLeases();
+  ClientLeases(const ClientLeases&) = delete;
+  ClientLeases& operator=(const ClientLeases&) = delete;
 
   /// Acquires (waiting up to request.wait); the lease as JSON, with its `lease_id` (the only reply
   /// that carries it). Throws ApiError: 409 held_elsewhere on contention, 400 for invalid options,
