@@ -2,7 +2,7 @@
 // asynchronous drivers share: which errors are retried, when the call ends and how, the pause
 // between attempts and the backoff.
 
-#include "../../src/core/acquire_loop.hpp"
+#include "../../src/core/engine/acquire_loop.hpp"
 
 #include <gtest/gtest.h>
 

@@ -4,7 +4,7 @@
 // server that tries every order the requests of a lease may land in and checks that the deadline
 // never promises more than the server holds.
 
-#include "../../src/core/lease_clock.hpp"
+#include "../../src/core/engine/lease_clock.hpp"
 
 #include <gtest/gtest.h>
 

@@ -10,8 +10,8 @@
 #include <random>
 #include <string>
 
+#include "engine/owner_token.hpp"
 #include "leader/errors.hpp"
-#include "owner_token.hpp"
 
 namespace leader {
 namespace {

@@ -4,7 +4,7 @@
 #include <cmath>
 #include <random>
 
-#include "election_core.hpp"
+#include "engine/election_core.hpp"
 
 namespace leader {
 namespace {
