@@ -11,6 +11,7 @@
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -49,6 +50,32 @@ class ConnectionPool {
     ConnectionPool* pool_;
     std::unique_ptr<Conn> conn_;
   };
+
+  /// The connection for the next chunk of a batch sent on one borrowed connection (a SQL
+  /// store's renew_batch): `conn` is kept while it works and replaced when broken. False when the
+  /// chunk cannot be sent: `fail(error)` was told (the deadline had passed, or no connection
+  /// could be had after an earlier chunk went out); before anything was `sent` the error is
+  /// thrown instead, as a single call would throw it.
+  template <class Fail>
+  bool connection_for_chunk(std::optional<Handle>& conn, Deadline deadline, bool sent,
+                            Fail&& fail) {
+    if (deadline.expired()) {
+      fail(BackendError(ErrorCode::deadline_exceeded, scheme_,
+                        "renew_batch: deadline passed before this lease was sent"));
+      return false;
+    }
+    try {
+      if (!conn || (*conn)->broken()) {
+        conn.reset();  // a broken one goes back to the pool, which drops it
+        conn.emplace(acquire(deadline));
+      }
+    } catch (const BackendError& e) {
+      if (!sent) throw;  // nothing sent yet: as renew() would throw
+      fail(e);
+      return false;
+    }
+    return true;
+  }
 
   /// Borrows an idle live connection or opens a new one; waits for a free one until `deadline`.
   Handle acquire(Deadline deadline) {

@@ -128,21 +128,7 @@ std::vector<BatchRenewal> MysqlStore::renew_batch(std::span<const RenewalRequest
     auto fail = [&](const BackendError& e) {
       for (std::size_t i = begin; i < end; ++i) out[i].error = e;
     };
-    if (deadline.expired()) {
-      fail(BackendError(ErrorCode::deadline_exceeded, kScheme,
-                        "renew_batch: deadline passed before this lease was sent"));
-      continue;
-    }
-    try {
-      if (!conn || (*conn)->broken()) {
-        conn.reset();  // a broken one goes back to the pool, which drops it
-        conn.emplace(pool_.acquire(deadline));
-      }
-    } catch (const BackendError& e) {
-      if (!sent) throw;  // nothing sent yet: as renew() would throw
-      fail(e);
-      continue;
-    }
+    if (!pool_.connection_for_chunk(conn, deadline, sent, fail)) continue;
     if (!(*conn)->prepared(kRenewBatch)) {  // MySQL, MariaDB < 10.6: one renew at a time
       conn.reset();
       auto rest = LeaseStore::renew_batch(requests.subspan(begin), deadline);

@@ -182,21 +182,7 @@ std::vector<BatchRenewal> PostgresStore::renew_batch(std::span<const RenewalRequ
     auto fail = [&](const BackendError& e) {
       for (std::size_t i : chunk) out[i].error = e;
     };
-    if (deadline.expired()) {
-      fail(BackendError(ErrorCode::deadline_exceeded, kScheme,
-                        "renew_batch: deadline passed before this lease was sent"));
-      continue;
-    }
-    try {
-      if (!conn || (*conn)->broken()) {
-        conn.reset();  // a broken one goes back to the pool, which drops it
-        conn.emplace(pool_.acquire(deadline));
-      }
-    } catch (const BackendError& e) {
-      if (!sent) throw;  // nothing sent yet: as renew() would throw
-      fail(e);
-      continue;
-    }
+    if (!pool_.connection_for_chunk(conn, deadline, sent, fail)) continue;
     std::string locks = "{", slots = "{", owners = "{", ttls = "{";
     for (std::size_t i : chunk) {
       const Lease& l = *requests[i].lease;
