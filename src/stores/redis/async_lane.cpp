@@ -30,6 +30,7 @@
 
 #include "leader/errors.hpp"
 #include "pool.hpp"
+#include "send.hpp"
 
 namespace leader::redis {
 namespace {
@@ -194,7 +195,8 @@ void run_ready(std::vector<std::pair<std::function<void(bool)>, bool>>& ready) {
   ready.clear();
 }
 
-// Sends `batch` as one pipeline and delivers each reply. Returns false when the lane is stopping
+// Sends `batch` as one pipeline (send_calls(): a flushed script is sent again by its source) and
+// delivers each reply. Returns false when the lane is stopping
 // (a callback may have destroyed the store: nothing of it may be used after that).
 bool send_batch(const std::shared_ptr<Shared>& s, std::vector<Pending>& batch) {
   Deadline by = Deadline::after(std::chrono::hours(1));
@@ -204,7 +206,7 @@ bool send_batch(const std::shared_ptr<Shared>& s, std::vector<Pending>& batch) {
   std::vector<Reply> replies;
   std::exception_ptr failure;
   std::vector<std::uint64_t> seen(go.size(), 0);
-  TimePoint sent{};
+  std::vector<TimePoint> sent;
   if (!go.empty()) {
     for (const Pending& p : go) by = by.min(p.deadline);
     std::vector<Command> commands;
@@ -232,8 +234,7 @@ bool send_batch(const std::shared_ptr<Shared>& s, std::vector<Pending>& batch) {
         ++s->stats.pipelines;
         s->stats.commands += go.size();
       }
-      sent = Clock::now();
-      s->command->pipeline(commands, replies, by);
+      send_calls(*s->command, commands, replies, by, false, &sent);
     } catch (const BackendError& e) {
       failure = std::current_exception();
       s->command.reset();
@@ -254,13 +255,12 @@ bool send_batch(const std::shared_ptr<Shared>& s, std::vector<Pending>& batch) {
     } catch (...) {
     }
   }
+  replies.resize(go.size());
+  sent.resize(go.size());
   for (std::size_t i = 0; i < go.size(); ++i) {
     try {
-      if (i < replies.size()) {
-        go[i].done(std::move(replies[i]), nullptr, sent, seen[i]);
-      } else {
-        go[i].done(nullptr, failure, sent, seen[i]);
-      }
+      const bool answered = replies[i] != nullptr;
+      go[i].done(std::move(replies[i]), answered ? nullptr : failure, sent[i], seen[i]);
     } catch (...) {
     }
   }

@@ -18,6 +18,7 @@
 #include "leader/store.hpp"
 #include "pool.hpp"
 #include "scripts.hpp"
+#include "send.hpp"
 
 namespace leader::redis {
 
@@ -56,11 +57,11 @@ class RedisStore final : public LeaseStore,
   [[nodiscard]] LockState watch(std::string_view lock, const LockState& last_seen,
                                 Deadline deadline, const std::stop_token& stop) override;
 
-  /// Asynchronous attempts (issue 14, target 5): on the store's AsyncLane (async_lane.hpp),
+  /// Asynchronous attempts: on the store's AsyncLane (async_lane.hpp),
   /// standalone or behind Sentinel, without `?wait_replicas=`; not on a cluster.
   [[nodiscard]] bool attempts_async() const noexcept override;
-  /// try_acquire's script (EVALSHA; EVAL after NOSCRIPT; again with more keys when the lock was
-  /// last a larger group), pipelined with the other attempts queued on the lane.
+  /// try_acquire's script call (again with more keys when the lock was last a larger group),
+  /// pipelined with the other attempts queued on the lane (send_calls(), as send()).
   void try_acquire_async(const LeaseRequest& request, Deadline deadline,
                          std::function<void(Attempt)> done) override;
   /// A wait on the lane for the lock's changes channel (the scripts' PUBLISH).
@@ -87,37 +88,53 @@ class RedisStore final : public LeaseStore,
   [[nodiscard]] std::string candidates_key(std::string_view group) const;
 
  private:
-  /// Runs `script` (EVALSHA, EVAL on NOSCRIPT) and returns its reply; error replies throw.
-  /// `sent_at`, when given, receives the local time just before the script was sent. `acked`,
-  /// when given and `?wait_replicas=` is set, receives what `WAIT` answered after a reply that
-  /// changed something (not nil, not 0), on the same connection; -1 when no WAIT was sent.
+  /// The one send path (send.hpp) of a call: `command` (routed by its first key on a cluster,
+  /// following MOVED and ASK at most 3 times: neither executed it, so sending it to the node
+  /// named replays nothing) through send_calls() (a flushed script is sent again by its source);
+  /// an error reply goes to reject(), naming `operation`. `sent_at`, when given, receives when
+  /// the call that executed was written; `acked`, when given and `?wait_replicas=` is set, what
+  /// WAIT answered after a reply that changed something, on the same connection (-1: no WAIT).
+  Reply send(const Command& command, std::string_view operation, Deadline deadline,
+             TimePoint* sent_at = nullptr, int* acked = nullptr);
+  /// send() of `script` with `keys` and `args`.
   Reply eval(const Script& script, const std::vector<std::string>& keys,
              const std::vector<std::string>& args, Deadline deadline, TimePoint* sent_at = nullptr,
-             int* acked = nullptr);
+             int* acked = nullptr) {
+    return send(script_call(script, keys, args), "a script", deadline, sent_at, acked);
+  }
+  /// send() of a plain command, routed by its key (`command[1]`).
+  Reply command(const Command& command, Deadline deadline) {
+    return send(command, command.front(), deadline);
+  }
+  /// Throws the error of a reply's `text`, after what it says changed: READONLY (the primary was
+  /// demoted: Sentinel asks again), CLUSTERDOWN (the slot map is read again).
+  [[noreturn]] void reject(const std::string& text, std::string_view operation);
+  /// After a call failed with `e` on a cluster node: unavailable or deadline_exceeded may be a
+  /// failover, so the next call reads the slot map again (nothing is replayed elsewhere).
+  void node_failed(const BackendError& e);
+  /// The acquire script's `reply` to `r` declaring `declared` slot keys, sent at `sent`: the
+  /// lease or contention, with `declared` 0; or, when the lock was last a larger group, empty
+  /// with `declared` the slot keys to declare asking again.
+  Acquired granted(const LeaseRequest& r, const redisReply* reply, TimePoint sent, int& declared);
   /// A grant that too few replicas acknowledged (`?wait_replicas=`): released at once (best
   /// effort; otherwise it expires after its ttl), then BackendError(deadline_exceeded).
   [[noreturn]] void not_replicated(const Lease& lease, int acked, Deadline deadline);
+  /// The renew script's call for `lease` and `ttl` (renew and renew_batch; renewals.cpp).
+  [[nodiscard]] Command renew_call(const Lease& lease, Duration ttl) const;
   /// One pipelined round trip of renew_batch: `requests[i]` for each i of `chunk`, on `pool`;
-  /// fills `out[i]`, or appends i to `redirected` on a MOVED or ASK reply.
+  /// fills `out[i]`, or appends i to `redirected` on a MOVED or ASK reply (`moved`: one was
+  /// MOVED).
   void renew_chunk(ConnectionPool& pool, std::span<const RenewalRequest> requests,
                    std::span<const std::size_t> chunk, Deadline deadline,
                    std::vector<BatchRenewal>& out, std::vector<std::size_t>& redirected,
                    bool& moved);
-  /// Runs one plain command; error replies throw. Routed by its key (`command[1]`) on a cluster.
-  Reply command(const Command& command, Deadline deadline);
   /// The pool serving `key`: the one pool, or on a cluster the primary of its slot.
   ConnectionPool& pool_for(const std::string& key, Deadline deadline);
-  /// Runs `use` on the pool of `key`; on a cluster follows MOVED (slot map read again) and ASK
-  /// (`use` is told to send ASKING first), at most 3 redirections: neither executed the command,
-  /// so sending it to the named node replays nothing. Returns the last reply.
-  Reply routed(
-      const std::string& key, Deadline deadline,
-      const std::function<Reply(ConnectionPool&, Connection&, Deadline, bool asking)>& use);
 
   /// The lane, started on first use.
   AsyncLane& lane();
-  /// One asynchronous acquire attempt declaring `declared` slot keys (`full`: EVAL, not EVALSHA).
-  void submit_acquire(const LeaseRequest& r, int declared, bool full, Deadline deadline,
+  /// One asynchronous acquire attempt declaring `declared` slot keys.
+  void submit_acquire(const LeaseRequest& r, int declared, Deadline deadline,
                       const std::shared_ptr<std::function<void(Attempt)>>& done);
 
   std::string scheme_;
@@ -126,9 +143,5 @@ class RedisStore final : public LeaseStore,
   mutable std::mutex lane_mu_;
   std::unique_ptr<AsyncLane> lane_;  // after pool_: stopped before the pool closes
 };
-
-/// Throws the BackendError matching a Redis error reply (`text`), naming `operation`.
-[[noreturn]] void throw_reply_error(const std::string& text, const Config& config,
-                                    std::string_view operation);
 
 }  // namespace leader::redis

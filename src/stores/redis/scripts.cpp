@@ -2,6 +2,7 @@
 
 #include <openssl/evp.h>
 
+#include <array>
 #include <cstdio>
 
 namespace leader::redis {
@@ -162,33 +163,32 @@ std::string sha1_hex(const std::string& text) {
   return hex;
 }
 
+// Every script of the store, in the order of the accessors below.
+const std::array<Script, 6>& scripts() {
+  static const std::array<Script, 6> all{Script(std::string(kPrelude) + kAcquire),
+                                         Script(std::string(kPrelude) + kRenew),
+                                         Script(std::string(kPrelude) + kRelease),
+                                         Script(kInspect),
+                                         Script(kPutCandidate),
+                                         Script(std::string(kPrelude) + kListCandidates)};
+  return all;
+}
+
 }  // namespace
 
 Script::Script(std::string src) : source(std::move(src)), sha1(sha1_hex(source)) {}
 
-const Script& acquire_script() {
-  static const Script s(std::string(kPrelude) + kAcquire);
-  return s;
-}
-const Script& renew_script() {
-  static const Script s(std::string(kPrelude) + kRenew);
-  return s;
-}
-const Script& release_script() {
-  static const Script s(std::string(kPrelude) + kRelease);
-  return s;
-}
-const Script& inspect_script() {
-  static const Script s(kInspect);
-  return s;
-}
-const Script& put_candidate_script() {
-  static const Script s(kPutCandidate);
-  return s;
-}
-const Script& list_candidates_script() {
-  static const Script s(std::string(kPrelude) + kListCandidates);
-  return s;
+const Script& acquire_script() { return scripts()[0]; }
+const Script& renew_script() { return scripts()[1]; }
+const Script& release_script() { return scripts()[2]; }
+const Script& inspect_script() { return scripts()[3]; }
+const Script& put_candidate_script() { return scripts()[4]; }
+const Script& list_candidates_script() { return scripts()[5]; }
+
+const Script* script_with_sha1(std::string_view sha1) {
+  for (const Script& s : scripts())
+    if (s.sha1 == sha1) return &s;
+  return nullptr;
 }
 
 }  // namespace leader::redis

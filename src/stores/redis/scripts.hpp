@@ -3,6 +3,7 @@
 // one plain command), executed atomically by the server. See README.md for the key layout.
 
 #include <string>
+#include <string_view>
 
 namespace leader::redis {
 
@@ -32,5 +33,7 @@ const Script& inspect_script();
 const Script& put_candidate_script();
 /// List candidates: KEYS = registry. Evicts expired entries, returns {node_id, value}...
 const Script& list_candidates_script();
+/// The script above whose SHA1 is `sha1`, or null (EVAL of its source after NOSCRIPT).
+const Script* script_with_sha1(std::string_view sha1);
 
 }  // namespace leader::redis

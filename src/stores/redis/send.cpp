@@ -1,0 +1,115 @@
+#include "send.hpp"
+
+#include <algorithm>
+
+#include "leader/errors.hpp"
+
+namespace leader::redis {
+
+Command script_call(const Script& script, const std::vector<std::string>& keys,
+                    const std::vector<std::string>& args) {
+  Command cmd;
+  cmd.reserve(3 + keys.size() + args.size());
+  cmd.insert(cmd.end(), {"EVALSHA", script.sha1, std::to_string(keys.size())});
+  cmd.insert(cmd.end(), keys.begin(), keys.end());
+  cmd.insert(cmd.end(), args.begin(), args.end());
+  return cmd;
+}
+
+void send_calls(Connection& c, const std::vector<Command>& commands, std::vector<Reply>& answers,
+                Deadline deadline, bool asking, std::vector<TimePoint>* sent) {
+  answers.clear();
+  answers.resize(commands.size());
+  if (sent != nullptr) sent->assign(commands.size(), TimePoint{});
+  // One pipeline of `what`, whose j-th command is commands[which[j]].
+  auto send = [&](const std::vector<std::size_t>& which, const std::vector<Command>& what) {
+    if (asking) (void)c.call({"ASKING"}, deadline);
+    const TimePoint at = std::chrono::steady_clock::now();
+    if (sent != nullptr)
+      for (std::size_t k : which) (*sent)[k] = at;
+    std::vector<Reply> got;
+    try {
+      c.pipeline(what, got, deadline);
+    } catch (const BackendError&) {
+      for (std::size_t j = 0; j < got.size(); ++j) answers[which[j]] = std::move(got[j]);
+      throw;
+    }
+    for (std::size_t j = 0; j < got.size(); ++j) answers[which[j]] = std::move(got[j]);
+  };
+  std::vector<std::size_t> all(commands.size());
+  for (std::size_t k = 0; k < all.size(); ++k) all[k] = k;
+  send(all, commands);
+  std::vector<std::size_t> again;
+  std::vector<Command> full;
+  for (std::size_t k = 0; k < answers.size(); ++k) {
+    const Script* script = commands[k].size() > 1 && commands[k][0] == "EVALSHA"
+                               ? script_with_sha1(commands[k][1])
+                               : nullptr;
+    if (script == nullptr || error_text(answers[k].get()).rfind("NOSCRIPT", 0) != 0) continue;
+    again.push_back(k);
+    full.push_back(commands[k]);
+    full.back()[0] = "EVAL";
+    full.back()[1] = script->source;
+    answers[k].reset();
+  }
+  if (!again.empty()) send(again, full);
+}
+
+std::optional<Redirect> redirect_of(const std::string& text) {
+  // "MOVED <slot> <host:port>" / "ASK <slot> <host:port>"
+  const bool moved = text.rfind("MOVED ", 0) == 0;
+  if (!moved && text.rfind("ASK ", 0) != 0) return std::nullopt;
+  return Redirect{moved, text.substr(text.rfind(' ') + 1)};
+}
+
+bool wrote(const redisReply* r) {
+  if (r == nullptr || r->type == REDIS_REPLY_NIL || r->type == REDIS_REPLY_ERROR) return false;
+  return !(r->type == REDIS_REPLY_INTEGER && r->integer == 0);
+}
+
+int wait_for_replicas(Connection& c, const Config& config, Deadline d) {
+  using std::chrono::milliseconds;
+  const auto left =
+      std::chrono::duration_cast<milliseconds>(d.at() - std::chrono::steady_clock::now());
+  const auto timeout = std::max(
+      milliseconds(1), std::min(std::chrono::duration_cast<milliseconds>(config.wait_timeout),
+                                left - milliseconds(1)));
+  Reply r;
+  try {
+    r = c.call({"WAIT", std::to_string(config.wait_replicas), std::to_string(timeout.count())}, d);
+  } catch (const BackendError& e) {
+    throw BackendError(
+        ErrorCode::deadline_exceeded, "redis",
+        std::string("the write was applied on the primary, then WAIT failed: ") + e.what());
+  }
+  if (r == nullptr || r->type != REDIS_REPLY_INTEGER)
+    throw BackendError(
+        ErrorCode::deadline_exceeded, "redis",
+        "the write was applied on the primary, then WAIT answered " +
+            (error_text(r.get()).empty() ? std::string("no integer") : error_text(r.get())));
+  return static_cast<int>(r->integer);
+}
+
+void throw_reply_error(const std::string& text, const Config& config, std::string_view operation) {
+  std::string code = text.substr(0, text.find(' '));
+  std::string where =
+      "redis at " + config.endpoint() + " rejected " + std::string(operation) + ": " + text;
+  if (code == "NOAUTH" || code == "WRONGPASS" || code == "NOPERM")
+    throw BackendError(
+        ErrorCode::failed_precondition, "redis",
+        where + " (check the user, password and ACL of " + config.redacted_uri + ")");
+  if ((code == "MOVED" || code == "ASK") && !config.cluster())
+    throw BackendError(ErrorCode::failed_precondition, "redis",
+                       where +
+                           " (a Redis Cluster node: use redis-cluster://node1,node2,... to follow "
+                           "its redirections)");
+  if (code == "MOVED" || code == "ASK")  // a cluster that kept redirecting (resharding)
+    throw BackendError(ErrorCode::unavailable, "redis", where);
+  if (code == "CROSSSLOT") throw BackendError(ErrorCode::internal, "redis", where);
+  if (code == "LOADING" || code == "BUSY" || code == "MASTERDOWN" || code == "TRYAGAIN" ||
+      code == "CLUSTERDOWN" || code == "READONLY" || code == "OOM")
+    throw BackendError(ErrorCode::unavailable, "redis", where);
+  throw BackendError(ErrorCode::internal, "redis", where);
+}
+
+}  // namespace leader::redis

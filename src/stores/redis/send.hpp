@@ -1,0 +1,50 @@
+#pragma once
+// The one send path of the store's calls, shared by the blocking calls, renew_batch's
+// pipelines, the AsyncLane and Cluster mode: a pipeline that sends a flushed script again by its
+// source (NOSCRIPT), the reading of a redirection (MOVED, ASK), WAIT after a write
+// (`?wait_replicas=`), and the error an error reply becomes. RedisStore::send adds the cluster
+// routing and what READONLY and CLUSTERDOWN change (redis_store.cpp).
+
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "connection.hpp"
+#include "scripts.hpp"
+
+namespace leader::redis {
+
+/// The script call `EVALSHA <sha1> <number of keys> keys... args...`.
+[[nodiscard]] Command script_call(const Script& script, const std::vector<std::string>& keys,
+                                  const std::vector<std::string>& args);
+
+/// Sends `commands` as one pipeline on `c` (after an ASKING round trip when `asking`), then once
+/// more those answered NOSCRIPT (not executed: the server lost its script cache) as EVAL of the
+/// script's source. `answers[k]` receives commands[k]'s reply, null when none came before the
+/// connection failed or `deadline` passed (the BackendError is rethrown); `sent`, when given,
+/// when each was written (the EVAL's pipeline for a script sent again).
+void send_calls(Connection& c, const std::vector<Command>& commands, std::vector<Reply>& answers,
+                Deadline deadline, bool asking = false, std::vector<TimePoint>* sent = nullptr);
+
+/// Where a MOVED or ASK error reply sends its command, which the node did not execute.
+struct Redirect {
+  bool moved = false;  ///< MOVED (the slot moved for good: read the slot map again), else ASK
+  std::string target;  ///< "host:port"
+};
+/// The redirection an error reply's `text` names, if it is one.
+[[nodiscard]] std::optional<Redirect> redirect_of(const std::string& text);
+
+/// True when a script's reply says it changed something (a grant, an owned renew): what a WAIT
+/// must cover. nil (contention) and 0 (not ours) wrote nothing.
+[[nodiscard]] bool wrote(const redisReply* r);
+/// WAIT for `config.wait_replicas` replicas on `c` within `deadline`: the number that
+/// acknowledged. The write it follows was applied, so each failure is BackendError
+/// (deadline_exceeded, an unknown outcome).
+int wait_for_replicas(Connection& c, const Config& config, Deadline deadline);
+
+/// Throws the BackendError matching a Redis error reply (`text`), naming `operation`.
+[[noreturn]] void throw_reply_error(const std::string& text, const Config& config,
+                                    std::string_view operation);
+
+}  // namespace leader::redis
