@@ -36,6 +36,7 @@
 #include <utility>
 
 #include "leader/elector.hpp"
+#include "leader/lock_watching.hpp"
 
 namespace leader {
 
@@ -94,9 +95,6 @@ struct ObserveOptions {
   /// missed notification) is still reported. > 0.
   Duration recheck = std::chrono::seconds(30);
 };
-
-/// True when two snapshots name the same holders (owner token, fencing token, slot).
-[[nodiscard]] bool same_holders(const LockState& a, const LockState& b) noexcept;
 
 /// Follows `lock` on `store` until `stop` or until `on_change` returns false, calling it with the
 /// first snapshot and then with every snapshot whose holders differ from the previous one. A store

@@ -12,6 +12,9 @@
 
 namespace leader {
 
+/// True when two snapshots of a lock name the same holders (owner token, fencing token, slot).
+[[nodiscard]] bool same_holders(const LockState& a, const LockState& b) noexcept;
+
 /// A store that can block until a lock's record changes.
 class LockWatcher {
  public:

@@ -1,6 +1,6 @@
 // BlockingPool: the threads that run blocking store waits for the async layers.
 
-#include "leader/async.hpp"
+#include "leader/blocking_pool.hpp"
 
 namespace leader {
 

@@ -74,16 +74,6 @@ void CampaignOptions::validate() const {
   check_duration_bound("CampaignOptions", "resign_hold_off", resign_hold_off);
 }
 
-bool same_holders(const LockState& a, const LockState& b) noexcept {
-  if (a.holders.size() != b.holders.size()) return false;
-  for (std::size_t i = 0; i < a.holders.size(); ++i) {
-    const Holder& x = a.holders[i];
-    const Holder& y = b.holders[i];
-    if (x.owner != y.owner || x.fencing_token != y.fencing_token || x.slot != y.slot) return false;
-  }
-  return true;
-}
-
 void observe_lock(LeaseStore& store, std::string_view lock,
                   const std::function<bool(const LockState&)>& on_change,
                   const std::stop_token& stop, ObserveOptions options) {
