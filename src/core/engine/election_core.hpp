@@ -71,7 +71,7 @@ class ElectionCore : public std::enable_shared_from_this<ElectionCore> {
   void set_turns(Turns turns) { turns_ = std::move(turns); }
 
  private:
-  friend class AsyncAcquisition;  // acquire_async's state (election_core.cpp)
+  friend class AsyncAcquisition;  // acquire_async's state (async_acquisition.cpp)
   Acquisition on_backend_error(const std::string& lock, const BackendError& e);
   /// Starts holding a granted lease (watched, events emitted); throws failed_precondition (after
   /// releasing it) when the grant is too short for an explicit safety margin. `unknown_before`:
@@ -114,5 +114,16 @@ class ElectionCore : public std::enable_shared_from_this<ElectionCore> {
   Subscription history_;  // feeds hooks_.history
   Turns turns_;
 };
+
+/// Calls `f(*listener)` when there is a listener; a listener's failure never disturbs the
+/// election.
+template <class F>
+void notify(ElectionListener* listener, F&& f) noexcept {
+  if (!listener) return;
+  try {
+    f(*listener);
+  } catch (...) {  // listener failures never disturb the election
+  }
+}
 
 }  // namespace leader::detail
