@@ -102,7 +102,7 @@ endfunction()
 set(LEADER_GENERATED_DIR ${PROJECT_BINARY_DIR}/generated)
 
 # leader_write_store_schemes(): writes the table of every declared store scheme and its
-# component, which src/core/open.cpp compiles in. Called once, after every store's CMakeLists.txt;
+# component, which src/core/config/open.cpp compiles in. Called once, after every store's CMakeLists.txt;
 # the file changes (and open.cpp recompiles) only when a declaration does.
 function(leader_write_store_schemes)
   get_property(entries GLOBAL PROPERTY LEADER_STORE_SCHEMES)

@@ -1,4 +1,4 @@
-// The rules of one acquisition (src/core/acquire_loop.hpp), which the blocking and the
+// The rules of one acquisition (src/core/engine/acquire_loop.hpp), which the blocking and the
 // asynchronous drivers share: which errors are retried, when the call ends and how, the pause
 // between attempts and the backoff.
 

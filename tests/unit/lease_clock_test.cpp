@@ -1,4 +1,4 @@
-// The lease clock (src/core/lease_clock.hpp): every rule with explicit times (a confirmed grant, a
+// The lease clock (src/core/engine/lease_clock.hpp): every rule with explicit times (a confirmed grant, a
 // shorter grant than asked, unknown outcomes before and after confirmed grants, the margin and its
 // misfits, the renewal cadence, the retry after a failure, extend's new ttl), then a model of the
 // server that tries every order the requests of a lease may land in and checks that the deadline

@@ -18,7 +18,7 @@ struct UriParamAlias {
   std::string_view canonical;  ///< the name to use instead, e.g. "tls_ca"
 };
 
-/// Every accepted old spelling: the one table (src/core/uri_params.cpp).
+/// Every accepted old spelling: the one table (src/core/config/uri_params.cpp).
 [[nodiscard]] std::span<const UriParamAlias> uri_param_aliases();
 
 }  // namespace leader
