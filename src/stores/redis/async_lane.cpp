@@ -1,35 +1,21 @@
-// AsyncLane: see async_lane.hpp and README.md, "Waiting without a thread".
-//
-// The thread's loop: deliver what is due (ended waits, woken waits), send every queued command
-// in one pipeline and deliver the replies, bring the subscriptions up to date, then sleep on the
-// subscriber connection and an eventfd (rung by submit/wait/cancel/the destructor) until a
-// message, a new request or the earliest wait's end. Callbacks run with no lock held.
-//
-// A wait is never woken by a message it could have missed: each channel counts its changes
-// (messages, and each confirmed subscription, which may have missed some), an attempt reports
-// the count when it was written, and a wait whose attempt saw an older count (or none: not yet
-// subscribed) is woken at once, or at the subscription's confirmation.
+// AsyncLane (async_lane.hpp). The thread's loop: deliver what is due (ended waits, woken
+// waits), send the queued commands in one pipeline and deliver the replies, bring the
+// subscriptions up to date, then sleep on the subscriber connection and an eventfd (rung by
+// submit/wait/cancel/the destructor) until a message, a request or the earliest wait's end.
 
 #include "async_lane.hpp"
 
-#include <poll.h>
-#include <sys/eventfd.h>
-#include <unistd.h>
-
 #include <algorithm>
-#include <cerrno>
-#include <condition_variable>
-#include <cstring>
 #include <deque>
 #include <map>
 #include <mutex>
-#include <set>
 #include <string_view>
 #include <utility>
 #include <vector>
 
 #include "leader/errors.hpp"
 #include "pool.hpp"
+#include "replies.hpp"
 #include "send.hpp"
 
 namespace leader::redis {
@@ -77,33 +63,17 @@ struct Channel {
   Clock::time_point used{};                      // last attempt or wait
 };
 
-std::string_view text_of(const redisReply* r) {
-  return r != nullptr && (r->type == REDIS_REPLY_STRING || r->type == REDIS_REPLY_STATUS)
-             ? std::string_view(r->str, r->len)
-             : std::string_view();
-}
-
 }  // namespace
 
 struct AsyncLane::Shared {
-  explicit Shared(ConnectionPool& p) : pool(&p) {
-    wake_fd = ::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-    if (wake_fd < 0)
-      throw BackendError(
-          ErrorCode::internal, "redis",
-          std::string("cannot create the async lane's eventfd: ") + std::strerror(errno));
-  }
-  ~Shared() { ::close(wake_fd); }
-  Shared(const Shared&) = delete;
-  Shared& operator=(const Shared&) = delete;
+  explicit Shared(ConnectionPool& p) : pool(&p) {}
 
-  void ring() const noexcept {
-    const std::uint64_t one = 1;
-    [[maybe_unused]] const ssize_t n = ::write(wake_fd, &one, sizeof one);
+  [[nodiscard]] bool stopped() const {
+    std::lock_guard lock(mu);
+    return stopping;
   }
-  void drain() const noexcept {
-    std::uint64_t v = 0;
-    [[maybe_unused]] const ssize_t n = ::read(wake_fd, &v, sizeof v);
+  void check_open_locked() const {
+    if (stopping) throw BackendError(ErrorCode::unavailable, "redis", "the store is closing");
   }
 
   // Sets the timer of wait `id` (under mu): the end of its pause when it is its channel's first
@@ -162,8 +132,8 @@ struct AsyncLane::Shared {
     }
   }
 
-  ConnectionPool* pool;  // outlives the lane (the store owns both); unused once stopping
-  int wake_fd = -1;
+  ConnectionPool* pool;        // outlives the lane (the store owns both); unused once stopping
+  EventFd wake{"async lane"};  // rung by submit, wait, cancel and the destructor
   mutable std::mutex mu;
   bool stopping = false;
   std::deque<Pending> pending;
@@ -184,20 +154,23 @@ namespace {
 
 using Shared = AsyncLane::Shared;
 
+// Runs `f`, a callback: its failure never stops the lane.
+template <class F>
+void quietly(F&& f) noexcept {
+  try {
+    f();
+  } catch (...) {
+  }
+}
+
 // Runs the woken callbacks collected in `ready`.
 void run_ready(std::vector<std::pair<std::function<void(bool)>, bool>>& ready) {
-  for (auto& [woken, changed] : ready) {
-    try {
-      woken(changed);
-    } catch (...) {  // a callback's failure never stops the lane
-    }
-  }
+  for (auto& [woken, changed] : ready) quietly([&] { woken(changed); });
   ready.clear();
 }
 
-// Sends `batch` as one pipeline (send_calls(): a flushed script is sent again by its source) and
-// delivers each reply. Returns false when the lane is stopping
-// (a callback may have destroyed the store: nothing of it may be used after that).
+// Sends `batch` as one pipeline (send_calls(), as the blocking calls do) and delivers each
+// reply. False when the lane is stopping (a callback may have destroyed the store).
 bool send_batch(const std::shared_ptr<Shared>& s, std::vector<Pending>& batch) {
   Deadline by = Deadline::after(std::chrono::hours(1));
   std::vector<Pending> late;  // deadline passed before it could be sent
@@ -249,25 +222,16 @@ bool send_batch(const std::shared_ptr<Shared>& s, std::vector<Pending>& batch) {
   std::exception_ptr too_late = std::make_exception_ptr(
       BackendError(ErrorCode::deadline_exceeded, "redis",
                    "the deadline passed before the attempt was sent to redis"));
-  for (Pending& p : late) {
-    try {
-      p.done(nullptr, too_late, TimePoint{}, 0);
-    } catch (...) {
-    }
-  }
+  for (Pending& p : late) quietly([&] { p.done(nullptr, too_late, TimePoint{}, 0); });
   replies.resize(go.size());
   sent.resize(go.size());
   for (std::size_t i = 0; i < go.size(); ++i) {
-    try {
-      const bool answered = replies[i] != nullptr;
-      go[i].done(std::move(replies[i]), answered ? nullptr : failure, sent[i], seen[i]);
-    } catch (...) {
-    }
+    const std::exception_ptr error = replies[i] ? nullptr : failure;
+    quietly([&] { go[i].done(std::move(replies[i]), error, sent[i], seen[i]); });
   }
   late.clear();
   go.clear();
-  std::lock_guard lock(s->mu);
-  return !s->stopping;
+  return !s->stopped();
 }
 
 // One pushed reply of the subscriber connection.
@@ -364,7 +328,7 @@ void sync_subscriptions(Shared& s) {
 void sleep_until(Shared& s, Clock::time_point until) {
   if (s.subscriber != nullptr) {
     try {
-      Reply r = s.subscriber->next_reply(Deadline(until), s.wake_fd);
+      Reply r = s.subscriber->next_reply(Deadline(until), s.wake.fd());
       if (r) {
         on_pushed(s, r.get());
         const Deadline now(Clock::now());
@@ -378,11 +342,9 @@ void sleep_until(Shared& s, Clock::time_point until) {
       s.unsubscribed_all_locked();
     }
   } else {
-    const auto left = std::chrono::ceil<std::chrono::milliseconds>(until - Clock::now());
-    pollfd p{s.wake_fd, POLLIN, 0};
-    (void)::poll(&p, 1, static_cast<int>(std::clamp<long long>(left.count(), 0, 1 << 30)));
+    s.wake.wait(Deadline(until));
   }
-  s.drain();
+  s.wake.drain();
 }
 
 void run(const std::shared_ptr<Shared>& s) {
@@ -407,14 +369,8 @@ void run(const std::shared_ptr<Shared>& s) {
       if (!s->channels.empty()) until = std::min(until, now + kLinger);
     }
     run_ready(ready);
-    {
-      std::lock_guard lock(s->mu);
-      if (s->stopping) return;
-    }
-    if (!batch.empty()) {
-      if (!send_batch(s, batch)) return;
-      batch.clear();
-    }
+    if (s->stopped() || (!batch.empty() && !send_batch(s, batch))) return;
+    batch.clear();
     sync_subscriptions(*s);
     bool more = false;  // queued meanwhile: only read what was pushed, then go on at once
     {
@@ -444,32 +400,23 @@ AsyncLane::~AsyncLane() {
     for (std::uint64_t id : ids) shared_->end_wait_locked(id, false);
     ready.swap(shared_->ready);
   }
-  shared_->ring();
-  if (thread_.get_id() == std::this_thread::get_id()) {
-    thread_.detach();  // inside one of the lane's callbacks: it ends when that returns
-  } else {
-    thread_.join();
-  }
+  shared_->wake.ring();
+  // Inside one of the lane's callbacks, the thread ends when that returns.
+  thread_.get_id() == std::this_thread::get_id() ? thread_.detach() : thread_.join();
   const auto closed = std::make_exception_ptr(BackendError(
       ErrorCode::unavailable, "redis", "the store was closed before the call was sent"));
-  for (Pending& p : pending) {
-    try {
-      p.done(nullptr, closed, TimePoint{}, 0);
-    } catch (...) {
-    }
-  }
+  for (Pending& p : pending) quietly([&] { p.done(nullptr, closed, TimePoint{}, 0); });
   run_ready(ready);
 }
 
 void AsyncLane::submit(Command command, std::string channel, Deadline deadline, Done done) {
   {
     std::lock_guard lock(shared_->mu);
-    if (shared_->stopping)
-      throw BackendError(ErrorCode::unavailable, "redis", "the store is closing");
+    shared_->check_open_locked();
     shared_->pending.push_back(
         Pending{std::move(command), std::move(channel), deadline, std::move(done)});
   }
-  shared_->ring();
+  shared_->wake.ring();
 }
 
 std::uint64_t AsyncLane::wait(const std::string& channel, std::uint64_t seen, Deadline until,
@@ -477,8 +424,7 @@ std::uint64_t AsyncLane::wait(const std::string& channel, std::uint64_t seen, De
   std::uint64_t id = 0;
   {
     std::lock_guard lock(shared_->mu);
-    if (shared_->stopping)
-      throw BackendError(ErrorCode::unavailable, "redis", "the store is closing");
+    shared_->check_open_locked();
     id = ++shared_->next_id;
     Channel& ch = shared_->channels[channel];
     ch.used = Clock::now();
@@ -503,7 +449,7 @@ std::uint64_t AsyncLane::wait(const std::string& channel, std::uint64_t seen, De
       }
     }
   }
-  shared_->ring();
+  shared_->wake.ring();
   return id;
 }
 
@@ -513,14 +459,13 @@ void AsyncLane::cancel(std::uint64_t id) noexcept {
     if (!shared_->waits.contains(id)) return;
     shared_->end_wait_locked(id, false);
   }
-  shared_->ring();
+  shared_->wake.ring();
 }
 
 AsyncLane::Stats AsyncLane::stats() const {
   std::lock_guard lock(shared_->mu);
   Stats out = shared_->stats;
   out.waits = shared_->waits.size();
-  out.channels = 0;
   for (const auto& [name, ch] : shared_->channels)
     if (ch.state == Channel::State::subscribing || ch.state == Channel::State::subscribed)
       ++out.channels;

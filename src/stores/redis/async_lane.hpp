@@ -6,6 +6,12 @@
 // each to its caller); waits are timers on this thread and subscriptions on one subscriber
 // connection (the lock's changes channel, which the store's scripts PUBLISH on), so thousands
 // of waiting acquisitions cost two connections and one thread, whatever their number.
+//
+// A wait is never woken by a message it could have missed: each channel counts its changes
+// (messages, and each confirmed subscription, which may have missed some), an attempt reports
+// the count when it was written, and a wait whose attempt saw an older count (or none: not yet
+// subscribed) is woken at once, or at the subscription's confirmation. Callbacks run on the
+// lane's thread with no lock held.
 
 #include <cstdint>
 #include <exception>

@@ -163,18 +163,14 @@ Config Config::from_uri(const Uri& uri) {
 
 std::string Config::endpoint() const {
   if (transport == Transport::unix_socket) return socket_path;
-  if (cluster()) {
-    std::string list;
-    for (const auto& s : cluster_seeds)
-      list += (list.empty() ? "" : ",") + s.host + ":" + std::to_string(s.port);
-    return "the Redis Cluster of " + list;
-  }
-  if (sentinel()) {
-    std::string list;
-    for (const auto& s : sentinels)
-      list += (list.empty() ? "" : ",") + s.host + ":" + std::to_string(s.port);
-    return "the primary of '" + master_name + "' (Sentinels " + list + ")";
-  }
+  auto list = [](const std::vector<Endpoint>& all) {
+    std::string out;
+    for (const auto& s : all)
+      out += (out.empty() ? "" : ",") + s.host + ":" + std::to_string(s.port);
+    return out;
+  };
+  if (cluster()) return "the Redis Cluster of " + list(cluster_seeds);
+  if (sentinel()) return "the primary of '" + master_name + "' (Sentinels " + list(sentinels) + ")";
   std::string h = host.find(':') != std::string::npos ? "[" + host + "]" : host;
   return h + ":" + std::to_string(port);
 }

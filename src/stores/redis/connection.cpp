@@ -9,6 +9,7 @@
 #include <openssl/ssl.h>
 #include <openssl/x509v3.h>
 #include <poll.h>
+#include <sys/eventfd.h>
 #include <sys/socket.h>
 #include <sys/un.h>
 #include <unistd.h>
@@ -49,6 +50,35 @@ bool is_ip_address(const std::string& host) {
 std::string error_text(const redisReply* r) {
   if (r == nullptr || r->type != REDIS_REPLY_ERROR) return {};
   return std::string(r->str, r->len);
+}
+
+EventFd::EventFd(const char* owner) : fd_(::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK)) {
+  if (fd_ < 0)
+    throw error(ErrorCode::internal,
+                std::string("cannot create the ") + owner + "'s eventfd: " + std::strerror(errno));
+}
+
+EventFd::~EventFd() { ::close(fd_); }
+
+void EventFd::ring() const noexcept {
+  const std::uint64_t one = 1;
+  [[maybe_unused]] const ssize_t n = ::write(fd_, &one, sizeof one);
+}
+
+void EventFd::drain() const noexcept {
+  std::uint64_t v = 0;
+  [[maybe_unused]] const ssize_t n = ::read(fd_, &v, sizeof v);
+}
+
+void EventFd::wait(Deadline until) const noexcept {
+  for (;;) {
+    const auto left =
+        std::chrono::ceil<std::chrono::milliseconds>(until.at() - std::chrono::steady_clock::now());
+    if (left.count() <= 0) return;
+    pollfd p{fd_, POLLIN, 0};
+    const int n = ::poll(&p, 1, static_cast<int>(std::min<long long>(left.count(), 1 << 30)));
+    if (n != 0 && !(n < 0 && errno == EINTR)) return;
+  }
 }
 
 TlsContext::TlsContext(const Config& config) {
@@ -196,7 +226,8 @@ void Connection::authenticate(Deadline deadline) {
   }
   if (config_.db != 0) setup.push_back({"SELECT", std::to_string(config_.db)});
   if (setup.empty()) return;
-  auto replies = exchange(setup, deadline);
+  std::vector<Reply> replies;
+  pipeline(setup, replies, deadline);
   for (std::size_t i = 0; i < replies.size(); ++i) {
     std::string text = error_text(replies[i].get());
     if (text.empty()) continue;
@@ -236,10 +267,12 @@ std::string wire_format(const std::vector<Command>& commands) {
 
 }  // namespace
 
-std::vector<Reply> Connection::exchange(const std::vector<Command>& commands, Deadline deadline) {
-  std::vector<Reply> replies;
-  pipeline(commands, replies, deadline);
-  return replies;
+Reply Connection::parsed() {
+  void* r = nullptr;
+  if (redisReaderGetReply(reader_, &r) != REDIS_OK)
+    throw error(ErrorCode::internal, "redis protocol error from " + config_.endpoint() + ": " +
+                                         redisReaderGetError(reader_));
+  return Reply(static_cast<redisReply*>(r));
 }
 
 void Connection::pipeline(const std::vector<Command>& commands, std::vector<Reply>& replies,
@@ -249,12 +282,8 @@ void Connection::pipeline(const std::vector<Command>& commands, std::vector<Repl
   write_all(out.data(), out.size(), deadline);
   replies.reserve(commands.size());
   while (replies.size() < commands.size()) {
-    void* r = nullptr;
-    if (redisReaderGetReply(reader_, &r) != REDIS_OK)
-      throw error(ErrorCode::internal, "redis protocol error from " + config_.endpoint() + ": " +
-                                           redisReaderGetError(reader_));
-    if (r != nullptr) {
-      replies.emplace_back(static_cast<redisReply*>(r));
+    if (Reply r = parsed()) {
+      replies.push_back(std::move(r));
       continue;
     }
     char buf[kIoBuffer];
@@ -264,7 +293,8 @@ void Connection::pipeline(const std::vector<Command>& commands, std::vector<Repl
 }
 
 Reply Connection::call(const Command& command, Deadline deadline) {
-  auto replies = exchange({command}, deadline);
+  std::vector<Reply> replies;
+  pipeline({command}, replies, deadline);
   return std::move(replies.front());
 }
 
@@ -275,11 +305,7 @@ void Connection::send(const Command& command, Deadline deadline) {
 
 Reply Connection::next_reply(Deadline deadline, int wake_fd) {
   for (;;) {
-    void* r = nullptr;
-    if (redisReaderGetReply(reader_, &r) != REDIS_OK)
-      throw error(ErrorCode::internal, "redis protocol error from " + config_.endpoint() + ": " +
-                                           redisReaderGetError(reader_));
-    if (r != nullptr) return Reply(static_cast<redisReply*>(r));
+    if (Reply r = parsed()) return r;
     const auto left = std::chrono::ceil<std::chrono::milliseconds>(
         deadline.at() - std::chrono::steady_clock::now());
     pollfd p[2] = {{fd_, POLLIN, 0}, {wake_fd, POLLIN, 0}};

@@ -55,12 +55,10 @@ class Connection {
   Connection(const Connection&) = delete;
   Connection& operator=(const Connection&) = delete;
 
-  /// Sends all `commands` in one write and reads one reply each (error replies included).
-  std::vector<Reply> exchange(const std::vector<Command>& commands, Deadline deadline);
-  /// exchange() that keeps what it read: `replies` is cleared, then receives the replies in order
-  /// as they arrive. When the connection fails or `deadline` passes (BackendError, as exchange()
-  /// throws it), `replies` holds those read before: the commands after them have no answer (a
-  /// pipeline, e.g. RedisStore::renew_batch, reports each command's outcome on its own).
+  /// Sends all `commands` in one write and reads one reply each (error replies included):
+  /// `replies` is cleared, then receives the replies in order as they arrive. When the connection
+  /// fails or `deadline` passes (BackendError), `replies` holds those read before: the commands
+  /// after them have no answer (a pipeline reports each command's outcome on its own).
   void pipeline(const std::vector<Command>& commands, std::vector<Reply>& replies,
                 Deadline deadline);
   /// Sends one command and reads its reply.
@@ -95,6 +93,8 @@ class Connection {
   std::size_t recv_raw(char* buf, std::size_t size, Deadline deadline);
   void flush_tls(Deadline deadline);
   void feed_available();
+  /// The next reply the reader holds complete, or null.
+  Reply parsed();
   void wait_fd(short events, Deadline deadline);
   [[noreturn]] void fail_io(const std::string& what, int err) const;
 
@@ -104,6 +104,28 @@ class Connection {
   redisReader* reader_ = nullptr;
   bool reused_ = false;
   std::uint64_t generation_ = 0;
+};
+
+/// An eventfd: a wake-up that poll() waits for beside a connection's socket (the AsyncLane's
+/// requests, a watch's stop request).
+class EventFd {
+ public:
+  /// Throws BackendError(internal), naming `owner`, when none can be created.
+  explicit EventFd(const char* owner);
+  ~EventFd();
+  EventFd(const EventFd&) = delete;
+  EventFd& operator=(const EventFd&) = delete;
+  /// The descriptor, readable once rung.
+  [[nodiscard]] int fd() const { return fd_; }
+  /// Makes fd() readable (thread-safe, noexcept: a stop callback's).
+  void ring() const noexcept;
+  /// Makes fd() unreadable again.
+  void drain() const noexcept;
+  /// Waits until fd() is readable or `until` passes.
+  void wait(Deadline until) const noexcept;
+
+ private:
+  int fd_;
 };
 
 /// The message of an error reply, or empty when `r` is not an error.

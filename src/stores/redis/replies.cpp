@@ -21,11 +21,6 @@ std::uint64_t parse_u64(std::string_view text) {
   return v;
 }
 
-std::string_view str(const redisReply* r) {
-  if (r == nullptr || (r->type != REDIS_REPLY_STRING && r->type != REDIS_REPLY_STATUS)) return {};
-  return {r->str, r->len};
-}
-
 [[noreturn]] void unexpected(std::string_view operation) {
   throw BackendError(ErrorCode::internal, "redis", "unexpected reply to " + std::string(operation));
 }
@@ -112,6 +107,11 @@ redisReplyObjectFunctions bounded_functions() {
 
 }  // namespace
 
+std::string_view text_of(const redisReply* r) {
+  if (r == nullptr || (r->type != REDIS_REPLY_STRING && r->type != REDIS_REPLY_STATUS)) return {};
+  return {r->str, r->len};
+}
+
 redisReader* create_reply_reader() {
   static redisReplyObjectFunctions functions = bounded_functions();
   return redisReaderCreateWithFunctions(&functions);
@@ -125,14 +125,14 @@ std::optional<Granted> decode_acquire(const redisReply* reply) {
   Granted g;
   const long long slot = reply->element[0]->integer;
   if (slot == kDeclareMoreSlots || slot == kHeldAsAnotherSize) {
-    auto text = str(reply->element[1]);
+    auto text = text_of(reply->element[1]);
     auto [p, ec] = std::from_chars(text.data(), text.data() + text.size(), g.size);
     if (ec != std::errc() || p != text.data() + text.size() || g.size < 0) unexpected("acquire");
     g.slot = static_cast<int>(slot);
     return g;
   }
   if (slot < 0 || slot > std::numeric_limits<int>::max()) unexpected("acquire");
-  g.fencing_token = parse_u64(str(reply->element[1]));
+  g.fencing_token = parse_u64(text_of(reply->element[1]));
   g.slot = static_cast<int>(slot);
   return g;
 }
@@ -145,7 +145,7 @@ bool decode_owned(const redisReply* reply, std::string_view operation) {
 int decode_slot_count(const redisReply* reply, int max) {
   int slots = 1;
   if (reply->type == REDIS_REPLY_STRING) {
-    auto text = str(reply);
+    auto text = text_of(reply);
     std::from_chars(text.data(), text.data() + text.size(), slots);
     slots = std::clamp(slots, 1, max);
   }
@@ -161,7 +161,7 @@ std::vector<Holder> decode_inspect(const redisReply* reply) {
     if (value->type != REDIS_REPLY_STRING || pttl->type != REDIS_REPLY_INTEGER) continue;
     if (pttl->integer == -2) continue;  // expired between GET and PTTL
     // A value of another client (redis-py Lock, plain SET NX) holds the lock too.
-    Holder h = parse_value(str(value)).value_or(Holder{"unknown", "", 0, 0, {}});
+    Holder h = parse_value(text_of(value)).value_or(Holder{"unknown", "", 0, 0, {}});
     h.slot = static_cast<int>(i / 2);
     h.expires_in = pttl->integer < 0 ? Duration::max() : Duration(pttl->integer);
     holders.push_back(std::move(h));

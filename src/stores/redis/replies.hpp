@@ -23,6 +23,9 @@ inline constexpr int kMaxReplyElements = 1 << 18;
 /// the wire before any element arrives. Free with redisReaderFree.
 [[nodiscard]] redisReader* create_reply_reader();
 
+/// The text of a string or status reply; empty for any other reply or null.
+[[nodiscard]] std::string_view text_of(const redisReply* r);
+
 /// `Granted::slot` when the lock's size names more slots than the request declared.
 inline constexpr int kDeclareMoreSlots = -1;
 /// `Granted::slot` when the lock is held under another size (single / group of N).

@@ -1,6 +1,7 @@
 #include "sentinel.hpp"
 
 #include "leader/errors.hpp"
+#include "replies.hpp"
 
 namespace leader::redis {
 
@@ -65,16 +66,12 @@ SentinelAnswer ask_sentinels(const Config& config, std::span<const Endpoint> sen
 
 void verify_primary(Connection& c, Deadline deadline) {
   Reply r = c.call({"ROLE"}, deadline);
-  if (r && r->type == REDIS_REPLY_ARRAY && r->elements >= 1 &&
-      r->element[0]->type == REDIS_REPLY_STRING &&
-      std::string_view(r->element[0]->str, r->element[0]->len) == "master")
-    return;
-  std::string role = "an unexpected reply";
-  if (r && r->type == REDIS_REPLY_ARRAY && r->elements >= 1 &&
-      r->element[0]->type == REDIS_REPLY_STRING)
-    role = "'" + std::string(r->element[0]->str, r->element[0]->len) + "'";
-  else if (const std::string text = error_text(r.get()); !text.empty())
-    role = text;
+  const bool named = r && r->type == REDIS_REPLY_ARRAY && r->elements >= 1 &&
+                     r->element[0]->type == REDIS_REPLY_STRING;
+  const std::string_view name = named ? text_of(r->element[0]) : "";
+  if (name == "master") return;
+  std::string role = named ? "'" + std::string(name) + "'" : error_text(r.get());
+  if (role.empty()) role = "an unexpected reply";
   throw BackendError(ErrorCode::unavailable, "redis",
                      "redis at " + c.endpoint() +
                          ", named primary by a Sentinel, answers ROLE with " + role +

@@ -5,14 +5,8 @@
 // after each re-subscription (a message sent while it reconnected is lost: fire-and-forget) and
 // at the earliest holder's expiry (an expiry publishes nothing). README.md, section Watching.
 
-#include <poll.h>
-#include <sys/eventfd.h>
-#include <unistd.h>
-
 #include <algorithm>
-#include <cerrno>
 #include <cstdint>
-#include <cstring>
 #include <memory>
 #include <stop_token>
 #include <string>
@@ -21,6 +15,7 @@
 #include "leader/errors.hpp"
 #include "leader/names.hpp"
 #include "redis_store.hpp"
+#include "replies.hpp"
 
 namespace leader::redis {
 namespace {
@@ -34,19 +29,10 @@ constexpr Duration kAfterExpiry = std::chrono::milliseconds(2);
 // so that a server closing every connection does not make the watch spin.
 constexpr Duration kResubscribePause = std::chrono::milliseconds(200);
 
-// A descriptor closed on destruction.
-struct OwnedFd {
-  int fd;
-  ~OwnedFd() { ::close(fd); }
-};
-
 // Makes an eventfd readable: the stop callback.
 struct Raise {
-  int fd;
-  void operator()() const noexcept {
-    const std::uint64_t one = 1;
-    [[maybe_unused]] const ssize_t n = ::write(fd, &one, sizeof one);
-  }
+  const EventFd* event;
+  void operator()() const noexcept { event->ring(); }
 };
 
 // An eventfd that becomes readable once `stop` is requested, polled beside the subscriber's
@@ -54,19 +40,11 @@ struct Raise {
 class StopSignal {
  public:
   explicit StopSignal(const std::stop_token& stop)
-      : event_{make_eventfd()}, on_stop_(stop, Raise{event_.fd}) {}
-  [[nodiscard]] int fd() const { return event_.fd; }
+      : event_("watch"), on_stop_(stop, Raise{&event_}) {}
+  [[nodiscard]] const EventFd& event() const { return event_; }
 
  private:
-  static int make_eventfd() {
-    const int fd = ::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-    if (fd < 0)
-      throw BackendError(ErrorCode::internal, "redis",
-                         std::string("cannot create the watch's eventfd: ") + std::strerror(errno));
-    return fd;
-  }
-
-  OwnedFd event_;
+  EventFd event_;
   std::stop_callback<Raise> on_stop_;
 };
 
@@ -91,9 +69,8 @@ std::unique_ptr<Connection> subscribe(ConnectionPool& pool, const std::string& c
 }
 
 bool is_message(const redisReply* r) {
-  if (r == nullptr || r->type != REDIS_REPLY_ARRAY || r->elements < 1) return false;
-  const redisReply* kind = r->element[0];
-  return kind->type == REDIS_REPLY_STRING && std::string_view(kind->str, kind->len) == "message";
+  return r != nullptr && r->type == REDIS_REPLY_ARRAY && r->elements >= 1 &&
+         text_of(r->element[0]) == "message";
 }
 
 // Waits for a message on `subscriber` until `until` or a stop request; true when one came.
@@ -107,21 +84,6 @@ bool wait_for_message(Connection& subscriber, Deadline until, int stop_fd) {
     while (subscriber.next_reply(now, stop_fd)) {
     }
     return true;
-  }
-}
-
-// Waits until `until` or a stop request, with nothing to listen to.
-void wait_quietly(Deadline until, int stop_fd) {
-  for (;;) {
-    const auto left =
-        std::chrono::ceil<std::chrono::milliseconds>(until.at() - std::chrono::steady_clock::now());
-    if (left.count() <= 0) return;
-    pollfd p{stop_fd, POLLIN, 0};
-    const int n = ::poll(&p, 1, static_cast<int>(std::min<long long>(left.count(), 1 << 30)));
-    if (n > 0) return;
-    if (n < 0 && errno != EINTR)
-      throw BackendError(ErrorCode::internal, "redis",
-                         std::string("poll in a watch: ") + std::strerror(errno));
   }
 }
 
@@ -159,16 +121,15 @@ LockState RedisStore::watch(std::string_view lock, const LockState& last_seen, D
         refused ? deadline.min(Deadline::after(kPollWhenRefused)) : reread_at(now, deadline);
     bool read_again = false;  // a message came, or the subscription broke: read now
     if (subscriber == nullptr) {
-      wait_quietly(until, stopped.fd());
+      stopped.event().wait(until);
     } else {
       try {
-        read_again = wait_for_message(*subscriber, until, stopped.fd());
+        read_again = wait_for_message(*subscriber, until, stopped.event().fd());
       } catch (const BackendError& e) {
         if (e.code() != ErrorCode::unavailable) throw;
         subscriber.reset();  // dropped (CLIENT KILL, restart, timeout): subscribe, read again
         read_again = true;
-        if (++drops > 1)
-          wait_quietly(deadline.min(Deadline::after(kResubscribePause)), stopped.fd());
+        if (++drops > 1) stopped.event().wait(deadline.min(Deadline::after(kResubscribePause)));
       }
     }
     // Otherwise this was the deadline, a stop, a holder's expiry or a poll (the last two: read).
