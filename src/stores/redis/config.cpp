@@ -8,6 +8,11 @@
 namespace leader::redis {
 namespace {
 
+// Refuses `uri` for the reason `why`.
+[[noreturn]] void refuse(const Uri& uri, const std::string& why) {
+  throw InvalidArgument("store URI '" + uri.redacted() + "': " + why);
+}
+
 int int_param(const Uri& uri, const std::string& key, int fallback, int lo, int hi) {
   const auto param = uri.param(key);
   if (!param) return fallback;
@@ -27,65 +32,55 @@ int db_from_path(const Uri& uri, const std::string& path) {
   auto digits = std::string_view(path).substr(1);
   auto [p, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), value);
   if (ec != std::errc() || p != digits.data() + digits.size() || value < 0)
-    throw InvalidArgument("store URI '" + uri.redacted() + "': path '" + path +
-                          "' must be a database number such as /0");
+    refuse(uri, "path '" + path + "' must be a database number such as /0");
   return value;
 }
 
 void parse_location(const Uri& uri, Config& c) {
   if (c.transport == Transport::unix_socket) {
     if (!uri.hosts.empty() || uri.path.size() < 2 || uri.path.front() != '/')
-      throw InvalidArgument("store URI '" + uri.redacted() +
-                            "': expected unix:///absolute/path/redis.sock");
+      refuse(uri, "expected unix:///absolute/path/redis.sock");
     c.socket_path = uri.path;
     c.db = int_param(uri, "db", 0, 0, 1 << 20);
     return;
   }
   if (uri.scheme == "redis-cluster") {
     if (uri.hosts.empty())
-      throw InvalidArgument("store URI '" + uri.redacted() +
-                            "': expected one or more cluster nodes (redis-cluster://h1:p1,h2:p2)");
+      refuse(uri, "expected one or more cluster nodes (redis-cluster://h1:p1,h2:p2)");
     for (const auto& h : uri.hosts) c.cluster_seeds.push_back({h.host, h.port.value_or(6379)});
     if (db_from_path(uri, uri.path) != 0 || int_param(uri, "db", 0, 0, 0) != 0)
-      throw InvalidArgument("store URI '" + uri.redacted() +
-                            "': a Redis Cluster has database 0 only");
-    if (uri.param("sentinel"))
-      throw InvalidArgument("store URI '" + uri.redacted() + "': ?sentinel= with redis-cluster://");
+      refuse(uri, "a Redis Cluster has database 0 only");
+    if (uri.param("sentinel")) refuse(uri, "?sentinel= with redis-cluster://");
     c.host = c.cluster_seeds.front().host;
     c.port = c.cluster_seeds.front().port;
     return;
   }
   if (uri.scheme == "redis-sentinel" || uri.param("sentinel")) {
     if (c.transport != Transport::tcp)
-      throw InvalidArgument("store URI '" + uri.redacted() +
-                            "': Sentinel mode supports plain TCP only (no rediss://, no unix://)");
+      refuse(uri, "Sentinel mode supports plain TCP only (no rediss://, no unix://)");
     // The hosts are Sentinels; the path (redis-sentinel://) or ?sentinel= names the master.
     if (uri.hosts.empty())
-      throw InvalidArgument(
-          "store URI '" + uri.redacted() +
-          "': expected one or more Sentinels (redis-sentinel://h1:p1,h2:p2/name)");
+      refuse(uri, "expected one or more Sentinels (redis-sentinel://h1:p1,h2:p2/name)");
     for (const auto& h : uri.hosts) c.sentinels.push_back({h.host, h.port.value_or(26379)});
     if (uri.scheme == "redis-sentinel") {
       if (uri.param("sentinel"))
-        throw InvalidArgument("store URI '" + uri.redacted() +
-                              "': name the master in the path of redis-sentinel://, not in "
-                              "?sentinel=");
+        refuse(uri,
+               "name the master in the path of redis-sentinel://, not in "
+               "?sentinel=");
       c.master_name = uri.path.size() > 1 ? uri.path.substr(1) : "";
     } else {
       c.master_name = *uri.param("sentinel");
       c.db = db_from_path(uri, uri.path);
     }
     if (c.master_name.empty() || c.master_name.find_first_of("/ \r\n") != std::string::npos)
-      throw InvalidArgument("store URI '" + uri.redacted() + "': the Sentinel master name '" +
-                            c.master_name + "' is empty or has '/' or white space");
+      refuse(uri,
+             "the Sentinel master name '" + c.master_name + "' is empty or has '/' or white space");
     if (uri.param("db")) c.db = int_param(uri, "db", 0, 0, 1 << 20);
     c.host = c.sentinels.front().host;  // replaced by the primary's address per connection
     c.port = c.sentinels.front().port;
     return;
   }
-  if (uri.hosts.size() != 1)
-    throw InvalidArgument("store URI '" + uri.redacted() +
-                          "': expected exactly one host (redis://host[:port][/db])");
+  if (uri.hosts.size() != 1) refuse(uri, "expected exactly one host (redis://host[:port][/db])");
   c.host = uri.hosts.front().host;
   c.port = uri.hosts.front().port.value_or(6379);
   c.db = db_from_path(uri, uri.path);
@@ -101,11 +96,9 @@ void parse_tls(const Uri& uri, Config& c) {
   bool any = !c.tls_ca.empty() || !c.tls_cert.empty() || !c.tls_key.empty() ||
              !c.tls_server_name.empty() || uri.param("tls_verify");
   if (any && c.transport != Transport::tls)
-    throw InvalidArgument("store URI '" + uri.redacted() +
-                          "': tls_* parameters need the rediss:// scheme");
+    refuse(uri, "tls_* parameters need the rediss:// scheme");
   if (c.tls_cert.empty() != c.tls_key.empty())
-    throw InvalidArgument("store URI '" + uri.redacted() +
-                          "': tls_cert and tls_key must be given together");
+    refuse(uri, "tls_cert and tls_key must be given together");
 }
 
 }  // namespace
@@ -129,8 +122,7 @@ Config Config::from_uri(const Uri& uri) {
   if (uri.user && !uri.user->empty()) c.user = uri.user;
   if (uri.password && !uri.password->empty()) c.password = uri.password;
   if (c.user && !c.password)
-    throw InvalidArgument("store URI '" + uri.redacted() +
-                          "': a user name needs a password (redis://user:password@host)");
+    refuse(uri, "a user name needs a password (redis://user:password@host)");
   c.prefix = uri.param("prefix").value_or("leader:");
   if (c.prefix.find_first_of("{} \r\n") != std::string::npos)
     throw InvalidArgument("URI parameter 'prefix' of '" + uri.redacted() + "' is '" + c.prefix +
@@ -138,26 +130,23 @@ Config Config::from_uri(const Uri& uri) {
   c.connect_timeout = uri.duration_param("connect_timeout", c.connect_timeout);
   c.command_timeout = uri.duration_param("command_timeout", c.command_timeout);
   if (c.connect_timeout <= Duration{0} || c.command_timeout <= Duration{0})
-    throw InvalidArgument("store URI '" + uri.redacted() + "': timeouts must be positive");
+    refuse(uri, "timeouts must be positive");
   c.pool_size = int_param(uri, "pool_size", c.pool_size, 1, 1024);
   c.sentinel_check = uri.duration_param("sentinel_check", c.sentinel_check);
   if (c.sentinel_check < Duration{0})
     throw InvalidArgument("URI parameter 'sentinel_check' of '" + uri.redacted() +
                           "' must not be negative");
   if (c.cluster() && c.transport != Transport::tcp)
-    throw InvalidArgument("store URI '" + uri.redacted() +
-                          "': Cluster mode supports plain TCP only");
+    refuse(uri, "Cluster mode supports plain TCP only");
   if (uri.param("sentinel_check") && !c.sentinel())
-    throw InvalidArgument("store URI '" + uri.redacted() +
-                          "': sentinel_check needs Sentinel mode (redis-sentinel://)");
+    refuse(uri, "sentinel_check needs Sentinel mode (redis-sentinel://)");
   c.wait_replicas = int_param(uri, "wait_replicas", 0, 0, 1000);
   c.wait_timeout = uri.duration_param("wait_timeout", c.wait_timeout);
   if (c.wait_timeout < std::chrono::milliseconds(1))
     throw InvalidArgument("URI parameter 'wait_timeout' of '" + uri.redacted() +
                           "' must be at least 1ms (WAIT 0 would block without bound)");
   if (uri.param("wait_timeout") && c.wait_replicas == 0)
-    throw InvalidArgument("store URI '" + uri.redacted() +
-                          "': wait_timeout needs wait_replicas >= 1");
+    refuse(uri, "wait_timeout needs wait_replicas >= 1");
   return c;
 }
 

@@ -345,11 +345,7 @@ void Connection::feed_available() {
     const int e = SSL_get_error(ssl_, got);
     flush_tls(Deadline::after(config_.command_timeout));  // what OpenSSL has to answer
     if (e == SSL_ERROR_WANT_READ || e == SSL_ERROR_WANT_WRITE) return;
-    if (e == SSL_ERROR_ZERO_RETURN)
-      throw error(ErrorCode::unavailable,
-                  "redis at " + config_.endpoint() + " closed the TLS session");
-    throw error(ErrorCode::unavailable,
-                "TLS read from " + config_.endpoint() + " failed: " + openssl_error());
+    fail_tls_read(e);
   }
 }
 
@@ -400,12 +396,7 @@ std::size_t Connection::read_some(char* buf, std::size_t size, Deadline deadline
     int n = SSL_read(ssl_, buf, static_cast<int>(size));
     if (n > 0) return static_cast<std::size_t>(n);
     int e = SSL_get_error(ssl_, n);
-    if (e == SSL_ERROR_ZERO_RETURN)
-      throw error(ErrorCode::unavailable,
-                  "redis at " + config_.endpoint() + " closed the TLS session");
-    if (e != SSL_ERROR_WANT_READ && e != SSL_ERROR_WANT_WRITE)
-      throw error(ErrorCode::unavailable,
-                  "TLS read from " + config_.endpoint() + " failed: " + openssl_error());
+    if (e != SSL_ERROR_WANT_READ && e != SSL_ERROR_WANT_WRITE) fail_tls_read(e);
     flush_tls(deadline);
     char raw[kIoBuffer];
     std::size_t got = recv_raw(raw, sizeof raw, deadline);
@@ -462,6 +453,14 @@ void Connection::wait_fd(short events, Deadline deadline) {
     if (r > 0) return;
     if (r < 0 && errno != EINTR) fail_io("poll on redis connection", errno);
   }
+}
+
+void Connection::fail_tls_read(int e) const {
+  if (e == SSL_ERROR_ZERO_RETURN)
+    throw error(ErrorCode::unavailable,
+                "redis at " + config_.endpoint() + " closed the TLS session");
+  throw error(ErrorCode::unavailable,
+              "TLS read from " + config_.endpoint() + " failed: " + openssl_error());
 }
 
 void Connection::fail_io(const std::string& what, int err) const {

@@ -97,6 +97,8 @@ class Connection {
   Reply parsed();
   void wait_fd(short events, Deadline deadline);
   [[noreturn]] void fail_io(const std::string& what, int err) const;
+  /// Throws the error of an SSL_read that failed with `e` (not WANT_READ or WANT_WRITE).
+  [[noreturn]] void fail_tls_read(int e) const;
 
   const Config config_;  // a copy: in Sentinel mode each connection has its primary's address
   int fd_ = -1;
