@@ -1,5 +1,5 @@
-// The CheckedStore (src/core/engine/checked_store.hpp): every rule it enforces, with the error type and
-// the message naming the problem; a wrapped fake store proves that nothing reaches the store on
+// The CheckedStore (src/core/engine/checked_store.hpp): every rule it enforces, with the error type
+// and the message naming the problem; a wrapped fake store proves that nothing reaches the store on
 // invalid input or a passed deadline; stray exceptions become BackendError{internal}.
 
 #include <gtest/gtest.h>

@@ -1,8 +1,8 @@
-// The lease clock (src/core/engine/lease_clock.hpp): every rule with explicit times (a confirmed grant, a
-// shorter grant than asked, unknown outcomes before and after confirmed grants, the margin and its
-// misfits, the renewal cadence, the retry after a failure, extend's new ttl), then a model of the
-// server that tries every order the requests of a lease may land in and checks that the deadline
-// never promises more than the server holds.
+// The lease clock (src/core/engine/lease_clock.hpp): every rule with explicit times (a confirmed
+// grant, a shorter grant than asked, unknown outcomes before and after confirmed grants, the margin
+// and its misfits, the renewal cadence, the retry after a failure, extend's new ttl), then a model
+// of the server that tries every order the requests of a lease may land in and checks that the
+// deadline never promises more than the server holds.
 
 #include "../../src/core/engine/lease_clock.hpp"
 

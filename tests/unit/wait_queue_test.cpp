@@ -1,6 +1,6 @@
-// Waiters of one process for one lock (src/core/engine/wait_queue.hpp; issue 14, targets 3 and 4): they
-// are served in arrival order, a release by this process hands the lock over at once (no backoff
-// period), a waiter behind others still asks the store itself before it reports a skip, and
+// Waiters of one process for one lock (src/core/engine/wait_queue.hpp; issue 14, targets 3 and 4):
+// they are served in arrival order, a release by this process hands the lock over at once (no
+// backoff period), a waiter behind others still asks the store itself before it reports a skip, and
 // waiters of different locks or stores do not queue behind each other.
 
 #include <gtest/gtest.h>
