@@ -22,11 +22,11 @@ namespace leader::detail {
 
 /// Registers `factory` with leader::open() under every scheme of store component `component`;
 /// returns true (for a static initialiser). Throws std::logic_error when it declares no scheme.
-bool register_store_schemes(std::string_view component, StoreFactory factory);
+bool register_store_schemes(std::string_view component, const StoreFactory& factory);
 
 /// Registers `factory` with leader::open_history() under every scheme of store component
 /// `component`; returns true. Throws std::logic_error when it declares no scheme.
-bool register_history_schemes(std::string_view component, HistoryFactory factory);
+bool register_history_schemes(std::string_view component, const HistoryFactory& factory);
 
 }  // namespace leader::detail
 

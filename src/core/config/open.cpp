@@ -93,14 +93,14 @@ std::vector<std::string_view> store_schemes(std::string_view component) {
   return out;
 }
 
-bool register_store_schemes(std::string_view component, StoreFactory factory) {
+bool register_store_schemes(std::string_view component, const StoreFactory& factory) {
   auto schemes = store_schemes(component);
   if (schemes.empty()) throw std::logic_error(no_schemes(component));
   for (std::string_view scheme : schemes) register_store(std::string(scheme), factory);
   return true;
 }
 
-bool register_history_schemes(std::string_view component, HistoryFactory factory) {
+bool register_history_schemes(std::string_view component, const HistoryFactory& factory) {
   auto schemes = store_schemes(component);
   if (schemes.empty()) throw std::logic_error(no_schemes(component));
   for (std::string_view scheme : schemes) register_history_sink(std::string(scheme), factory);

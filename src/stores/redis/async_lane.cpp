@@ -165,7 +165,7 @@ void quietly(F&& f) noexcept {
 
 // Runs the woken callbacks collected in `ready`.
 void run_ready(std::vector<std::pair<std::function<void(bool)>, bool>>& ready) {
-  for (auto& [woken, changed] : ready) quietly([&] { woken(changed); });
+  for (auto& entry : ready) quietly([&entry] { entry.first(entry.second); });
   ready.clear();
 }
 
