@@ -125,7 +125,19 @@ class AsyncAcquisition : public std::enable_shared_from_this<AsyncAcquisition> {
 
   // The call ends without a grant (ElectionCore::end_without_grant, the ghost released aside).
   void end(End why, const BackendError* failure = nullptr) {
-    settle([&] { return core_->end_without_grant(lock_, request_, loop_, why, failure, true); });
+    std::optional<Acquisition> acq;
+    std::exception_ptr error;
+    try {
+      acq.emplace(core_->end_without_grant(lock_, request_, loop_, why, failure, true));
+    } catch (...) {
+      error = std::current_exception();
+    }
+    // The loop's last error shares its message's reference count with the copy delivered to the
+    // caller: dropped here, before the caller's thread may drop that copy (libstdc++ counts such
+    // references uninstrumented, so a race detector sees no order otherwise).
+    loop_.contended();
+    if (error) return deliver({}, std::move(error));
+    deliver(std::move(*acq), nullptr);
   }
 
   // The call ends with an error that is not a store's answer (nothing sent, a stray exception).
