@@ -125,19 +125,7 @@ class AsyncAcquisition : public std::enable_shared_from_this<AsyncAcquisition> {
 
   // The call ends without a grant (ElectionCore::end_without_grant, the ghost released aside).
   void end(End why, const BackendError* failure = nullptr) {
-    std::optional<Acquisition> acq;
-    std::exception_ptr error;
-    try {
-      acq.emplace(core_->end_without_grant(lock_, request_, loop_, why, failure, true));
-    } catch (...) {
-      error = std::current_exception();
-    }
-    // The loop's last error shares its message's reference count with the copy delivered to the
-    // caller: dropped here, before the caller's thread may drop that copy (libstdc++ counts such
-    // references uninstrumented, so a race detector sees no order otherwise).
-    loop_.contended();
-    if (error) return deliver({}, std::move(error));
-    deliver(std::move(*acq), nullptr);
+    settle([&] { return core_->end_without_grant(lock_, request_, loop_, why, failure, true); });
   }
 
   // The call ends with an error that is not a store's answer (nothing sent, a stray exception).
@@ -164,7 +152,10 @@ class AsyncAcquisition : public std::enable_shared_from_this<AsyncAcquisition> {
   // Never called inside an exception handler: the caller's thread may be done with the
   // exception before this one leaves the handler, and the last reference then drops here with
   // no ordering a race detector can see (libstdc++ counts exception references uninstrumented).
+  // The loop's last error is dropped first: it shares its message's reference count with the
+  // copy an error outcome carries to the caller, whose thread may drop that copy at once.
   void deliver(Acquisition acq, std::exception_ptr error) {
+    loop_.contended();
     ElectionCore::AcquireDone done = std::move(done_);
     done(std::move(acq), std::move(error));
   }
