@@ -206,23 +206,18 @@ void CheckedStore::try_acquire_async(const LeaseRequest& request, Deadline deadl
     throw BackendError(ErrorCode::deadline_exceeded, scheme_,
                        call.str() + ": the deadline had passed before the call; nothing was sent");
   guarded(call, [&] {
-    async_->try_acquire_async(
-        request, deadline,
-        [this, owner = request.owner, lock = request.lock, sent,
-         done = std::move(done)](Attempt a) {
-          if (!a.error) {
-            try {
-              LeaseRequest asked;  // check_grant reads the lock and owner only
-              asked.lock = lock;
-              asked.owner = owner;
-              check_grant(asked, a.acquired, sent);
-            } catch (...) {
-              a.acquired = {};
-              a.error = std::current_exception();
-            }
-          }
-          done(std::move(a));
-        });
+    async_->try_acquire_async(request, deadline,
+                              [this, request, sent, done = std::move(done)](Attempt a) {
+                                if (!a.error) {
+                                  try {
+                                    check_grant(request, a.acquired, sent);
+                                  } catch (...) {
+                                    a.acquired = {};
+                                    a.error = std::current_exception();
+                                  }
+                                }
+                                done(std::move(a));
+                              });
   });
 }
 
