@@ -42,9 +42,10 @@ void ZooKeeperStore::put_candidate(std::string_view group, const Candidate& cand
   for (int attempt = 0; attempt < 4; ++attempt) {
     Reply cur = session().get(path, deadline);
     if (cur.rc == ZNONODE) {
-      Reply r = create_in(session(), dir, path, candidate_data(candidate, registered, ttl),
-                          ZOO_EPHEMERAL, deadline);
+      Reply r = session().create(path, candidate_data(candidate, registered, ttl), ZOO_EPHEMERAL,
+                                 deadline);
       if (r.rc == ZOK) return;
+      if (r.rc != ZNODEEXISTS) session().fail(r.rc, "create " + path);
       continue;  // created concurrently: update it
     }
     if (auto old = parse_candidate(cur.value)) registered = to_ms(old->registered_at);

@@ -85,17 +85,4 @@ std::string escape_component(std::string_view name) {
   return out;
 }
 
-std::string unescape_component(std::string_view name) {
-  std::string out;
-  for (std::size_t i = 0; i < name.size(); ++i) {
-    if (name[i] == '%' && i + 2 < name.size()) {
-      out += static_cast<char>(std::stoi(std::string(name.substr(i + 1, 2)), nullptr, 16));
-      i += 2;
-    } else {
-      out += name[i];
-    }
-  }
-  return out;
-}
-
 }  // namespace leader::zookeeper

@@ -22,21 +22,7 @@ struct Config {
   static Config from_uri(const Uri& uri);
 };
 
-/// The former spellings.
-using StoreConfig [[deprecated("use leader::zookeeper::Config")]] = Config;
-[[deprecated("use leader::zookeeper::Config::from_uri")]] inline Config parse_config(
-    const Uri& uri) {
-  return Config::from_uri(uri);
-}
-
 /// Escapes a name for use as one znode path component ('/', '%' and control bytes as %XX).
 std::string escape_component(std::string_view name);
-/// Reverses escape_component.
-std::string unescape_component(std::string_view name);
 
 }  // namespace leader::zookeeper
-
-/// The store's former namespace.
-namespace leader::detail {
-namespace zk = ::leader::zookeeper;
-}  // namespace leader::detail

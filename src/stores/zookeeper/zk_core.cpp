@@ -182,28 +182,11 @@ Core::Acquiring::~Acquiring() {
 }
 
 Renewal Core::renew(const Lease& lease, Duration ttl, Deadline deadline) {
-  auto h = held(lease.owner);
-  const TimePoint sent_at = steady_now();
-  if (!h || h->kept || h->czxid != static_cast<std::int64_t>(lease.fencing_token) ||
-      sent_at >= h->expire_at)
-    return {};
-  // On the session that created the node only: a newer session proves nothing about it.
-  const bool ours = session_.stat_own(h->path, h->czxid, h->generation, deadline).has_value();
-  const Duration g = granted(ttl);
-  bool sooner = false;  // the timer sleeps until the earliest deletion time it saw: wake it
-  {
-    std::lock_guard lock(mu_);
-    auto it = held_.find(lease.owner);
-    if (it == held_.end() || it->second.czxid != h->czxid || it->second.kept) return {};
-    if (!ours) {
-      held_.erase(it);
-      return {};
-    }
-    it->second.expire_at = sent_at + ttl;
-    sooner = it->second.expire_at < timer_wake_;
-  }
-  if (sooner) cv_.notify_all();
-  return {LeaseStatus::ok, g};
+  const RenewalRequest request{&lease, ttl};
+  std::vector<BatchRenewal> out(1);
+  renew_batch({&request, 1}, {0}, deadline, out);
+  if (out[0].error) throw *out[0].error;
+  return out[0].renewal;
 }
 
 void Core::renew_batch(std::span<const RenewalRequest> requests,
@@ -213,7 +196,7 @@ void Core::renew_batch(std::span<const RenewalRequest> requests,
   asked.reserve(indices.size());
   for (std::size_t i : indices)
     if (auto h = held(requests[i].lease->owner)) asked.emplace_back(i, std::move(*h));
-  const TimePoint sent_at = steady_now();  // before anything is sent, as in renew()
+  const TimePoint sent_at = steady_now();  // before anything is sent
   // Per session generation (a lease tracked under an older one was dropped by held()).
   std::map<std::uint64_t, std::vector<std::size_t>> by_generation;  // -> positions in `asked`
   for (std::size_t k = 0; k < asked.size(); ++k) {
@@ -221,7 +204,7 @@ void Core::renew_batch(std::span<const RenewalRequest> requests,
     const Held& h = asked[k].second;
     if (h.kept || h.czxid != static_cast<std::int64_t>(lease.fencing_token) ||
         sent_at >= h.expire_at)
-      continue;  // lost, as renew() answers it
+      continue;  // lost
     by_generation[h.generation].push_back(k);
   }
   for (const auto& [generation, positions] : by_generation) {
@@ -243,7 +226,7 @@ void Core::renew_batch(std::span<const RenewalRequest> requests,
       const bool same =
           it != held_.end() && it->second.czxid == h.czxid && it->second.generation == generation;
       if (same) it->second.watch = nodes[j].watch;  // assigned at its first renewal
-      if (stats[j].error) {  // unknown: the lease stays as it was, as when renew() throws
+      if (stats[j].error) {                         // unknown: the lease stays as it was
         out[i].error = stats[j].error;
         continue;
       }

@@ -108,13 +108,15 @@ class Core {
     Core& core_;
     std::string owner_;
   };
-  /// Confirms the session and the node in one round trip and extends the local deadline.
+  /// Confirms the session and the node in one round trip and extends the local deadline: a
+  /// renew_batch of one.
   Renewal renew(const Lease& lease, Duration ttl, Deadline deadline);
-  /// renew() of each `requests[i]` for i in `indices` (leases this Core holds), into `out[i]`:
-  /// the checks of renew() for each, then one renew_own_batch per session generation (one probe
-  /// for the leases whose renewal watch is armed and quiet, a get for each other one), then each
-  /// lease's result applied as renew() applies it, with the local time taken before anything was
-  /// sent. A lease without a reply by `deadline` gets the error.
+  /// Renews each `requests[i]` for i in `indices` (leases this Core holds), into `out[i]`: each
+  /// is checked (tracked, not kept, same czxid, its local deletion time not passed), then one
+  /// renew_own_batch per session generation (one probe for the leases whose renewal watch is
+  /// armed and quiet, a get for each other one); an `ok` moves its local deletion time to the
+  /// local time taken before anything was sent plus its ttl. A lease without a reply by
+  /// `deadline` gets the error, and its deletion time stays.
   void renew_batch(std::span<const RenewalRequest> requests,
                    const std::vector<std::size_t>& indices, Deadline deadline,
                    std::vector<BatchRenewal>& out);

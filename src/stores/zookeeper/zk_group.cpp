@@ -14,26 +14,21 @@
 
 namespace leader::zookeeper {
 
-Acquired ZooKeeperStore::acquire_slot(const LeaseRequest& request, Deadline deadline) {
-  const std::string dir = lock_dir(request.lock);
-  if (auto holder = Core::holding(request.owner))  // this owner asks again: its own lease
-    if (auto mine = holder->reacquire(request, dir, deadline)) return {std::move(mine)};
-  auto core = core_for(request.ttl, deadline);
-  Core::Acquiring busy(*core, request.owner);
-  Session& session = core->session();
-  for (const auto& path : core->orphans_of(request.owner))  // an attempt whose reply was lost
+Acquired ZooKeeperStore::acquire_slot(Core& core, const LeaseRequest& request,
+                                      const std::string& dir, Deadline deadline) {
+  Session& session = core.session();
+  for (const auto& path : core.orphans_of(request.owner))  // an attempt whose reply was lost
     if (auto slot = slot_index(path.substr(path.rfind('/') + 1));
         slot && path == dir + "/slot-" + std::to_string(*slot) && *slot < request.slots)
-      if (auto mine = core->adopt(request, path, node_data(request, *slot, *core), *slot, deadline))
+      if (auto mine = core.adopt(request, path, node_data(request, *slot, core), *slot, deadline))
         return {std::move(mine)};
   const std::string shape = nlohmann::json{{"slots", request.slots}}.dump();
   // Every claim bumps the directory's version, so of the claims sent against one version only
   // the first succeeds. A claim lost to another claim means one more holder since our listing:
   // after `slots` such races the group was filled by others since we looked, and the attempt
-  // answers "held" (the elector waits and tries again while its wait_time lasts). Unbounded,
-  // 64 threads on 3 slots freed every 5 ms spun one wait_time-0 attempt for 160 rounds (3 s),
-  // past the local deadline of the lease it finally got. k <= N claimants arriving at once all
-  // get in: the i-th one to win lost i - 1 races.
+  // answers "held" (the elector waits and tries again while its wait_time lasts): unbounded, a
+  // busy group could keep one attempt racing past the local deadline of the lease it finally
+  // got. k <= N claimants arriving at once all get in: the i-th one to win lost i - 1 races.
   int lost_races = 0;
   while (true) {  // each round lost a race to another claim; bounded by lost_races and the deadline
     auto [meta, listed] = session.get_and_list(dir, dir, deadline);
@@ -52,10 +47,10 @@ Acquired ZooKeeperStore::acquire_slot(const LeaseRequest& request, Deadline dead
     std::pair<Reply, Reply> r;
     try {
       r = session.set_create_and_list(dir, shape, meta.stat.version, path,
-                                      node_data(request, slot, *core), ZOO_EPHEMERAL, deadline,
+                                      node_data(request, slot, core), ZOO_EPHEMERAL, deadline,
                                       &generation);
     } catch (const BackendError&) {  // the slot may be ours without us knowing
-      core->add_orphan({path, request.owner, false, generation});
+      core.add_orphan({path, request.owner, false, generation});
       throw;
     }
     if (r.first.rc == ZBADVERSION || r.first.rc == ZNODEEXISTS) {
@@ -63,16 +58,14 @@ Acquired ZooKeeperStore::acquire_slot(const LeaseRequest& request, Deadline dead
       continue;
     }
     if (r.first.rc == ZNONODE) continue;  // the directory went (an empty lock's clean-up)
-    if (r.first.rc != ZOK)
-      throw BackendError(ErrorCode::internal, config_.scheme,
-                         "claim " + path + " on '" + session.shown() + "': " + zerror(r.first.rc));
+    if (r.first.rc != ZOK) session.fail(r.first.rc, "claim " + path);
     NodeStat stat = r.first.stat;
     stat.czxid = stat.mzxid;  // one multi, one zxid: the slot's creation
     if (!sorted_contenders(r.second.children).empty()) {  // a single leader came in meanwhile
-      withdraw(*core, path, stat.czxid, request.owner, generation, deadline);
+      withdraw(core, path, stat.czxid, request.owner, generation, deadline);
       refuse(request, 0);
     }
-    return {core->track(request, path, stat, slot, sent_at, generation)};
+    return {core.track(request, path, stat, slot, sent_at, generation)};
   }
 }
 

@@ -17,6 +17,30 @@
 
 namespace leader::zookeeper {
 
+inline constexpr const char* kStore = "zookeeper";  ///< the store's name in its errors
+
+/// Node-level outcomes, returned in Reply::rc; any other code is a connection-level failure.
+inline bool is_node_level(int rc) {
+  return rc == ZOK || rc == ZNONODE || rc == ZNODEEXISTS || rc == ZBADVERSION || rc == ZNOTEMPTY ||
+         rc == ZNOCHILDRENFOREPHEMERALS;
+}
+
+/// A Reply of code `rc` with `stat`'s fields, if given.
+inline Reply reply_of(int rc, const struct Stat* stat) {
+  Reply r;
+  r.rc = rc;
+  if (stat != nullptr)
+    r.stat = {stat->czxid, stat->mzxid,   stat->ctime,
+              stat->mtime, stat->version, stat->ephemeralOwner};
+  return r;
+}
+
+/// Throws deadline_exceeded naming `what` when `deadline` has passed already.
+inline void check_time(Deadline deadline, const std::string& what) {
+  if (deadline.expired())
+    throw BackendError(ErrorCode::deadline_exceeded, kStore, what + ": deadline already passed");
+}
+
 struct Pending::State {
   std::mutex mu;
   std::condition_variable cv;
@@ -89,6 +113,11 @@ struct Session::Handle {
   Handle& operator=(const Handle&) = delete;
   ~Handle() {
     if (zh != nullptr) zookeeper_close(zh);  // joins the C client's threads: no callback after it
+  }
+  /// Whether `ephemeral_owner` is this handle's session.
+  bool owns(std::int64_t ephemeral_owner) const {
+    const clientid_t* id = zoo_client_id(zh);
+    return id != nullptr && ephemeral_owner == id->client_id;
   }
   bool dead() {
     std::lock_guard lock(mu);

@@ -1,36 +1,10 @@
-// Session-level renewal of held nodes (Session::renew_own_batch; README.md, "Batched renewals").
-// Each held node carries a one-shot data watch, set by a get of the node on the session that
-// created it. While that watch is armed, verified (the get that set it showed our node) and has
-// not fired, and the connection has not changed since, one probe (an exists of "/") on the session
-// renews every such node at once; a node whose watch fired, or was never armed, or was armed on an
-// earlier connection, is read again on its own, which also re-arms its watch.
-//
-// Why one probe proves each of these nodes as an exists of the node would:
-//  * The session: the probe is answered on the session, so it was alive when the probe arrived,
-//    after the caller's `sent` stamp (the same proof as a per-node read).
-//  * The node: "the node is ours" holds from its creation until it is deleted, and never again
-//    (a czxid is never reused); a data change or a deletion applied by the server after the read
-//    that set the watch sends the watch's event on that connection. The server sends a
-//    connection's events and replies in the order it applied them (standalone: one request
-//    pipeline, PrepRequestProcessor -> SyncRequestProcessor -> FinalRequestProcessor; a quorum
-//    member's CommitProcessor applies a commit only with no read in flight, `waitForEmptyPool()`
-//    in quorum/CommitProcessor.java), and the C client hands them to its completion thread in the
-//    order its I/O thread read them: zookeeper_process() (zookeeper.c) queues a watch event
-//    (WATCHER_EVENT_XID, after collectWatchers() unregistered its watchers) and a reply (after
-//    activateWatcher() registered the reply's watch) on the same `completions_to_process` queue,
-//    and process_completions() runs that queue in order on the one completion thread
-//    (mt_adaptor.c, do_completion); session events go on the same queue (queue_session_event).
-//    So when the probe's reply is handled, every event of a change applied before the server
-//    answered the probe has been handled already. If the read that set the watch and the probe
-//    were answered on the same connection (the same epoch: every session event bumps it, and a
-//    connection's replies come between two session events) and no event came, the node was ours
-//    when the probe was answered. Any session event in between (a reconnection: the C client
-//    re-sets watches with SetWatches, whose events are not relied on) makes the node unverified.
-//
-// Watch contexts: the C client is given only the watch's id (an integer, never a pointer) and
-// calls back with it; on_own_watch looks it up in the handle's `own_watches` and ignores an id it
-// does not find. The handle is the zhandle's own context and outlives every callback
-// (zookeeper_close joins the client's threads). zk_handle.hpp, Session::Handle::OwnWatch.
+// Session-level renewal of held nodes (Session::renew_own_batch). Each held node carries a
+// one-shot data watch, set by a get of the node on the session that created it. While that watch
+// is armed, verified (the get showed our node), has not fired, and the connection has not changed
+// since, one probe (an exists of "/") renews every such node at once; any other node is read
+// again on its own, which also re-arms its watch. Why the probe proves each node (the C client
+// hands a connection's events and replies to one completion thread in the order they came), and
+// why the watch's C context is an id, never a pointer: README.md, "Batched renewals".
 
 #include <zookeeper/zookeeper.h>
 
@@ -45,7 +19,6 @@
 namespace leader::zookeeper {
 namespace {
 
-constexpr const char* kStore = "zookeeper";
 constexpr const char* kProbePath = "/";  // the chroot with one: always there, no ACL on exists
 
 using OwnWatch = Session::Handle::OwnWatch;
@@ -77,8 +50,8 @@ void on_own_watch(zhandle_t* zh, int type, int /*state*/, const char* /*path*/, 
   settle(*h, it);
 }
 
-// One arming get in flight.
-struct ArmCall {
+// One arming get (`id`: its watch) or the probe (`id` 0) in flight.
+struct RenewCall {
   std::shared_ptr<Pending::State> reply;
   Session::Handle* handle = nullptr;  // outlives every completion: zookeeper_close joins them
   std::uint64_t id = 0;
@@ -88,7 +61,7 @@ struct ArmCall {
 // watch (a data watch: on ZOK only) before queueing this reply.
 void on_armed_get(int rc, const char* /*value*/, int /*len*/, const struct Stat* stat,
                   const void* data) {
-  std::unique_ptr<ArmCall> call(static_cast<ArmCall*>(const_cast<void*>(data)));
+  std::unique_ptr<RenewCall> call(static_cast<RenewCall*>(const_cast<void*>(data)));
   Session::Handle& h = *call->handle;
   {
     std::lock_guard lock(h.mu);
@@ -96,31 +69,18 @@ void on_armed_get(int rc, const char* /*value*/, int /*len*/, const struct Stat*
       OwnWatch& w = it->second;
       --w.pending;
       if (rc == ZOK) {
-        const clientid_t* id = zoo_client_id(h.zh);
         w.registered = true;
-        w.verified = stat != nullptr && stat->czxid == w.czxid && id != nullptr &&
-                     stat->ephemeralOwner == id->client_id;
+        w.verified = stat != nullptr && stat->czxid == w.czxid && h.owns(stat->ephemeralOwner);
         w.epoch = h.epoch;
       }
       settle(h, it);
     }
   }
-  call->reply->finish([&](Reply& r) {
-    r.rc = rc;
-    if (stat != nullptr)
-      r.stat = NodeStat{stat->czxid, stat->mzxid,   stat->ctime,
-                        stat->mtime, stat->version, stat->ephemeralOwner};
-  });
+  call->reply->finish([&](Reply& r) { r = reply_of(rc, stat); });
 }
 
-// The probe in flight.
-struct ProbeCall {
-  std::shared_ptr<Pending::State> reply;
-  Session::Handle* handle = nullptr;
-};
-
 void on_probe(int rc, const struct Stat* /*stat*/, const void* data) {
-  std::unique_ptr<ProbeCall> call(static_cast<ProbeCall*>(const_cast<void*>(data)));
+  std::unique_ptr<RenewCall> call(static_cast<RenewCall*>(const_cast<void*>(data)));
   std::uint64_t epoch = 0;
   {
     std::lock_guard lock(call->handle->mu);
@@ -133,20 +93,6 @@ void on_probe(int rc, const struct Stat* /*stat*/, const void* data) {
   });
 }
 
-bool is_node_level(int rc) {
-  return rc == ZOK || rc == ZNONODE || rc == ZNODEEXISTS || rc == ZBADVERSION || rc == ZNOTEMPTY ||
-         rc == ZNOCHILDRENFOREPHEMERALS;
-}
-
-// Waits for `st` until `deadline`; false when no reply came.
-bool wait_reply(Pending::State& st, Deadline deadline, Reply& out, std::uint64_t* epoch = nullptr) {
-  std::unique_lock lock(st.mu);
-  if (!st.cv.wait_until(lock, deadline.at(), [&] { return st.done; })) return false;
-  out = std::move(st.reply);
-  if (epoch != nullptr) *epoch = st.epoch;
-  return true;
-}
-
 }  // namespace
 
 std::vector<Session::OwnStat> Session::renew_own_batch(std::vector<OwnNode>& nodes,
@@ -155,11 +101,7 @@ std::vector<Session::OwnStat> Session::renew_own_batch(std::vector<OwnNode>& nod
   std::vector<OwnStat> out(nodes.size());
   std::vector<std::size_t> todo(nodes.size());
   for (std::size_t i = 0; i < todo.size(); ++i) todo[i] = i;
-  const auto no_reply = [&](const std::string& what) {
-    return BackendError(
-        ErrorCode::deadline_exceeded, kStore,
-        what + " on '" + config_.shown + "': no reply before the deadline (outcome unknown)");
-  };
+  const std::string probe_what = std::string("exists ") + kProbePath;
   bool after_loss = false;  // some request's connection was lost: give the client a moment
   while (!todo.empty()) {
     if (after_loss) std::this_thread::sleep_for(Duration(20));
@@ -167,18 +109,12 @@ std::vector<Session::OwnStat> Session::renew_own_batch(std::vector<OwnNode>& nod
     std::shared_ptr<Handle> h;
     try {
       h = handle_of(generation, deadline);
+      if (h) check_time(deadline, "renewal of " + std::to_string(todo.size()) + " nodes");
     } catch (const BackendError& e) {
       for (std::size_t i : todo) out[i].error = e;
       break;
     }
     if (!h) break;  // that session is gone, and its ephemeral nodes with it: nullopt each
-    if (deadline.expired()) {
-      const BackendError e(
-          ErrorCode::deadline_exceeded, kStore,
-          "renewal of " + std::to_string(todo.size()) + " nodes: deadline already passed");
-      for (std::size_t i : todo) out[i].error = e;
-      break;
-    }
     std::vector<std::size_t> again;
     // A connection-level failure of node i's request (or of the probe that covered it).
     const auto failed = [&](std::size_t i, int rc, const std::string& what) {
@@ -194,23 +130,40 @@ std::vector<Session::OwnStat> Session::renew_own_batch(std::vector<OwnNode>& nod
         }
       }
     };
+    // The reply to `st` (whose what is `what`), or nullopt after recording the failure for `of`.
+    const auto reply = [&](const std::shared_ptr<Pending::State>& st,
+                           const std::vector<std::size_t>& of,
+                           const std::string& what) -> std::optional<Reply> {
+      try {
+        Reply r = Pending(st).wait(deadline, what + " on '" + config_.shown + "'");
+        if (is_node_level(r.rc)) return r;
+        for (std::size_t i : of) failed(i, r.rc, what);
+      } catch (const BackendError& e) {  // no reply: unknown, as a per-node read would be
+        for (std::size_t i : of) out[i].error = e;
+      }
+      return std::nullopt;
+    };
+    // Under h->mu: node n's watch is armed, verified and quiet since `epoch`, the current one.
+    const auto covered = [&](const OwnNode& n, std::uint64_t epoch) {
+      auto it = n.watch == 0 ? h->own_watches.end() : h->own_watches.find(n.watch);
+      return it != h->own_watches.end() && it->second.registered && it->second.verified &&
+             it->second.pending == 0 && it->second.epoch == epoch && epoch == h->epoch &&
+             it->second.czxid == n.czxid;
+    };
     // Which nodes the probe can cover; every other one gets an arming get.
     std::vector<std::size_t> probed, armed;
     {
       std::lock_guard lock(h->mu);
       for (std::size_t i : todo) {
         OwnNode& n = nodes[i];
-        auto it = n.watch == 0 ? h->own_watches.end() : h->own_watches.find(n.watch);
-        if (it != h->own_watches.end() && it->second.registered && it->second.verified &&
-            it->second.pending == 0 && it->second.epoch == h->epoch &&
-            it->second.czxid == n.czxid) {
+        if (covered(n, h->epoch)) {
           probed.push_back(i);
           continue;
         }
         if (n.watch == 0) n.watch = ++h->next_own_watch;
-        if (it == h->own_watches.end()) it = h->own_watches.emplace(n.watch, OwnWatch{}).first;
-        it->second.czxid = n.czxid;
-        ++it->second.pending;  // keeps the entry (and the id known) until the get's reply
+        OwnWatch& w = h->own_watches[n.watch];
+        w.czxid = n.czxid;
+        ++w.pending;  // keeps the entry (and the id known) until the get's reply
         armed.push_back(i);
       }
     }
@@ -218,13 +171,13 @@ std::vector<Session::OwnStat> Session::renew_own_batch(std::vector<OwnNode>& nod
     std::shared_ptr<Pending::State> probe;
     if (!probed.empty()) {
       probe = std::make_shared<Pending::State>();
-      auto* call = new ProbeCall{probe, h.get()};
+      auto* call = new RenewCall{probe, h.get()};
       const int rc = zoo_aexists(h->zh, kProbePath, 0, on_probe, call);
       if (rc == ZBADARGUMENTS || rc == ZINVALIDSTATE) delete call;  // not queued: no completion
       if (rc == ZOK) {
         renewal_requests_.fetch_add(1, std::memory_order_relaxed);
       } else {
-        for (std::size_t i : probed) failed(i, rc, "exists " + std::string(kProbePath));
+        for (std::size_t i : probed) failed(i, rc, probe_what);
         probe.reset();
       }
     }
@@ -233,7 +186,7 @@ std::vector<Session::OwnStat> Session::renew_own_batch(std::vector<OwnNode>& nod
     for (std::size_t i : armed) {
       const OwnNode& n = nodes[i];
       auto st = std::make_shared<Pending::State>();
-      auto* call = new ArmCall{st, h.get(), n.watch};
+      auto* call = new RenewCall{st, h.get(), n.watch};
       const int rc =
           zoo_awget(h->zh, n.path.c_str(), on_own_watch, context_of(n.watch), on_armed_get, call);
       if (rc == ZBADARGUMENTS || rc == ZINVALIDSTATE) {  // not queued: no completion, no watch
@@ -251,45 +204,21 @@ std::vector<Session::OwnStat> Session::renew_own_batch(std::vector<OwnNode>& nod
       renewal_requests_.fetch_add(1, std::memory_order_relaxed);
       sent.emplace_back(i, std::move(st));
     }
-    if (probe) {
-      Reply r;
-      std::uint64_t epoch = 0;
-      if (!wait_reply(*probe, deadline, r, &epoch)) {
-        const BackendError e = no_reply("exists " + std::string(kProbePath));
-        for (std::size_t i : probed) out[i].error = e;  // unknown, as a per-node read would be
-      } else if (!is_node_level(r.rc)) {
-        for (std::size_t i : probed) failed(i, r.rc, "exists " + std::string(kProbePath));
-      } else {
-        // Every event the server sent before this reply has been handled: a node whose watch
-        // is still verified, on the probe's connection, was ours when the probe was answered.
-        std::lock_guard lock(h->mu);
-        for (std::size_t i : probed) {
-          const OwnNode& n = nodes[i];
-          auto it = h->own_watches.find(n.watch);
-          if (it != h->own_watches.end() && it->second.registered && it->second.verified &&
-              it->second.epoch == epoch && epoch == h->epoch && it->second.czxid == n.czxid)
-            out[i].stat = NodeStat{.czxid = n.czxid};
-          else
-            again.push_back(i);  // its watch fired or the connection changed: read it alone
-        }
+    if (probe && reply(probe, probed, probe_what)) {
+      // Every event the server sent before this reply has been handled: a node whose watch is
+      // still verified, on the probe's connection, was ours when the probe was answered.
+      std::lock_guard lock(h->mu);
+      for (std::size_t i : probed) {
+        if (covered(nodes[i], probe->epoch))
+          out[i].stat = NodeStat{.czxid = nodes[i].czxid};
+        else
+          again.push_back(i);  // its watch fired or the connection changed: read it alone
       }
     }
-    for (auto& entry : sent) {
-      const std::size_t i = entry.first;
-      const OwnNode& n = nodes[i];
-      Reply r;
-      if (!wait_reply(*entry.second, deadline, r)) {
-        out[i].error = no_reply("get " + n.path);
-        continue;
-      }
-      if (!is_node_level(r.rc)) {
-        failed(i, r.rc, "get " + n.path);
-        continue;
-      }
-      const clientid_t* id = zoo_client_id(h->zh);
-      if (r.rc == ZOK && r.stat.czxid == n.czxid && id != nullptr &&
-          r.stat.ephemeral_owner == id->client_id)
-        out[i].stat = r.stat;
+    for (auto& [i, st] : sent) {
+      auto r = reply(st, {i}, "get " + nodes[i].path);
+      if (r && r->rc == ZOK && r->stat.czxid == nodes[i].czxid && h->owns(r->stat.ephemeral_owner))
+        out[i].stat = r->stat;
     }
     todo = std::move(again);
   }

@@ -13,7 +13,6 @@ namespace leader::zookeeper {
 
 namespace {
 
-constexpr const char* kStore = "zookeeper";
 constexpr int kResolveDelayMs = 10000;  // zoo_set_servers_resolution_delay: see ready_handle()
 
 void on_session_event(zhandle_t* zh, int type, int state, const char* /*path*/, void* ctx) {
@@ -39,52 +38,36 @@ void on_log(const char* message) {
   if (enabled) std::fprintf(stderr, "zookeeper: %s\n", message);
 }
 
-// Hands the reply to the waiter; `data` is a heap-allocated shared_ptr<Pending::State>.
-template <class Fill>
-void complete(const void* data, Fill fill) {
+// Hands `reply` to the waiter; `data` is a heap-allocated shared_ptr<Pending::State>.
+void complete(const void* data, Reply reply) {
   auto* holder = static_cast<std::shared_ptr<Pending::State>*>(const_cast<void*>(data));
   std::shared_ptr<Pending::State> st = std::move(*holder);
   delete holder;
-  st->finish(fill);
+  st->finish([&](Reply& r) { r = std::move(reply); });
 }
 
-void copy_stat(const struct Stat* s, Reply& r) {
-  if (s == nullptr) return;
-  r.stat = NodeStat{s->czxid, s->mzxid, s->ctime, s->mtime, s->version, s->ephemeralOwner};
-}
-
-void on_void(int rc, const void* data) {
-  complete(data, [&](Reply& r) { r.rc = rc; });
+void on_void(int rc, const void* data) { complete(data, reply_of(rc, nullptr)); }
+void on_string(int rc, const char* /*value*/, const void* data) {
+  complete(data, reply_of(rc, nullptr));
 }
 void on_stat(int rc, const struct Stat* stat, const void* data) {
-  complete(data, [&](Reply& r) {
-    r.rc = rc;
-    copy_stat(stat, r);
-  });
+  complete(data, reply_of(rc, stat));
 }
 void on_data(int rc, const char* value, int len, const struct Stat* stat, const void* data) {
-  complete(data, [&](Reply& r) {
-    r.rc = rc;
-    if (value != nullptr && len > 0) r.value.assign(value, static_cast<std::size_t>(len));
-    copy_stat(stat, r);
-  });
+  Reply r = reply_of(rc, stat);
+  if (value != nullptr && len > 0) r.value.assign(value, static_cast<std::size_t>(len));
+  complete(data, std::move(r));
 }
 void on_string_stat(int rc, const char* value, const struct Stat* stat, const void* data) {
-  complete(data, [&](Reply& r) {
-    r.rc = rc;
-    if (value != nullptr) r.value = value;
-    copy_stat(stat, r);
-  });
-}
-void on_string(int rc, const char* /*value*/, const void* data) {
-  complete(data, [&](Reply& r) { r.rc = rc; });
+  Reply r = reply_of(rc, stat);
+  if (value != nullptr) r.value = value;
+  complete(data, std::move(r));
 }
 void on_strings(int rc, const struct String_vector* strings, const void* data) {
-  complete(data, [&](Reply& r) {
-    r.rc = rc;
-    if (strings == nullptr) return;
-    for (int i = 0; i < strings->count; ++i) r.children.emplace_back(strings->data[i]);
-  });
+  Reply r = reply_of(rc, nullptr);
+  for (int i = 0; strings != nullptr && i < strings->count; ++i)
+    r.children.emplace_back(strings->data[i]);
+  complete(data, std::move(r));
 }
 
 // The buffers of one setData + create multi.
@@ -97,17 +80,9 @@ struct MultiBuffers {
 void on_multi(int rc, const void* data) {
   const auto& st = *static_cast<const std::shared_ptr<Pending::State>*>(data);
   auto buffers = std::static_pointer_cast<MultiBuffers>(st->buffers);
-  complete(data, [&](Reply& r) {
-    r.rc = rc;
-    if (rc != ZOK) return;
-    copy_stat(&buffers->dir_stat, r);
-    r.value = buffers->created;
-  });
-}
-
-bool is_node_level(int rc) {
-  return rc == ZOK || rc == ZNONODE || rc == ZNODEEXISTS || rc == ZBADVERSION || rc == ZNOTEMPTY ||
-         rc == ZNOCHILDRENFOREPHEMERALS;
+  Reply r = reply_of(rc, rc == ZOK ? &buffers->dir_stat : nullptr);
+  if (rc == ZOK) r.value = buffers->created;
+  complete(data, std::move(r));
 }
 
 // A create reply the fault hook drops: the server applied it, the caller learns nothing.
@@ -230,45 +205,65 @@ struct Submit {
   }
 };
 
-void check_time(Deadline deadline, const std::string& what) {
-  if (deadline.expired())
-    throw BackendError(ErrorCode::deadline_exceeded, kStore, what + ": deadline already passed");
+const ACL_vector* acl(const SessionConfig& config) {
+  return config.creator_acl ? &ZOO_CREATOR_ALL_ACL : &ZOO_OPEN_ACL_UNSAFE;
 }
 
 }  // namespace
 
-Reply Session::create(const std::string& path, const std::string& data, int mode,
-                      Deadline deadline) {
-  check_time(deadline, "create " + path);
+template <class Send>
+Reply Session::call(const std::string& what, Deadline deadline, Send send) {
+  check_time(deadline, what);
   auto h = ready_handle(deadline);
   Submit s;
-  auto* acl = config_.creator_acl ? &ZOO_CREATOR_ALL_ACL : &ZOO_OPEN_ACL_UNSAFE;
-  int rc = s.done(zoo_acreate2(h->zh, path.c_str(), data.data(), static_cast<int>(data.size()), acl,
-                               mode, on_string_stat, s.holder));
-  return finish(rc, s.st, deadline, "create " + path);
+  return finish(s.done(send(h->zh, s.holder)), s.st, deadline, what);
+}
+
+template <class Send>
+std::pair<Reply, Reply> Session::write_and_list(const std::string& what, const std::string& dir,
+                                                Deadline deadline, std::uint64_t* sent_on,
+                                                Send send) {
+  check_time(deadline, what);
+  auto h = ready_handle(deadline);
+  if (sent_on != nullptr) *sent_on = h->generation;
+  Submit written;
+  if (int rc = written.done(send(h->zh, written.st, written.holder)); rc != ZOK) fail(rc, what);
+  // Sent right behind the write on the same session: the server answers it after the write, so
+  // the listing includes the new node.
+  Submit listed;
+  int rc = listed.done(zoo_aget_children(h->zh, dir.c_str(), 0, on_strings, listed.holder));
+  Reply first = finish(ZOK, written.st, deadline, what);
+  if (rc != ZOK) fail(rc, "list " + dir);
+  Reply second = finish(ZOK, listed.st, deadline, "list " + dir);
+  if (first.rc == ZOK) lose_reply_if_hooked(what);
+  return {std::move(first), std::move(second)};
+}
+
+Reply Session::create(const std::string& path, const std::string& data, int mode,
+                      Deadline deadline) {
+  for (int attempt = 0;; ++attempt) {
+    Reply r = call("create " + path, deadline, [&](zhandle_t* zh, const void* ctx) {
+      return zoo_acreate2(zh, path.c_str(), data.data(), static_cast<int>(data.size()),
+                          acl(config_), mode, on_string_stat, ctx);
+    });
+    const std::size_t parent = path.rfind('/');
+    if (r.rc != ZNONODE || attempt > 0 || parent == 0 || parent == std::string::npos) return r;
+    ensure_path(path.substr(0, parent), deadline);  // the first node under its parent
+  }
 }
 
 std::pair<Reply, Reply> Session::create_and_list(const std::string& path, const std::string& data,
                                                  int mode, const std::string& dir,
                                                  Deadline deadline, std::uint64_t* sent_on) {
-  check_time(deadline, "create " + path);
-  auto h = ready_handle(deadline);
-  if (sent_on != nullptr) *sent_on = h->generation;
-  Submit created;
-  auto* acl = config_.creator_acl ? &ZOO_CREATOR_ALL_ACL : &ZOO_OPEN_ACL_UNSAFE;
-  int rc =
-      created.done(zoo_acreate2(h->zh, path.c_str(), data.data(), static_cast<int>(data.size()),
-                                acl, mode, on_string_stat, created.holder));
-  if (rc != ZOK) fail(rc, "create " + path);
-  // Sent right behind the create on the same session: the server answers it after the create,
-  // so the listing includes the new node.
-  Submit listed;
-  rc = listed.done(zoo_aget_children(h->zh, dir.c_str(), 0, on_strings, listed.holder));
-  Reply first = finish(ZOK, created.st, deadline, "create " + path);
-  if (rc != ZOK) fail(rc, "list " + dir);
-  Reply second = finish(ZOK, listed.st, deadline, "list " + dir);
-  if (first.rc == ZOK) lose_reply_if_hooked("create " + path);
-  return {std::move(first), std::move(second)};
+  for (int attempt = 0;; ++attempt) {
+    auto r = write_and_list(
+        "create " + path, dir, deadline, sent_on, [&](zhandle_t* zh, auto&&, const void* ctx) {
+          return zoo_acreate2(zh, path.c_str(), data.data(), static_cast<int>(data.size()),
+                              acl(config_), mode, on_string_stat, ctx);
+        });
+    if (r.first.rc != ZNONODE || attempt > 0) return r;
+    ensure_path(dir, deadline);  // the first create under `dir`
+  }
 }
 
 std::pair<Reply, Reply> Session::set_create_and_list(const std::string& dir,
@@ -276,27 +271,18 @@ std::pair<Reply, Reply> Session::set_create_and_list(const std::string& dir,
                                                      const std::string& path,
                                                      const std::string& data, int mode,
                                                      Deadline deadline, std::uint64_t* sent_on) {
-  check_time(deadline, "multi " + path);
-  auto h = ready_handle(deadline);
-  if (sent_on != nullptr) *sent_on = h->generation;
-  Submit multi;
-  auto buffers = std::make_shared<MultiBuffers>();
-  multi.st->buffers = buffers;
-  auto* acl = config_.creator_acl ? &ZOO_CREATOR_ALL_ACL : &ZOO_OPEN_ACL_UNSAFE;
-  zoo_op_t ops[2];  // serialized by zoo_amulti itself; the results are written at completion
-  zoo_set_op_init(&ops[0], dir.c_str(), dir_data.data(), static_cast<int>(dir_data.size()),
-                  dir_version, &buffers->dir_stat);
-  zoo_create_op_init(&ops[1], path.c_str(), data.data(), static_cast<int>(data.size()), acl, mode,
-                     buffers->created, sizeof buffers->created);
-  int rc = multi.done(zoo_amulti(h->zh, 2, ops, buffers->results, on_multi, multi.holder));
-  if (rc != ZOK) fail(rc, "multi " + path);
-  Submit listed;
-  rc = listed.done(zoo_aget_children(h->zh, dir.c_str(), 0, on_strings, listed.holder));
-  Reply first = finish(ZOK, multi.st, deadline, "multi set " + dir + " + create " + path);
-  if (rc != ZOK) fail(rc, "list " + dir);
-  Reply second = finish(ZOK, listed.st, deadline, "list " + dir);
-  if (first.rc == ZOK) lose_reply_if_hooked("multi create " + path);
-  return {std::move(first), std::move(second)};
+  const std::string what = "multi set " + dir + " + create " + path;
+  return write_and_list(
+      what, dir, deadline, sent_on, [&](zhandle_t* zh, const auto& st, const void* ctx) {
+        auto buffers = std::make_shared<MultiBuffers>();
+        st->buffers = buffers;
+        zoo_op_t ops[2];  // serialized by zoo_amulti itself; the results are written at completion
+        zoo_set_op_init(&ops[0], dir.c_str(), dir_data.data(), static_cast<int>(dir_data.size()),
+                        dir_version, &buffers->dir_stat);
+        zoo_create_op_init(&ops[1], path.c_str(), data.data(), static_cast<int>(data.size()),
+                           acl(config_), mode, buffers->created, sizeof buffers->created);
+        return zoo_amulti(zh, 2, ops, buffers->results, on_multi, ctx);
+      });
 }
 
 std::pair<Reply, Reply> Session::get_and_list(const std::string& first, const std::string& dir,
@@ -319,26 +305,21 @@ std::pair<Reply, Reply> Session::get_and_list(const std::string& first, const st
   Submit listed;
   int rc = listed.done(zoo_aget_children(h->zh, dir.c_str(), 0, on_strings, listed.holder));
   finish(ZOK, synced.st, deadline, "sync " + dir);  // throws unless answered
-  Reply data = Pending(got.st).wait(deadline, "get " + first + " on '" + config_.shown + "'");
-  if (!is_node_level(data.rc)) fail(data.rc, "get " + first);
+  Reply data = finish(ZOK, got.st, deadline, "get " + first);
   if (rc != ZOK) fail(rc, "list " + dir);
   return {std::move(data), finish(ZOK, listed.st, deadline, "list " + dir)};
 }
 
 Reply Session::remove(const std::string& path, int version, Deadline deadline) {
-  check_time(deadline, "delete " + path);
-  auto h = ready_handle(deadline);
-  Submit s;
-  int rc = s.done(zoo_adelete(h->zh, path.c_str(), version, on_void, s.holder));
-  return finish(rc, s.st, deadline, "delete " + path);
+  return call("delete " + path, deadline, [&](zhandle_t* zh, const void* ctx) {
+    return zoo_adelete(zh, path.c_str(), version, on_void, ctx);
+  });
 }
 
 Reply Session::exists(const std::string& path, Deadline deadline) {
-  check_time(deadline, "exists " + path);
-  auto h = ready_handle(deadline);
-  Submit s;
-  int rc = s.done(zoo_aexists(h->zh, path.c_str(), 0, on_stat, s.holder));
-  return finish(rc, s.st, deadline, "exists " + path);
+  return call("exists " + path, deadline, [&](zhandle_t* zh, const void* ctx) {
+    return zoo_aexists(zh, path.c_str(), 0, on_stat, ctx);
+  });
 }
 
 Reply Session::get(const std::string& path, Deadline deadline) {
@@ -349,27 +330,23 @@ Pending Session::get_async(const std::string& path, Deadline deadline) {
   check_time(deadline, "get " + path);
   auto h = ready_handle(deadline);
   Submit s;
-  int rc = s.done(zoo_aget(h->zh, path.c_str(), 0, on_data, s.holder));
-  if (rc != ZOK) fail(rc, "get " + path);
+  if (int rc = s.done(zoo_aget(h->zh, path.c_str(), 0, on_data, s.holder)); rc != ZOK)
+    fail(rc, "get " + path);
   return Pending(s.st);
 }
 
 Reply Session::children(const std::string& path, Deadline deadline) {
-  check_time(deadline, "list " + path);
-  auto h = ready_handle(deadline);
-  Submit s;
-  int rc = s.done(zoo_aget_children(h->zh, path.c_str(), 0, on_strings, s.holder));
-  return finish(rc, s.st, deadline, "list " + path);
+  return call("list " + path, deadline, [&](zhandle_t* zh, const void* ctx) {
+    return zoo_aget_children(zh, path.c_str(), 0, on_strings, ctx);
+  });
 }
 
 Reply Session::set(const std::string& path, const std::string& data, int version,
                    Deadline deadline) {
-  check_time(deadline, "set " + path);
-  auto h = ready_handle(deadline);
-  Submit s;
-  int rc = s.done(zoo_aset(h->zh, path.c_str(), data.data(), static_cast<int>(data.size()), version,
-                           on_stat, s.holder));
-  return finish(rc, s.st, deadline, "set " + path);
+  return call("set " + path, deadline, [&](zhandle_t* zh, const void* ctx) {
+    return zoo_aset(zh, path.c_str(), data.data(), static_cast<int>(data.size()), version, on_stat,
+                    ctx);
+  });
 }
 
 void Session::ensure_path(const std::string& path, Deadline deadline) {
@@ -415,16 +392,21 @@ std::optional<Reply> Session::on_handle(const std::shared_ptr<Handle>& h, const 
   return r;
 }
 
-// A get on the session of `generation`; retried on the same handle after a connection loss (a
-// read: the handle then either reconnects its session or learns that it expired). Null handle
-// or nullopt reply: that session is gone.
-std::pair<std::shared_ptr<Session::Handle>, std::optional<Reply>> Session::get_on(
-    const std::string& path, std::uint64_t generation, Deadline deadline) {
+// A get of `path` on the session of `generation`, kept only when it shows that session's node
+// of `czxid` (of any czxid when 0); retried on the same handle after a connection loss (a read:
+// the handle then either reconnects its session or learns that it expired). Null handle: that
+// session is gone.
+std::pair<std::shared_ptr<Session::Handle>, std::optional<Reply>> Session::get_own(
+    const std::string& path, std::int64_t czxid, std::uint64_t generation, Deadline deadline) {
   while (true) {
     auto h = handle_of(generation, deadline);
     if (!h) return {nullptr, std::nullopt};
     try {
-      return {h, on_handle(h, path, 0, false, deadline)};
+      auto r = on_handle(h, path, 0, false, deadline);
+      if (r && (r->rc != ZOK || (czxid != 0 && r->stat.czxid != czxid) ||
+                !h->owns(r->stat.ephemeral_owner)))
+        r.reset();
+      return {h, r};
     } catch (const BackendError& e) {
       if (e.code() != ErrorCode::unavailable || deadline.expired()) throw;
     }
@@ -434,24 +416,15 @@ std::pair<std::shared_ptr<Session::Handle>, std::optional<Reply>> Session::get_o
 
 std::optional<NodeStat> Session::stat_own(const std::string& path, std::int64_t czxid,
                                           std::uint64_t generation, Deadline deadline) {
-  auto [h, r] = get_on(path, generation, deadline);
-  if (!h) return std::nullopt;
-  const clientid_t* id = zoo_client_id(h->zh);
-  if (!r || r->rc != ZOK || r->stat.czxid != czxid || id == nullptr ||
-      r->stat.ephemeral_owner != id->client_id)
-    return std::nullopt;
-  return r->stat;
+  auto r = get_own(path, czxid, generation, deadline).second;
+  return r ? std::optional(r->stat) : std::nullopt;
 }
 
 bool Session::remove_own(const std::string& path, std::int64_t czxid, std::uint64_t generation,
                          Deadline deadline, const std::function<bool(const Reply&)>& accept) {
   std::lock_guard own(own_mu_);
-  auto [h, r] = get_on(path, generation, deadline);
-  if (!h) return false;  // that session is gone, and its ephemeral nodes with it
-  const clientid_t* id = zoo_client_id(h->zh);
-  if (!r || r->rc != ZOK || (czxid != 0 && r->stat.czxid != czxid) || id == nullptr ||
-      r->stat.ephemeral_owner != id->client_id || (accept && !accept(*r)))
-    return false;
+  auto [h, r] = get_own(path, czxid, generation, deadline);
+  if (!r || (accept && !accept(*r))) return false;  // a gone session took its nodes with it
   auto d = on_handle(h, path, r->stat.version, true, deadline);
   return d && d->rc == ZOK;
 }

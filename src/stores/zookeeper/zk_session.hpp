@@ -86,8 +86,10 @@ class Session {
   /// Connects (or reconnects after expiry) and waits for the connection until `deadline`.
   void connect(Deadline deadline);
 
+  /// Creates `path` (its missing parent first, with its ancestors, as persistent nodes).
   Reply create(const std::string& path, const std::string& data, int mode, Deadline deadline);
-  /// Sends a create and, pipelined behind it on the same session, a listing of `dir`. The
+  /// Sends a create and, pipelined behind it on the same session, a listing of `dir` (a missing
+  /// `dir` is created first, with its ancestors, and the create sent again). The
   /// generation of the session the create was sent on is written to `*sent_on` before it is sent
   /// (a call may replace an expired session first): also when the call then throws, it names the
   /// session that may hold the node.
@@ -162,6 +164,9 @@ class Session {
   /// deletion, a change of its data or its creation; joins a watch already armed on it.
   std::pair<Reply, Watch> watch_exists(const std::string& path, Deadline deadline);
 
+  /// Throws the BackendError for a connection-level (or unexpected node-level) code `rc` of
+  /// request `what`: failed_precondition (auth), unavailable (connection, session), or internal.
+  [[noreturn]] void fail(int rc, const std::string& what) const;
   /// Increments whenever a new session replaces an expired or closed one.
   [[nodiscard]] std::uint64_t generation() const;
   /// The current session id (0 before the first connection).
@@ -187,15 +192,25 @@ class Session {
   std::shared_ptr<Handle> handle_of(std::uint64_t generation, Deadline deadline);
   std::optional<Reply> on_handle(const std::shared_ptr<Handle>& h, const std::string& path,
                                  int version, bool remove, Deadline deadline);
-  std::pair<std::shared_ptr<Handle>, std::optional<Reply>> get_on(const std::string& path,
-                                                                  std::uint64_t generation,
-                                                                  Deadline deadline);
-  [[noreturn]] void fail(int rc, const std::string& what) const;
+  std::pair<std::shared_ptr<Handle>, std::optional<Reply>> get_own(const std::string& path,
+                                                                   std::int64_t czxid,
+                                                                   std::uint64_t generation,
+                                                                   Deadline deadline);
   static std::optional<Duration> negotiated_of(Handle& h);
+  /// One request: `send(zh, completion context)` submits it on a connected handle; its reply.
+  template <class Send>
+  Reply call(const std::string& what, Deadline deadline, Send send);
+  /// A write sent by `send(zh, its Pending::State, completion context)` and a listing of `dir`
+  /// pipelined behind it; `sent_on` as for create_and_list.
+  template <class Send>
+  std::pair<Reply, Reply> write_and_list(const std::string& what, const std::string& dir,
+                                         Deadline deadline, std::uint64_t* sent_on, Send send);
   Reply finish(int submit_rc, const std::shared_ptr<Pending::State>& st, Deadline deadline,
                const std::string& what);
   std::pair<Reply, Watch> arm(const std::shared_ptr<Handle>& h, const std::string& path,
                               bool exists, Deadline deadline);
+  std::pair<Reply, Watch> read_watched(const std::shared_ptr<Handle>& h, const std::string& path,
+                                       bool exists, Deadline deadline);
 
   SessionConfig config_;
   mutable std::mutex mu_;

@@ -98,19 +98,6 @@ std::string ZooKeeperStore::node_data(const LeaseRequest& request, int slot, con
       .dump();
 }
 
-Reply ZooKeeperStore::create_in(Session& session, const std::string& dir, const std::string& path,
-                                const std::string& data, int mode, Deadline deadline) {
-  Reply r = session.create(path, data, mode, deadline);
-  if (r.rc == ZNONODE) {
-    session.ensure_path(dir, deadline);
-    r = session.create(path, data, mode, deadline);
-  }
-  if (r.rc != ZOK && r.rc != ZNODEEXISTS)
-    throw BackendError(ErrorCode::internal, config_.scheme,
-                       "create " + path + " on '" + session.shown() + "': " + zerror(r.rc));
-  return r;
-}
-
 namespace {
 // The full path of the contender just ahead of `name` among `contenders` (sorted), or empty.
 std::string ahead_of(const std::vector<Contender>& contenders, const std::string& dir,
@@ -119,66 +106,72 @@ std::string ahead_of(const std::vector<Contender>& contenders, const std::string
     if (contenders[i].name == name) return dir + "/" + contenders[i - 1].name;
   return {};
 }
+
+bool has_slots(const std::vector<std::string>& children) {
+  return std::any_of(children.begin(), children.end(),
+                     [](const std::string& c) { return slot_index(c).has_value(); });
+}
 }  // namespace
 
 Acquired ZooKeeperStore::try_acquire(const LeaseRequest& request, Deadline deadline) {
-  return request.slots >= 1 ? acquire_slot(request, deadline) : acquire_single(request, deadline);
-}
-
-Acquired ZooKeeperStore::acquire_single(const LeaseRequest& request, Deadline deadline) {
   const std::string dir = lock_dir(request.lock);
   if (auto holder = Core::holding(request.owner))  // this owner asks again: its own lease
     if (auto mine = holder->reacquire(request, dir, deadline)) return {std::move(mine)};
   auto core = core_for(request.ttl, deadline);
   Core::Acquiring busy(*core, request.owner);
-  Session& session = core->session();
+  return request.slots >= 1 ? acquire_slot(*core, request, dir, deadline)
+                            : acquire_single(*core, request, dir, deadline);
+}
+
+Acquired ZooKeeperStore::acquire_single(Core& core, const LeaseRequest& request,
+                                        const std::string& dir, Deadline deadline) {
+  Session& session = core.session();
   if (request.wait_in_line)  // waiting in line since an earlier attempt: is it our turn?
-    if (auto place = core->place_of(request.owner))
-      if (auto turn = take_turn(*core, request, dir, *place, deadline)) return std::move(*turn);
+    if (auto place = core.place_of(request.owner))
+      if (auto turn = take_turn(core, request, dir, *place, deadline)) return std::move(*turn);
   // The session the create goes out on: the call replaces an expired session first, and an
-  // orphan or lease recorded under the old generation would be taken for gone with it (issue 17:
-  // a ghost node that blocked the lock until its live session ended).
+  // orphan or lease recorded under the old generation would be taken for gone with it.
   std::uint64_t generation = session.generation();
   const TimePoint sent_at = steady_now();
   const std::string prefix = dir + "/" + request.owner + "__lock__";
-  const std::string data = node_data(request, 0, *core);
+  const std::string data = node_data(request, 0, core);
   Reply created, listed;
   try {  // one round trip: the create and the listing behind it
     std::tie(created, listed) =
         session.create_and_list(prefix, data, ZOO_EPHEMERAL_SEQUENTIAL, dir, deadline, &generation);
-    if (created.rc == ZNONODE) {  // first use of this lock: make its directory
-      session.ensure_path(dir, deadline);
-      std::tie(created, listed) = session.create_and_list(prefix, data, ZOO_EPHEMERAL_SEQUENTIAL,
-                                                          dir, deadline, &generation);
-    }
   } catch (const BackendError&) {  // the node may exist without us knowing its sequence
-    core->add_orphan({dir, request.owner, true, generation});
+    core.add_orphan({dir, request.owner, true, generation});
     throw;
   }
-  if (created.rc != ZOK)
-    throw BackendError(ErrorCode::internal, config_.scheme,
-                       "create " + prefix + " on '" + session.shown() + "': " + zerror(created.rc));
-  if (std::any_of(listed.children.begin(), listed.children.end(),
-                  [](const std::string& c) { return slot_index(c).has_value(); })) {
-    withdraw(*core, created.value, created.stat.czxid, request.owner, generation,
-             deadline);  // a group holds it
-    Reply shape = session.get(dir, deadline);
-    refuse_other_shape(request, shape, listed.children);
-  }
+  if (created.rc != ZOK) session.fail(created.rc, "create " + prefix);
   const std::string name = created.value.substr(dir.size() + 1);
+  Waiting mine{created.value, created.stat.czxid, generation, {}};
+  refuse_if_group(core, request, dir, listed.children, mine, deadline);
   auto contenders = sorted_contenders(listed.children);
   if (!contenders.empty() && contenders.front().name == name)
-    return {core->track(request, created.value, created.stat, 0, sent_at, generation)};
-  std::optional<Lease> mine;  // a lower node of this owner: an attempt whose reply was lost
+    return {core.track(request, created.value, created.stat, 0, sent_at, generation)};
+  std::optional<Lease> adopted;  // a lower node of this owner: an attempt whose reply was lost
   if (!contenders.empty() && contenders.front().name.starts_with(request.owner + "__lock__"))
-    mine = core->adopt(request, dir + "/" + contenders.front().name, data, 0, deadline);
-  if (!mine && request.wait_in_line) {  // keep the node: our place in line (README "Waiting")
-    core->wait_in_line(request.owner, {created.value, created.stat.czxid, generation,
-                                       ahead_of(contenders, dir, name)});
+    adopted = core.adopt(request, dir + "/" + contenders.front().name, data, 0, deadline);
+  if (!adopted && request.wait_in_line) {  // keep the node: our place in line (README "Waiting")
+    mine.ahead = ahead_of(contenders, dir, name);
+    core.wait_in_line(request.owner, std::move(mine));
     return {};
   }
-  withdraw(*core, created.value, created.stat.czxid, request.owner, generation, deadline);
-  return {std::move(mine)};
+  withdraw(core, created.value, created.stat.czxid, request.owner, generation, deadline);
+  return {std::move(adopted)};
+}
+
+// Refuses a single-lock attempt whose listing shows a group's slot nodes, after withdrawing its
+// node `mine` (a group claim that sees a lock contender refuses the same way).
+void ZooKeeperStore::refuse_if_group(Core& core, const LeaseRequest& request,
+                                     const std::string& dir,
+                                     const std::vector<std::string>& children, const Waiting& mine,
+                                     Deadline deadline) {
+  if (!has_slots(children)) return;
+  (void)core.leave_line(request.owner);
+  withdraw(core, mine.path, mine.czxid, request.owner, mine.generation, deadline);
+  refuse_other_shape(request, core.session().get(dir, deadline), children);
 }
 
 // The next attempt of an owner waiting in line: one listing. First in line: the node is taken
@@ -196,13 +189,7 @@ std::optional<Acquired> ZooKeeperStore::take_turn(Core& core, const LeaseRequest
     (void)core.leave_line(request.owner);
     return std::nullopt;
   }
-  if (std::any_of(listed.children.begin(), listed.children.end(),
-                  [](const std::string& c) { return slot_index(c).has_value(); })) {
-    (void)core.leave_line(request.owner);  // a group holds it: as a fresh attempt would refuse
-    withdraw(core, place.path, place.czxid, request.owner, place.generation, deadline);
-    Reply shape = core.session().get(dir, deadline);
-    refuse_other_shape(request, shape, listed.children);
-  }
+  refuse_if_group(core, request, dir, listed.children, place, deadline);
   auto contenders = sorted_contenders(listed.children);
   if (contenders.empty() || contenders.front().name != name) {
     Waiting behind = place;
@@ -254,9 +241,7 @@ void ZooKeeperStore::refuse(const LeaseRequest& request, int held) const {
 void ZooKeeperStore::refuse_other_shape(const LeaseRequest& request, const Reply& dir,
                                         const std::vector<std::string>& children) const {
   if (request.slots >= 1 && !sorted_contenders(children).empty()) refuse(request, 0);
-  if (std::none_of(children.begin(), children.end(),
-                   [](const std::string& c) { return slot_index(c).has_value(); }))
-    return;
+  if (!has_slots(children)) return;
   Json recorded = Json::parse(dir.value, nullptr, false);
   int held = recorded.is_object() ? recorded.value("slots", 0) : 0;
   if (held < 1) held = std::max(request.slots, 1);  // written before sizes were recorded
@@ -329,10 +314,7 @@ LockState ZooKeeperStore::inspect(std::string_view lock, Deadline deadline) {
 std::vector<LockState> ZooKeeperStore::list_locks(std::string_view prefix, Deadline deadline) {
   Reply kids = session().children(config_.root, deadline);
   if (kids.rc == ZNONODE) return {};  // nothing was ever locked under this root
-  if (kids.rc != ZOK)
-    throw BackendError(
-        ErrorCode::internal, config_.scheme,
-        "list " + config_.root + " on '" + session().shown() + "': " + zerror(kids.rc));
+  if (kids.rc != ZOK) session().fail(kids.rc, "list " + config_.root);
   std::set<std::string> names;
   for (const auto& child : kids.children)
     if (child.compare(0, prefix.size(), prefix) == 0) names.insert(child);

@@ -79,12 +79,15 @@ class ZooKeeperStore final : public LeaseStore,
   std::string lock_dir(std::string_view lock) const;
   std::string candidate_dir(std::string_view group) const;
   static std::string node_data(const LeaseRequest& request, int slot, const Core& core);
-  Reply create_in(Session& session, const std::string& dir, const std::string& path,
-                  const std::string& data, int mode, Deadline deadline);
-  Acquired acquire_single(const LeaseRequest& request, Deadline deadline);
-  Acquired acquire_slot(const LeaseRequest& request, Deadline deadline);
+  Acquired acquire_single(Core& core, const LeaseRequest& request, const std::string& dir,
+                          Deadline deadline);
+  Acquired acquire_slot(Core& core, const LeaseRequest& request, const std::string& dir,
+                        Deadline deadline);
   std::optional<Acquired> take_turn(Core& core, const LeaseRequest& request, const std::string& dir,
                                     const Waiting& place, Deadline deadline);
+  void refuse_if_group(Core& core, const LeaseRequest& request, const std::string& dir,
+                       const std::vector<std::string>& children, const Waiting& mine,
+                       Deadline deadline);
   [[noreturn]] void refuse(const LeaseRequest& request, int held) const;
   void refuse_other_shape(const LeaseRequest& request, const Reply& dir,
                           const std::vector<std::string>& children) const;

@@ -1,19 +1,10 @@
-// Watches of the ZooKeeper store (ZooKeeperStore::watch, the LockWatcher capability) over the C
-// client's asynchronous watch API. What is relied on, from the ZooKeeper Programmer's Guide
-// ("ZooKeeper Watches"):
-//  * a watch is a one-time trigger: set by a read (getChildren: a child watch; exists: a watch on
-//    the node's creation, deletion or data), it fires once at the first change after that read
-//    and is then gone, so the next change needs another read that sets it again;
-//  * ordering: the watch event reaches the client before the client can see the new state, and
-//    one session's requests are answered in the order they were sent (FIFO client order): a read
-//    sent after a watch was set sees the tree as of that read, and any later change fires it;
-//  * watches are kept by the client across reconnections (re-set on the server), and a session
-//    event (disconnected, reconnected, expired) is delivered to every active watcher. After an
-//    expiry the session's watches are gone with it.
-// Lifetime: the C client calls watchers from its own completion thread with the context given at
-// the read. That context (Watch::State) is owned by its Session::Handle, which is destroyed only
-// after zookeeper_close joined those threads; a node event or a watch that was never registered
-// frees it earlier. Waiters hold the Handle and the State by shared_ptr.
+// Watches of the ZooKeeper store (ZooKeeperStore::watch, the LockWatcher capability, and
+// wait_turn) over the C client's asynchronous watch API. Relied on, from the Programmer's Guide
+// ("ZooKeeper Watches"): a watch fires once, at the first change after the read that set it; one
+// session's requests are answered in order, so a read sent after a watch was set sees every
+// change that does not fire it; a session event reaches every active watcher. Lifetime: the
+// context given to the C client (Watch::State) is owned by its Session::Handle until a node event
+// unregistered it or zookeeper_close joined the client's threads (README.md, "Watching").
 
 #include <zookeeper/zookeeper.h>
 
@@ -26,8 +17,6 @@
 
 namespace leader::zookeeper {
 namespace {
-
-constexpr const char* kStore = "zookeeper";
 
 std::string watch_key(bool exists, const std::string& path) { return (exists ? "e" : "c") + path; }
 
@@ -122,52 +111,36 @@ std::pair<Reply, Watch> Session::arm(const std::shared_ptr<Handle>& h, const std
   return {std::move(r), Watch(h, std::move(watch), config_.shown)};
 }
 
-std::pair<Reply, Watch> Session::watch_children(const std::string& dir, Deadline deadline) {
-  for (;;) {
-    if (deadline.expired())
-      throw BackendError(ErrorCode::deadline_exceeded, kStore,
-                         "watch " + dir + ": deadline already passed");
-    auto h = ready_handle(deadline);
-    std::shared_ptr<Watch::State> children_watch, exists_watch;
-    {
-      std::lock_guard lock(h->mu);
-      if (auto it = h->armed.find(watch_key(false, dir)); it != h->armed.end())
-        children_watch = it->second;
-      if (auto it = h->armed.find(watch_key(true, dir)); it != h->armed.end())
-        exists_watch = it->second;
-    }
-    if (children_watch) {  // join it: this listing is sent after the read that set it
-      Reply listed = children(dir, deadline);
-      return {std::move(listed), Watch(h, std::move(children_watch), config_.shown)};
-    }
-    auto armed = arm(h, dir, false, deadline);
-    if (armed.first.rc != ZNONODE) return armed;
-    // No lock directory yet (no child watch was set): watch for its creation instead.
-    if (exists_watch) {
-      if (exists(dir, deadline).rc == ZNONODE)
-        return {std::move(armed.first), Watch(h, std::move(exists_watch), config_.shown)};
-      continue;  // created meanwhile: list it with a child watch
-    }
-    auto created = arm(h, dir, true, deadline);
-    if (created.first.rc == ZNONODE) return {std::move(armed.first), std::move(created.second)};
-  }
-}
-
-std::pair<Reply, Watch> Session::watch_exists(const std::string& path, Deadline deadline) {
-  if (deadline.expired())
-    throw BackendError(ErrorCode::deadline_exceeded, kStore,
-                       "watch " + path + ": deadline already passed");
-  auto h = ready_handle(deadline);
+// A read of `path` (children, or exists when `exists`) that leaves a watch on it: joins the watch
+// already armed there (this read is sent after the one that set it) or arms a new one.
+std::pair<Reply, Watch> Session::read_watched(const std::shared_ptr<Handle>& h,
+                                              const std::string& path, bool exists,
+                                              Deadline deadline) {
   std::shared_ptr<Watch::State> joined;
   {
     std::lock_guard lock(h->mu);
-    if (auto it = h->armed.find(watch_key(true, path)); it != h->armed.end()) joined = it->second;
+    if (auto it = h->armed.find(watch_key(exists, path)); it != h->armed.end()) joined = it->second;
   }
-  if (joined) {  // join it: this read is sent after the one that set it
-    Reply r = exists(path, deadline);
-    return {std::move(r), Watch(h, std::move(joined), config_.shown)};
-  }
-  return arm(h, path, true, deadline);
+  if (!joined) return arm(h, path, exists, deadline);
+  Reply r = exists ? this->exists(path, deadline) : children(path, deadline);
+  return {std::move(r), Watch(h, std::move(joined), config_.shown)};
+}
+
+std::pair<Reply, Watch> Session::watch_children(const std::string& dir, Deadline deadline) {
+  for (;;) {
+    check_time(deadline, "watch " + dir);
+    auto h = ready_handle(deadline);
+    auto listed = read_watched(h, dir, false, deadline);
+    if (listed.first.rc != ZNONODE) return listed;
+    // No lock directory yet (no child watch was set): watch for its creation instead.
+    auto created = read_watched(h, dir, true, deadline);
+    if (created.first.rc == ZNONODE) return {std::move(listed.first), std::move(created.second)};
+  }  // created meanwhile: list it with a child watch
+}
+
+std::pair<Reply, Watch> Session::watch_exists(const std::string& path, Deadline deadline) {
+  check_time(deadline, "watch " + path);
+  return read_watched(ready_handle(deadline), path, true, deadline);
 }
 
 Watch::Woken Watch::wait(Deadline deadline, const std::stop_token& stop) {
