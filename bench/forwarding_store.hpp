@@ -1,6 +1,7 @@
 #pragma once
-// A store that forwards every call to another one and is neither a StoreWrapper nor a
-// LockWatcher: the core sees a plain store (no watch, no batch unless a subclass adds one).
+// A store that forwards every call to another one and reports no capabilities (unlike
+// leader::ForwardingStore): the core sees a plain store (no watch, no batch unless a subclass
+// adds one).
 // The benchmarks derive from it to count calls or to take a capability away for a baseline.
 
 #include <memory>

@@ -10,14 +10,14 @@
 /// BlockingPool::releases(), so a full pool of waiters never holds up the release they wait
 /// for; renewed by the core's renewal scheduler), never on the caller's thread or the caller's
 /// executor. Except where that cannot block: `run_if_leader_on` over an elector whose
-/// acquire_never_blocks() (an in-process store declaring detail::NonBlockingStore, e.g. the memory
-/// store, and wait_time 0) acquires on the calling thread and releases on the executor's thread
-/// right after the action. And an elector that acquires_async() (a store with asynchronous I/O of
-/// its own: Redis) waits for its lease without any thread: the attempts and the pauses between them
-/// run on the store's I/O thread, and a pool thread is taken only once the wait is over (to run the
-/// action or finish). `run_if_leader_async` runs the action on the pool thread that acquired the
-/// lease (like std::async); `run_if_leader_on` runs it on the given executor. Completion is a
-/// std::future, made ready on a pool thread.
+/// acquire_never_blocks() (an in-process store whose capabilities() say never_blocks, e.g. the
+/// memory store, and wait_time 0) acquires on the calling thread and releases on the executor's
+/// thread right after the action. And an elector that acquires_async() (a store with asynchronous
+/// I/O of its own: Redis) waits for its lease without any thread: the attempts and the pauses
+/// between them run on the store's I/O thread, and a pool thread is taken only once the wait is
+/// over (to run the action or finish). `run_if_leader_async` runs the action on the pool thread
+/// that acquired the lease (like std::async); `run_if_leader_on` runs it on the given executor.
+/// Completion is a std::future, made ready on a pool thread.
 ///
 /// Cancellation: the std::stop_token given by the caller. Requested while waiting for the lease:
 /// nothing is acquired, the call reports "not run" (Skipped{cancelled}). Requested while the

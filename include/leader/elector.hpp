@@ -58,8 +58,6 @@ class OperationCancelled : public Error {
 namespace detail {
 struct HeldLease;
 class ElectionCore;
-class WaitsInLine;    // leader/detail/store_wrapper.hpp
-class AsyncAttempts;  // leader/detail/store_wrapper.hpp
 class RenewalScheduler;
 class CheckedStore;
 }  // namespace detail

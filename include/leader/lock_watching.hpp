@@ -7,7 +7,6 @@
 #include <stop_token>
 #include <string_view>
 
-#include "leader/detail/store_wrapper.hpp"
 #include "leader/store.hpp"
 
 namespace leader {
@@ -28,11 +27,11 @@ class LockWatcher {
                                         Deadline deadline, const std::stop_token& stop) = 0;
 };
 
-/// `store` as a LockWatcher, or nullptr when it has no watch (it is then polled). A wrapper
-/// (leader::open()'s validating store, Metrics::instrument) is looked through: the watch is the
-/// wrapped store's, which checks its own arguments.
+/// `store`'s watch (its capabilities().watch), or nullptr when it has none (it is then polled).
+/// A wrapper (leader::open()'s validating store, Metrics::instrument) reports the wrapped
+/// store's watch, which checks its own arguments.
 [[nodiscard]] inline LockWatcher* lock_watcher(LeaseStore& store) noexcept {
-  return detail::find_capability<LockWatcher>(store);
+  return store.capabilities().watch;
 }
 
 }  // namespace leader

@@ -25,6 +25,14 @@
 
 namespace leader {
 
+class LockWatcher;  // <leader/lock_watching.hpp>
+class LockLister;   // <leader/lock_listing.hpp>
+namespace detail {
+class WaitsInLine;    // <leader/detail/capabilities.hpp>
+class AsyncAttempts;  // <leader/detail/capabilities.hpp>
+class CheckedStore;   // the validating wrapper of leader::open()
+}  // namespace detail
+
 /// Wall-clock time, used only for display and candidate bookkeeping, never for lease validity.
 using WallTime = std::chrono::system_clock::time_point;
 
@@ -36,7 +44,7 @@ struct LeaseRequest {
   Duration ttl{};       ///< server-side time to live of the lease
   int slots = 0;        ///< 0: a single lease; N >= 1: a group lease, one of N slots
   /// The caller will ask again with the same owner token and, once it stops asking without a
-  /// grant, call leave_line() (leader/detail/store_wrapper.hpp: detail::WaitsInLine). A store
+  /// grant, call leave_line() (leader/detail/capabilities.hpp: detail::WaitsInLine). A store
   /// whose recipe is a queue (ZooKeeper's sequential nodes) may then keep a contended attempt's
   /// place in line instead of withdrawing it: waiters of all processes are served in arrival
   /// order. Other stores ignore it. Set by electors with fair waiting (ElectionOptions::fair).
@@ -111,6 +119,22 @@ struct Candidate {
   std::map<std::string, std::string> metadata{};
 };
 
+/// What a store offers beyond the calls every store has: each entry is the object that
+/// implements it (usually the store itself), or null when the store lacks it. Callers ask
+/// LeaseStore::capabilities() instead of casting, so a wrapper never hides a capability.
+struct Capabilities {
+  LockWatcher* watch = nullptr;            ///< blocks until a lock changes (otherwise callers poll)
+  LockLister* listing = nullptr;           ///< lists the held locks (`leader list`)
+  detail::WaitsInLine* line = nullptr;     ///< keeps a waiter's place in line (FIFO grants)
+  detail::AsyncAttempts* async = nullptr;  ///< attempts and waits on the store's own I/O thread
+  /// No call waits for I/O, another process or a timer (in-process state under a short mutex):
+  /// asynchronous doors may then call the store inline instead of on a pool thread.
+  bool never_blocks = false;
+  /// Set only by the validating wrapper of leader::open() (and only to itself): the engine then
+  /// skips checking again what it built from validated parts.
+  detail::CheckedStore* checked = nullptr;
+};
+
 /// The store interface. See the file comment for the thread-safety and error contract.
 class LeaseStore {
  public:
@@ -155,6 +179,11 @@ class LeaseStore {
   /// Removes a candidate; removing an absent one is not an error.
   virtual void remove_candidate(std::string_view group, std::string_view node_id,
                                 Deadline deadline) = 0;
+
+  /// What this store offers beyond the calls above (none by default). A store that wraps
+  /// another reports the wrapped store's (ForwardingStore does), replacing the entries it
+  /// implements itself.
+  [[nodiscard]] virtual Capabilities capabilities() noexcept { return {}; }
 };
 
 }  // namespace leader

@@ -2,9 +2,9 @@
 
 #include <chrono>
 
-#include "leader/detail/store_wrapper.hpp"
+#include "leader/detail/capabilities.hpp"
 #include "leader/errors.hpp"
-#include "leader/lock_listing.hpp"
+#include "leader/forwarding_store.hpp"
 #include "metrics_state.hpp"
 
 namespace leader::metrics {
@@ -12,13 +12,12 @@ namespace {
 
 using detail::Operation;
 
-class InstrumentedStore final : public LeaseStore,
-                                public LockLister,
-                                public ::leader::detail::StoreWrapper,
-                                public ::leader::detail::AsyncAttempts {
+class InstrumentedStore final : public ForwardingStore, public ::leader::detail::AsyncAttempts {
  public:
   InstrumentedStore(std::shared_ptr<LeaseStore> inner, std::shared_ptr<detail::MetricsState> state)
-      : inner_(std::move(inner)),
+      : ForwardingStore(std::move(inner)),
+        inner_(&this->inner()),
+        async_(inner_->capabilities().async),
         state_(std::move(state)),
         scheme_(inner_->scheme()),
         histograms_(state_->store_histograms(scheme_)) {}
@@ -51,8 +50,12 @@ class InstrumentedStore final : public LeaseStore,
   }
 
  public:
-  [[nodiscard]] std::string_view scheme() const override { return inner_->scheme(); }
-  [[nodiscard]] LeaseStore& wrapped() const noexcept override { return *inner_; }
+  // The wrapped store's capabilities; its asynchronous attempts are timed here.
+  [[nodiscard]] Capabilities capabilities() noexcept override {
+    Capabilities c = ForwardingStore::capabilities();
+    if (c.async != nullptr) c.async = this;
+    return c;
+  }
 
   Acquired try_acquire(const LeaseRequest& request, Deadline deadline) override {
     return timed(Operation::acquire, [&] { return inner_->try_acquire(request, deadline); });
@@ -92,15 +95,13 @@ class InstrumentedStore final : public LeaseStore,
   // Asynchronous attempts (the store's own, when it has them) are timed like try_acquire: from
   // the call to the outcome's delivery on the store's I/O thread.
   [[nodiscard]] bool attempts_async() const noexcept override {
-    auto* inner = ::leader::detail::find_capability<AsyncAttempts>(*inner_);
-    return inner != nullptr && inner->attempts_async();
+    return async_ != nullptr && async_->attempts_async();
   }
   void try_acquire_async(const LeaseRequest& request, Deadline deadline,
                          std::function<void(Attempt)> done) override {
-    auto* inner = ::leader::detail::find_capability<AsyncAttempts>(*inner_);
-    if (inner == nullptr)
+    if (async_ == nullptr)
       throw InvalidArgument("metrics: the instrumented store has no asynchronous attempts");
-    inner->try_acquire_async(
+    async_->try_acquire_async(
         request, deadline,
         [state = state_, scheme = scheme_,
          histogram = histograms_[static_cast<std::size_t>(Operation::acquire)],
@@ -122,22 +123,17 @@ class InstrumentedStore final : public LeaseStore,
   std::uint64_t wait_change(std::string_view lock, std::uint64_t seen, Deadline until,
                             Deadline last, std::uint64_t order,
                             std::function<void(bool)> woken) override {
-    return ::leader::detail::find_capability<AsyncAttempts>(*inner_)->wait_change(
-        lock, seen, until, last, order, std::move(woken));
+    if (async_ == nullptr)
+      throw InvalidArgument("metrics: the instrumented store has no asynchronous attempts");
+    return async_->wait_change(lock, seen, until, last, order, std::move(woken));
   }
   void cancel_wait(std::uint64_t id) noexcept override {
-    if (auto* inner = ::leader::detail::find_capability<AsyncAttempts>(*inner_))
-      inner->cancel_wait(id);
-  }
-
-  // Listing is an operator's call, not timed; the wrapped store's own (or its "not supported").
-  [[nodiscard]] std::vector<LockState> list_locks(std::string_view prefix,
-                                                  Deadline deadline) override {
-    return leader::list_locks(*inner_, prefix, deadline);
+    if (async_ != nullptr) async_->cancel_wait(id);
   }
 
  private:
-  std::shared_ptr<LeaseStore> inner_;
+  LeaseStore* inner_;                                 // the wrapped store (owned by the base)
+  ::leader::detail::AsyncAttempts* async_ = nullptr;  // its asynchronous attempts, if any
   std::shared_ptr<detail::MetricsState> state_;
   std::string scheme_;
   detail::StoreHistograms histograms_;

@@ -92,8 +92,8 @@ TEST_P(ContractTest, WatchReportsEachChangeInOrderAndTheLatencyIsPrinted) {
   LEADER_SKIP_UNLESS_WATCHED(st);
   const auto name = lock();
   // The same interval for both: the watch does not wait for it, the poll does. FaultyStore with
-  // no fault switched on is a plain forwarding LeaseStore that is no StoreWrapper: it hides the
-  // watch, so observe_lock polls through it.
+  // no fault switched on is a plain forwarding LeaseStore that reports no capabilities: it hides
+  // the watch, so observe_lock polls through it.
   test::FaultyStore poll_only(st);
   ASSERT_EQ(lock_watcher(poll_only), nullptr);
   const ObserveOptions options{.interval = std::chrono::milliseconds(200)};

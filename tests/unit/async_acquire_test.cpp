@@ -10,8 +10,8 @@
 #include <future>
 #include <map>
 
+#include "leader/detail/capabilities.hpp"
 #include "leader/detail/store_support.hpp"
-#include "leader/detail/store_wrapper.hpp"
 #include "scripted_store.hpp"
 
 namespace leader {
@@ -25,6 +25,7 @@ class AsyncDouble final : public ScriptedStore, public detail::AsyncAttempts {
   explicit AsyncDouble(std::shared_ptr<LeaseStore> inner) : ScriptedStore(std::move(inner)) {
     worker_ = std::thread([this] { work(); });
   }
+  Capabilities capabilities() noexcept override { return {.async = this}; }
   ~AsyncDouble() override {
     {
       std::lock_guard lock(mu_);

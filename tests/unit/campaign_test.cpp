@@ -329,6 +329,7 @@ class DeafWatcher final : public LeaseStore, public LockWatcher {
  public:
   explicit DeafWatcher(std::shared_ptr<LeaseStore> inner) : inner_(std::move(inner)) {}
   [[nodiscard]] std::string_view scheme() const override { return inner_->scheme(); }
+  Capabilities capabilities() noexcept override { return {.watch = this}; }
   Acquired try_acquire(const LeaseRequest& r, Deadline d) override {
     return inner_->try_acquire(r, d);
   }

@@ -15,7 +15,7 @@
 ///
 /// Threads: the store is called only on BlockingPool threads, never on the caller's executor,
 /// unless its calls cannot block (the elector's acquire_never_blocks(): a store declaring
-/// detail::NonBlockingStore, e.g. the memory store, and wait_time 0): then the acquire runs in
+/// Capabilities::never_blocks, e.g. the memory store, and wait_time 0): then the acquire runs in
 /// the initiating call and the release where the action ended, with no pool hand-off.
 /// The action runs on the AsyncElector's executor (a coroutine action on a strand of it). The
 /// completion handler runs on its associated executor (for `use_awaitable`, the awaiting

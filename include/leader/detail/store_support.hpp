@@ -39,8 +39,8 @@ void check_sql_schema_version(std::string_view scheme, int version, int expected
 /// before any I/O and maps stray exceptions to BackendError{internal} (leader::open() and
 /// make_memory_store() apply it); a store that is already checked, or null, is returned as it is.
 [[nodiscard]] std::shared_ptr<LeaseStore> checked(std::shared_ptr<LeaseStore> store);
-/// The store under the CheckedStore and any other wrapper (store_wrapper.hpp), or `store`
-/// itself (for store-specific casts).
+/// The store under every ForwardingStore around `store` (leader::open()'s CheckedStore,
+/// Metrics::instrument), or `store` itself: for a store's own diagnostics and tests.
 [[nodiscard]] LeaseStore& unchecked(LeaseStore& store);
 
 /// Declares the LeaseStore operations (all but scheme()) as overrides in a class that implements

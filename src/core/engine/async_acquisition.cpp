@@ -9,7 +9,7 @@
 #include "election_core.hpp"
 #include "held_lease.hpp"
 #include "leader/blocking_pool.hpp"
-#include "leader/detail/store_wrapper.hpp"
+#include "leader/detail/capabilities.hpp"
 #include "owner_token.hpp"
 
 namespace leader::detail {

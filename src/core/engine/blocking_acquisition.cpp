@@ -12,7 +12,7 @@
 #include "checked_store.hpp"
 #include "election_core.hpp"
 #include "held_lease.hpp"
-#include "leader/detail/store_wrapper.hpp"
+#include "leader/detail/capabilities.hpp"
 #include "leader/lock_watching.hpp"
 #include "owner_token.hpp"
 #include "scratch.hpp"
@@ -158,7 +158,7 @@ Acquisition ElectionCore::acquire(const std::string& lock, const std::stop_token
   while (true) {
     if (caller.stop_requested())
       return end_without_grant(lock, request, loop, AcquireLoop::End::cancelled);
-    LockWatcher* watcher = ticket && real_clock_ ? lock_watcher(*store_) : nullptr;
+    LockWatcher* watcher = ticket && real_clock_ ? watcher_ : nullptr;
     if (ticket && !ticket->head()) {
       // Behind another waiter of this process: sleep until it is served or gives up (then try at
       // once: a slot may be free), or until the wait ends (then ask the store once more, so a
@@ -204,7 +204,7 @@ Acquisition ElectionCore::acquire(const std::string& lock, const std::stop_token
     if (loop.after_attempt(now, false) == AcquireLoop::End::wait_over) break;
     if (fair && !ticket) {
       ticket.emplace(store_.get(), lock);
-      watcher = real_clock_ ? lock_watcher(*store_) : nullptr;
+      watcher = real_clock_ ? watcher_ : nullptr;
       // Only this process's head keeps a place in the store's line: a place of a waiter queued
       // behind another one here would stand in the line ahead of that head, which waits for it,
       // while it waits for the head (it asks again once it is the head, at the line's end).

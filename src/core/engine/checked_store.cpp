@@ -137,9 +137,9 @@ void check_candidate(const Candidate& c, const CheckedStore::Call& call) {
 }  // namespace
 
 CheckedStore::CheckedStore(std::shared_ptr<LeaseStore> inner)
-    : inner_(std::move(inner)),
-      scheme_(inner_->scheme()),
-      async_(find_capability<AsyncAttempts>(*inner_)) {}
+    : ForwardingStore(std::move(inner)),
+      scheme_(this->inner().scheme()),
+      async_(this->inner().capabilities().async) {}
 
 std::string_view CheckedStore::scheme() const { return scheme_; }
 
@@ -173,7 +173,7 @@ Acquired CheckedStore::try_acquire_built(const LeaseRequest& request, Deadline d
   if (sent >= deadline.at())
     throw BackendError(ErrorCode::deadline_exceeded, scheme_,
                        call.str() + ": the deadline had passed before the call; nothing was sent");
-  Acquired got = guarded(call, [&] { return inner_->try_acquire(request, deadline); });
+  Acquired got = guarded(call, [&] { return inner().try_acquire(request, deadline); });
   check_grant(request, got, sent);
   return got;
 }
@@ -241,7 +241,7 @@ Renewal CheckedStore::renew(const Lease& lease, Duration ttl, Deadline deadline)
   check_lease(lease, call);
   check_duration(ttl, "lease ttl", call, false);
   refuse_expired(deadline, call);
-  return guarded(call, [&] { return inner_->renew(lease, ttl, deadline); });
+  return guarded(call, [&] { return inner().renew(lease, ttl, deadline); });
 }
 
 std::vector<BatchRenewal> CheckedStore::renew_batch(std::span<const RenewalRequest> requests,
@@ -255,7 +255,7 @@ std::vector<BatchRenewal> CheckedStore::renew_batch(std::span<const RenewalReque
   if (requests.empty()) return {};
   const Call call{"renew_batch", requests.front().lease->lock};
   refuse_expired(deadline, call);
-  auto out = guarded(call, [&] { return inner_->renew_batch(requests, deadline); });
+  auto out = guarded(call, [&] { return inner().renew_batch(requests, deadline); });
   if (out.size() != requests.size())
     throw BackendError(ErrorCode::internal, scheme_,
                        call.str() + ": the store answered " + std::to_string(out.size()) +
@@ -273,14 +273,14 @@ LeaseStatus CheckedStore::release(const Lease& lease, Duration keep_for, Deadlin
 LeaseStatus CheckedStore::release_held(const Lease& lease, Duration keep_for, Deadline deadline) {
   const Call call{"release", lease.lock};
   refuse_expired(deadline, call);
-  return guarded(call, [&] { return inner_->release(lease, keep_for, deadline); });
+  return guarded(call, [&] { return inner().release(lease, keep_for, deadline); });
 }
 
 LockState CheckedStore::inspect(std::string_view lock, Deadline deadline) {
   validate_lock_name(lock);
   const Call call{"inspect", lock};
   refuse_expired(deadline, call);
-  return guarded(call, [&] { return inner_->inspect(lock, deadline); });
+  return guarded(call, [&] { return inner().inspect(lock, deadline); });
 }
 
 void CheckedStore::put_candidate(std::string_view group, const Candidate& candidate, Duration ttl,
@@ -290,14 +290,14 @@ void CheckedStore::put_candidate(std::string_view group, const Candidate& candid
   check_candidate(candidate, call);
   check_duration(ttl, "candidate ttl", call, false);
   refuse_expired(deadline, call);
-  guarded(call, [&] { inner_->put_candidate(group, candidate, ttl, deadline); });
+  guarded(call, [&] { inner().put_candidate(group, candidate, ttl, deadline); });
 }
 
 std::vector<Candidate> CheckedStore::list_candidates(std::string_view group, Deadline deadline) {
   validate_lock_name(group);
   const Call call{"list_candidates", group, "candidate group"};
   refuse_expired(deadline, call);
-  return guarded(call, [&] { return inner_->list_candidates(group, deadline); });
+  return guarded(call, [&] { return inner().list_candidates(group, deadline); });
 }
 
 void CheckedStore::remove_candidate(std::string_view group, std::string_view node_id,
@@ -306,7 +306,7 @@ void CheckedStore::remove_candidate(std::string_view group, std::string_view nod
   const Call call{"remove_candidate", group, "candidate group"};
   check_node_id(node_id, call);
   refuse_expired(deadline, call);
-  guarded(call, [&] { inner_->remove_candidate(group, node_id, deadline); });
+  guarded(call, [&] { inner().remove_candidate(group, node_id, deadline); });
 }
 
 std::vector<LockState> CheckedStore::list_locks(std::string_view prefix, Deadline deadline) {
@@ -318,14 +318,24 @@ std::vector<LockState> CheckedStore::list_locks(std::string_view prefix, Deadlin
     throw InvalidArgument(call.str() + ": a prefix must be empty or the start of a valid lock " +
                           "name (names.hpp rules)");
   refuse_expired(deadline, call);
-  return guarded(call, [&] { return leader::list_locks(*inner_, prefix, deadline); });
+  return guarded(call, [&] { return leader::list_locks(inner(), prefix, deadline); });
+}
+
+Capabilities CheckedStore::capabilities() noexcept {
+  Capabilities c = ForwardingStore::capabilities();
+  if (c.listing != nullptr) c.listing = this;  // the prefix is checked first
+  if (c.async != nullptr) c.async = this;      // the deadline and the grant are checked
+  c.checked = this;
+  return c;
+}
+
+bool is_checked(LeaseStore& store) noexcept {
+  return static_cast<LeaseStore*>(store.capabilities().checked) == &store;
 }
 
 std::shared_ptr<LeaseStore> checked(std::shared_ptr<LeaseStore> store) {
-  if (!store || dynamic_cast<CheckedStore*>(store.get()) != nullptr) return store;
+  if (!store || is_checked(*store)) return store;
   return std::make_shared<CheckedStore>(std::move(store));
 }
-
-LeaseStore& unchecked(LeaseStore& store) { return innermost(store); }
 
 }  // namespace leader::detail

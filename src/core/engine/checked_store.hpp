@@ -21,8 +21,9 @@
 #include <string_view>
 #include <vector>
 
+#include "leader/detail/capabilities.hpp"
 #include "leader/detail/store_support.hpp"
-#include "leader/detail/store_wrapper.hpp"
+#include "leader/forwarding_store.hpp"
 #include "leader/lock_listing.hpp"
 #include "leader/store.hpp"
 
@@ -33,17 +34,14 @@ namespace leader::detail {
 /// for the CheckedStore and for an elector on a store without one.
 void check_grant_owner(std::string_view scheme, const LeaseRequest& request, const Acquired& got);
 
+/// True when `store` is a CheckedStore itself (not one under a wrapper).
+[[nodiscard]] bool is_checked(LeaseStore& store) noexcept;
+
 /// Validates every call once, then forwards it to the wrapped store (see the file comment).
-class CheckedStore final : public LeaseStore,
-                           public LockLister,
-                           public AsyncAttempts,
-                           public StoreWrapper {
+class CheckedStore final : public ForwardingStore, public LockLister, public AsyncAttempts {
  public:
   /// Wraps `inner` (not null).
   explicit CheckedStore(std::shared_ptr<LeaseStore> inner);
-
-  /// The wrapped store (its LockWatcher, if any, is found through it: store_wrapper.hpp).
-  [[nodiscard]] LeaseStore& wrapped() const noexcept override { return *inner_; }
 
   /// One call, named in messages only when something is refused ("renew of lock 'job'").
   struct Call {
@@ -82,6 +80,9 @@ class CheckedStore final : public LeaseStore,
   /// leader::list_locks() of the wrapped store (failed_precondition when it cannot list).
   [[nodiscard]] std::vector<LockState> list_locks(std::string_view prefix,
                                                   Deadline deadline) override;
+  /// The wrapped store's, with this store's listing and asynchronous attempts (they check
+  /// first), and itself as `checked`. Its watch is the wrapped store's own.
+  [[nodiscard]] Capabilities capabilities() noexcept override;
 
  private:
   // Throws deadline_exceeded when `deadline` has passed.
@@ -93,7 +94,6 @@ class CheckedStore final : public LeaseStore,
   // internal otherwise), a send time (`sent` when the store left it empty).
   void check_grant(const LeaseRequest& request, Acquired& got, TimePoint sent) const;
 
-  std::shared_ptr<LeaseStore> inner_;
   std::string scheme_;
   AsyncAttempts* async_ = nullptr;  // the wrapped store's, when it has them
 };

@@ -45,20 +45,23 @@ bool LeaderContext::extend(Duration lease_time) {
   }
   const TimePoint sent = h.clock().now();
   std::optional<Renewal> outcome;
+  // A failed call may still land: the clock stays bound by it; then the next renewal is due.
+  const auto failed = [&](std::string what, std::optional<ErrorCode> code) {
+    h.end_renewal(sent, lease_time, std::nullopt);
+    h.publish(EventKind::renew_failed, std::move(what), code);
+    detail::RenewalScheduler::for_clock(h.core->clock()).reschedule(held_);
+  };
   try {
     outcome =
         h.store()->renew(copy, lease_time, Deadline::after(h.options().effective_call_timeout()));
+  } catch (const BackendError& e) {
+    failed(e.what(), e.code());
+    throw;
   } catch (const std::exception& e) {
-    h.end_renewal(sent, lease_time, std::nullopt);  // it may still land: bound by it
-    const auto* backend = dynamic_cast<const BackendError*>(&e);
-    h.publish(EventKind::renew_failed, e.what(),
-              backend ? std::optional(backend->code()) : std::nullopt);
-    detail::RenewalScheduler::for_clock(h.core->clock()).reschedule(held_);
+    failed(e.what(), std::nullopt);
     throw;
   } catch (...) {
-    h.end_renewal(sent, lease_time, std::nullopt);
-    h.publish(EventKind::renew_failed, "renew threw a non-standard exception");
-    detail::RenewalScheduler::for_clock(h.core->clock()).reschedule(held_);
+    failed("renew threw a non-standard exception", std::nullopt);
     throw;
   }
   std::string misfit = h.end_renewal(sent, lease_time, outcome);

@@ -9,7 +9,7 @@
 #include "checked_store.hpp"
 #include "held_lease.hpp"
 #include "leader/blocking_pool.hpp"
-#include "leader/detail/store_wrapper.hpp"
+#include "leader/detail/capabilities.hpp"
 #include "leader/history.hpp"
 #include "renewal.hpp"
 
@@ -35,11 +35,13 @@ ElectionCore::ElectionCore(std::shared_ptr<LeaseStore> store, ElectionOptions op
   options_.validate();
   if (!hooks_.clock) hooks_.clock = Clock::system();
   call_timeout_ = options_.effective_call_timeout();
-  checked_ = dynamic_cast<CheckedStore*>(store_.get());
+  const Capabilities offers = store_->capabilities();
+  checked_ = is_checked(*store_) ? offers.checked : nullptr;
   real_clock_ = hooks_.clock == Clock::system();
-  never_blocks_ = options_.wait_time == Duration{0} && calls_never_block(*store_);
-  line_ = find_capability<WaitsInLine>(*store_);
-  async_ = find_capability<AsyncAttempts>(*store_);
+  never_blocks_ = options_.wait_time == Duration{0} && offers.never_blocks;
+  line_ = offers.line;
+  async_ = offers.async;
+  watcher_ = offers.watch;
   if (!hooks_.events) hooks_.events = std::make_shared<EventBus>();
   if (hooks_.history) history_ = attach_history(*hooks_.events, hooks_.history);
   rng_.seed(hooks_.seed != 0 ? hooks_.seed : std::random_device{}());

@@ -56,7 +56,7 @@ class ElectionCore : public std::enable_shared_from_this<ElectionCore> {
   [[nodiscard]] const std::shared_ptr<Clock>& clock() const { return hooks_.clock; }
   [[nodiscard]] const std::shared_ptr<EventBus>& events() const { return hooks_.events; }
   /// True when acquire() and finish() can never block the calling thread: the store's calls
-  /// never block (detail::calls_never_block) and wait_time is 0 (no backoff sleep). The async
+  /// never block (Capabilities::never_blocks) and wait_time is 0 (no backoff sleep). The async
   /// layers then run them inline instead of on a BlockingPool thread.
   [[nodiscard]] bool never_blocks() const noexcept { return never_blocks_; }
   [[nodiscard]] const Subscription& history_feed() const { return history_; }
@@ -108,6 +108,7 @@ class ElectionCore : public std::enable_shared_from_this<ElectionCore> {
   bool never_blocks_ = false;
   WaitsInLine* line_ = nullptr;     // the store's line for fair waiters, when it keeps one
   AsyncAttempts* async_ = nullptr;  // the store's asynchronous attempts, when it has them
+  LockWatcher* watcher_ = nullptr;  // the store's watch, when it has one (otherwise polled)
   std::atomic<RenewalScheduler*> scheduler_{nullptr};
   std::mutex rng_mu_;
   std::mt19937_64 rng_;

@@ -50,6 +50,10 @@ class ConsulStore : public LeaseStore, public LockLister, public LockWatcher {
   explicit ConsulStore(const Config& config);
 
   [[nodiscard]] std::string_view scheme() const override { return "consul"; }
+
+  [[nodiscard]] Capabilities capabilities() noexcept override {
+    return {.watch = this, .listing = this};
+  }
   LEADER_LEASE_STORE_OPERATIONS;  // the LeaseStore operations, store_support.hpp
   /// Held locks under `prefix`: one recursive KV read of `<key prefix>/<prefix>` (':' as '/'),
   /// the lock names taken from their holder keys (`.lock`, `.slot-<i>`), then inspect() of each.

@@ -25,6 +25,8 @@ class DynamoStore : public LeaseStore, public LockLister {
   explicit DynamoStore(Config config);
 
   [[nodiscard]] std::string_view scheme() const override { return "dynamodb"; }
+
+  [[nodiscard]] Capabilities capabilities() noexcept override { return {.listing = this}; }
   LEADER_LEASE_STORE_OPERATIONS;  // the LeaseStore operations, store_support.hpp
   /// Held locks under `prefix`: a Scan (paginated, ConsistentRead) filtered on
   /// `begins_with(pk, "lock#<prefix>") AND sk = "lease"`, then inspect() of each lock found.

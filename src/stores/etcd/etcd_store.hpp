@@ -14,7 +14,7 @@
 #include "config.hpp"
 #include "gateway.hpp"
 #include "leader/detail/store_support.hpp"
-#include "leader/detail/store_wrapper.hpp"
+#include "leader/detail/capabilities.hpp"
 #include "leader/lock_listing.hpp"
 #include "leader/lock_watching.hpp"
 #include "leader/store.hpp"
@@ -49,6 +49,12 @@ class EtcdStore : public LeaseStore,
   EtcdStore& operator=(const EtcdStore&) = delete;
 
   [[nodiscard]] std::string_view scheme() const override { return scheme_; }
+
+  [[nodiscard]] Capabilities capabilities() noexcept override {
+
+    return {.watch = this, .listing = this, .line = this};
+
+  }
   LEADER_LEASE_STORE_OPERATIONS;  // the LeaseStore operations, store_support.hpp
   /// One LeaseKeepAlive per session lease the keys of `requests` are attached to, then every key
   /// verified (create revision = token, attached to a lease kept alive in this call) by Range ops

@@ -9,7 +9,6 @@
 
 #include "leader/detail/group_size.hpp"
 #include "leader/detail/store_support.hpp"
-#include "leader/detail/store_wrapper.hpp"
 #include "leader/errors.hpp"
 #include "leader/lock_listing.hpp"
 #include "leader/names.hpp"
@@ -49,14 +48,15 @@ struct State {
   std::map<std::pair<std::string, std::string>, CandidateRow> candidates;  // (group, node)
 };
 
-// NonBlockingStore: every call is a short critical section on in-process state, so the async
-// layers call it inline instead of on a BlockingPool thread (store_wrapper.hpp).
-class MemoryStore final : public LeaseStore, public LockLister, public detail::NonBlockingStore {
+// Every call is a short critical section on in-process state (never_blocks), so the async
+// layers call it inline instead of on a BlockingPool thread.
+class MemoryStore final : public LeaseStore, public LockLister {
  public:
   MemoryStore(std::shared_ptr<State> state, std::shared_ptr<Clock> clock)
       : state_(std::move(state)), clock_(std::move(clock)) {}
 
   std::string_view scheme() const override { return "memory"; }
+  Capabilities capabilities() noexcept override { return {.listing = this, .never_blocks = true}; }
 
   Acquired try_acquire(const LeaseRequest& r, Deadline) override {
     auto lock = guard();

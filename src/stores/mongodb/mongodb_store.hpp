@@ -23,6 +23,8 @@ class MongoStore : public LeaseStore, public LockLister {
   explicit MongoStore(Config config);
 
   [[nodiscard]] std::string_view scheme() const override { return "mongodb"; }
+
+  [[nodiscard]] Capabilities capabilities() noexcept override { return {.listing = this}; }
   LEADER_LEASE_STORE_OPERATIONS;  // the LeaseStore operations, store_support.hpp
   /// Held locks under `prefix`: a find of the lock documents whose _id starts with `prefix`
   /// (an anchored $regex, served by the _id index), ids only, then inspect() of each.

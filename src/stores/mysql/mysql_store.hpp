@@ -43,6 +43,8 @@ class MysqlStore final : public LeaseStore, public LockLister {
   explicit MysqlStore(Config config);
 
   [[nodiscard]] std::string_view scheme() const override { return "mysql"; }
+
+  [[nodiscard]] Capabilities capabilities() noexcept override { return {.listing = this}; }
   LEADER_LEASE_STORE_OPERATIONS;  // the LeaseStore operations, store_support.hpp
   /// kRenewBatch (one compound statement: renew()'s UPDATE per lease in one transaction, one
   /// round trip) per chunk of at most kBatchChunk leases, the chunks one after another on one

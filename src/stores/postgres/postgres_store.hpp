@@ -47,6 +47,10 @@ class PostgresStore final : public LeaseStore, public LockLister, public LockWat
   explicit PostgresStore(Config config);
 
   [[nodiscard]] std::string_view scheme() const override { return "postgresql"; }
+
+  [[nodiscard]] Capabilities capabilities() noexcept override {
+    return {.watch = this, .listing = this};
+  }
   LEADER_LEASE_STORE_OPERATIONS;  // the LeaseStore operations, store_support.hpp
   /// kRenewBatch (one UPDATE ... FROM unnest(...) RETURNING statement, renew()'s condition and
   /// server time) per chunk of at most kBatchChunk leases, the chunks one after another on one

@@ -12,7 +12,7 @@
 #include "cluster.hpp"
 #include "connection.hpp"
 #include "leader/detail/store_support.hpp"
-#include "leader/detail/store_wrapper.hpp"
+#include "leader/detail/capabilities.hpp"
 #include "leader/lock_listing.hpp"
 #include "leader/lock_watching.hpp"
 #include "leader/store.hpp"
@@ -33,6 +33,12 @@ class RedisStore final : public LeaseStore,
   explicit RedisStore(Config config);
 
   [[nodiscard]] std::string_view scheme() const override;
+
+  [[nodiscard]] Capabilities capabilities() noexcept override {
+
+    return {.watch = this, .listing = this, .async = this};
+
+  }
   LEADER_LEASE_STORE_OPERATIONS;  // the LeaseStore operations, store_support.hpp
   /// The renew script of every lease pipelined on one pooled connection (all commands written,
   /// then all replies read), in chunks of at most kBatchChunk, with one WAIT after a chunk that

@@ -44,6 +44,8 @@ class SqliteStore final : public LeaseStore, public LockLister {
   ~SqliteStore() override;
 
   [[nodiscard]] std::string_view scheme() const override { return "sqlite"; }
+
+  [[nodiscard]] Capabilities capabilities() noexcept override { return {.listing = this}; }
   LEADER_LEASE_STORE_OPERATIONS;  // the LeaseStore operations, store_support.hpp
   /// renew()'s statement once per lease inside one BEGIN IMMEDIATE ... COMMIT (one commit, so
   /// one sync, for the whole batch), each with the clock read by its own statement. A failure

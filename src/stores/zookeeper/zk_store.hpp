@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "leader/detail/capabilities.hpp"
 #include "leader/detail/store_support.hpp"
 #include "leader/lock_listing.hpp"
 #include "leader/lock_watching.hpp"
@@ -44,6 +45,12 @@ class ZooKeeperStore final : public LeaseStore,
   ZooKeeperStore& operator=(const ZooKeeperStore&) = delete;
 
   [[nodiscard]] std::string_view scheme() const override { return config_.scheme; }
+
+  [[nodiscard]] Capabilities capabilities() noexcept override {
+
+    return {.watch = this, .listing = this, .line = this};
+
+  }
   LEADER_LEASE_STORE_OPERATIONS;  // the LeaseStore operations, store_support.hpp
   /// renew() of every lease at once: grouped by the Core (session) that holds each one, then one
   /// pipelined round of exists requests per session (Core::renew_batch). README.md, section

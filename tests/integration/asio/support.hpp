@@ -17,7 +17,7 @@
 #include <thread>
 #include <vector>
 
-#include "leader/detail/store_wrapper.hpp"
+#include "leader/detail/capabilities.hpp"
 #include "leader/leader.hpp"
 #include "leader/stores/memory.hpp"
 
@@ -146,11 +146,13 @@ class ThreadCheckedStore : public LeaseStore, public detail::AsyncAttempts {
     return async()->wait_change(lock, seen, until, last, order, std::move(woken));
   }
   void cancel_wait(std::uint64_t id) noexcept override { async()->cancel_wait(id); }
+  // Its own asynchronous attempts (counted) when the store has them; nothing else.
+  Capabilities capabilities() noexcept override {
+    return {.async = async() != nullptr ? this : nullptr};
+  }
 
  private:
-  [[nodiscard]] detail::AsyncAttempts* async() const {
-    return detail::find_capability<detail::AsyncAttempts>(*inner_);
-  }
+  [[nodiscard]] detail::AsyncAttempts* async() const { return inner_->capabilities().async; }
   void check() {
     ++calls_;
     std::lock_guard lock(mu_);

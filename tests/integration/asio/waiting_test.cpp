@@ -13,7 +13,7 @@
 #include <vector>
 
 #include "leader/asio/async_elector.hpp"
-#include "leader/detail/store_wrapper.hpp"
+#include "leader/detail/capabilities.hpp"
 #include "support.hpp"
 
 namespace leader::asio_test {
@@ -56,7 +56,7 @@ class WaitingTest : public ::testing::TestWithParam<StoreCase> {
 };
 
 TEST_P(WaitingTest, TheStoreAttemptsAsynchronouslyAndTheElectorUsesIt) {
-  auto* async = detail::find_capability<detail::AsyncAttempts>(*store_);
+  auto* async = store_->capabilities().async;
   ASSERT_NE(async, nullptr);
   EXPECT_TRUE(async->attempts_async());
   EXPECT_TRUE(LeaderElector(store_, waiting(1s)).acquires_async());

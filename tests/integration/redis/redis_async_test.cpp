@@ -7,7 +7,8 @@
 #include <mutex>
 #include <vector>
 
-#include "leader/detail/store_wrapper.hpp"
+#include "leader/detail/capabilities.hpp"
+#include "leader/detail/store_support.hpp"
 #include "redis_store.hpp"
 #include "redis_test_util.hpp"
 
@@ -153,7 +154,7 @@ TEST(RedisAsyncWaiters, WaitersCarryOnOverAServerRestart) {
   }
   EXPECT_EQ(grants.release_held(), 1u);
   // Each waiter made a few attempts; they went out in shared round trips.
-  auto& redis = dynamic_cast<detail::redis::RedisStore&>(detail::innermost(*store));
+  auto& redis = dynamic_cast<detail::redis::RedisStore&>(detail::unchecked(*store));
   const auto stats = redis.async_stats();
   EXPECT_GE(stats.commands, static_cast<std::uint64_t>(kWaiters));
   EXPECT_EQ(stats.waits, 0u);
@@ -162,7 +163,7 @@ TEST(RedisAsyncWaiters, WaitersCarryOnOverAServerRestart) {
 TEST(RedisAsyncWaiters, ClusterAndWaitReplicasStoresWaitTheBlockingWay) {
   // ?wait_replicas= needs WAIT after each grant on the same connection: not on the lane.
   auto store = leader::open(redis_uri() + "?wait_replicas=1");
-  auto* async = detail::find_capability<detail::AsyncAttempts>(*store);
+  auto* async = store->capabilities().async;
   ASSERT_NE(async, nullptr);
   EXPECT_FALSE(async->attempts_async());
   EXPECT_FALSE(LeaderElector(store, options(1s, 5s)).acquires_async());

@@ -10,7 +10,8 @@
 
 #include <iostream>
 
-#include "leader/detail/store_wrapper.hpp"
+#include "leader/detail/capabilities.hpp"
+#include "leader/detail/store_support.hpp"
 #include "leader/leader.hpp"
 #include "observer.hpp"
 #include "zk_raw.hpp"
@@ -41,7 +42,7 @@ TEST(ZooKeeperGhost, AnUnknownCreateOnARenewedSessionDoesNotBlockTheNextHolder) 
   ASSERT_TRUE(held);
 
   auto store = open(uri("session_timeout=1s"));
-  auto& zk = dynamic_cast<zookeeper::ZooKeeperStore&>(detail::innermost(*store));
+  auto& zk = dynamic_cast<zookeeper::ZooKeeperStore&>(detail::unchecked(*store));
   ASSERT_TRUE(store->inspect(name, soon()).held());  // the session is up
   zk.base_session_for_test().expire_for_test(Deadline::after(Ms{10000}));
   zookeeper::fault_hooks().lose_create_replies = 1;
@@ -82,7 +83,7 @@ TEST(ZooKeeperGhost, AnUnknownCreateOnARenewedSessionDoesNotBlockTheNextHolder) 
 TEST(ZooKeeperGhost, ALeaseTakenOnARenewedSessionRenews) {
   const auto name = unique("renewed");
   auto store = open(uri("session_timeout=1s"));
-  auto& zk = dynamic_cast<zookeeper::ZooKeeperStore&>(detail::innermost(*store));
+  auto& zk = dynamic_cast<zookeeper::ZooKeeperStore&>(detail::unchecked(*store));
   ASSERT_FALSE(store->inspect(name, soon()).held());  // the session is up
   zk.base_session_for_test().expire_for_test(Deadline::after(Ms{10000}));
   auto got = store->try_acquire(request(name), soon());

@@ -9,7 +9,8 @@
 #include <algorithm>
 #include <thread>
 
-#include "leader/detail/store_wrapper.hpp"
+#include "leader/detail/capabilities.hpp"
+#include "leader/detail/store_support.hpp"
 #include "leader/leader.hpp"
 #include "zk_raw.hpp"
 #include "zk_session.hpp"
@@ -26,7 +27,7 @@ constexpr Ms kTtl{20000};  // the timer deletes a node only at sent + ttl: not w
 struct Held {
   explicit Held(const std::string& query, std::size_t n = kLeases)
       : store(open(uri(query))),
-        zk(dynamic_cast<zookeeper::ZooKeeperStore&>(detail::innermost(*store))) {
+        zk(dynamic_cast<zookeeper::ZooKeeperStore&>(detail::unchecked(*store))) {
     const std::string base = unique("renew");
     for (std::size_t i = 0; i < n; ++i) {
       const std::string lock = base + "-" + std::to_string(i);

@@ -11,7 +11,8 @@
 #include <cstdio>
 #include <thread>
 
-#include "leader/detail/store_wrapper.hpp"
+#include "leader/detail/capabilities.hpp"
+#include "leader/detail/store_support.hpp"
 #include "leader/leader.hpp"
 #include "leader/lock_watching.hpp"
 #include "zk_session.hpp"
@@ -33,7 +34,7 @@ LeaseRequest request(const std::string& lock, Ms ttl = 10s, int slots = 0) {
 }
 
 zookeeper::Session& base_session(LeaseStore& store) {
-  return dynamic_cast<zookeeper::ZooKeeperStore&>(detail::innermost(store)).base_session_for_test();
+  return dynamic_cast<zookeeper::ZooKeeperStore&>(detail::unchecked(store)).base_session_for_test();
 }
 
 Ms since(Clock::time_point start) { return std::chrono::duration_cast<Ms>(Clock::now() - start); }

@@ -12,10 +12,10 @@
 /// pool thread; the action and the completion are then dispatched as above.
 ///
 /// Inline fast path: when the elector's acquire and release can never block (an in-process store
-/// that declares detail::NonBlockingStore, and wait_time 0: acquire_never_blocks()), there is no
-/// BlockingPool hand-off: the acquire runs inside the initiating call, the action is dispatched
-/// to its executor (inline when the initiating thread already runs it), the release runs where
-/// the action ended, and only the completion handler is posted (never invoked inline).
+/// that reports never_blocks in its capabilities(), and wait_time 0: acquire_never_blocks()), there
+/// is no BlockingPool hand-off: the acquire runs inside the initiating call, the action is
+/// dispatched to its executor (inline when the initiating thread already runs it), the release runs
+/// where the action ended, and only the completion handler is posted (never invoked inline).
 ///
 /// Lifetime: the operation holds the caller's executors (tracked), elector, action and handler
 /// only until it completes. Before the handler is posted, everything of the caller's is

@@ -1,8 +1,8 @@
 #pragma once
-/// @file store_wrapper.hpp
-/// A store that forwards every call to another one (the CheckedStore of leader::open(), the
-/// store of Metrics::instrument()). Optional capabilities that a wrapper does not implement
-/// itself (LockWatcher) are looked up on the store it wraps, so wrapping never hides them.
+/// @file capabilities.hpp
+/// The interfaces behind two entries of leader::Capabilities that only the engine uses: waiting
+/// in line and asynchronous attempts. A store implements the interface beside LeaseStore and
+/// reports itself in its capabilities().
 
 #include <cstdint>
 #include <exception>
@@ -15,26 +15,10 @@
 
 namespace leader::detail {
 
-/// Implemented by wrapper stores beside LeaseStore.
-class StoreWrapper {
- public:
-  virtual ~StoreWrapper() = default;
-  /// The store every call is forwarded to.
-  [[nodiscard]] virtual LeaseStore& wrapped() const noexcept = 0;
-};
-
-/// The store under every wrapper around `store` (itself when it is no wrapper), for
-/// store-specific casts.
-[[nodiscard]] inline LeaseStore& innermost(LeaseStore& store) noexcept {
-  LeaseStore* s = &store;
-  while (const auto* w = dynamic_cast<const StoreWrapper*>(s)) s = &w->wrapped();
-  return *s;
-}
-
 /// Optional capability of a store that keeps a waiter's place in line (LeaseRequest::wait_in_line):
 /// a contended single-lease attempt leaves its queue entry in place for the next attempt of the
 /// same owner token, and the first in line gets the lock at its next attempt once the holder
-/// leaves: FIFO across processes (issue 14, target 4). Exclusion and fencing do not depend on it
+/// leaves: FIFO across processes. Exclusion and fencing do not depend on it
 /// (the grant is still the store's own recipe); it only decides who is granted next.
 class WaitsInLine {
  public:
@@ -55,7 +39,7 @@ class WaitsInLine {
 /// Optional capability of a store with asynchronous I/O of its own (Redis): an acquisition
 /// attempt and the wait for the lock's next change run on the store's I/O thread, multiplexed
 /// with every other one, so an acquisition that waits for a lock holds no thread of the caller
-/// (issue 14, target 5; ElectionCore::acquire_async). Nothing here changes what a grant means:
+/// (the asynchronous doors). Nothing here changes what a grant means:
 /// the attempt is the store's try_acquire, sent as it would be sent from a blocking call.
 class AsyncAttempts {
  public:
@@ -88,36 +72,5 @@ class AsyncAttempts {
   /// Ends the wait `id` soon (woken(false)), unless it already ended.
   virtual void cancel_wait(std::uint64_t id) noexcept = 0;
 };
-
-/// `store`, or the first store under its wrappers, that is a `Capability`; nullptr when none is.
-template <class Capability>
-[[nodiscard]] Capability* find_capability(LeaseStore& store) noexcept {
-  for (LeaseStore* s = &store;;) {
-    if (auto* c = dynamic_cast<Capability*>(s)) return c;
-    const auto* w = dynamic_cast<const StoreWrapper*>(s);
-    if (w == nullptr) return nullptr;
-    s = &w->wrapped();
-  }
-}
-
-/// Optional capability, implemented beside LeaseStore by a store whose calls never wait for I/O,
-/// another process or a timer: in-process state under a short mutex (the memory store). The
-/// async layers (leader/async.hpp's run_if_leader_on, leader::asio) then call it inline on the
-/// thread that starts or continues the operation instead of handing each call to a BlockingPool
-/// thread. SQLite does not qualify: its calls wait for other processes' locks (busy_timeout) and
-/// for fsync at each commit. A wrapper (StoreWrapper) keeps the capability of the store it
-/// wraps: see calls_never_block().
-class NonBlockingStore {
- public:
-  virtual ~NonBlockingStore() = default;
-};
-
-/// True when no call of `store` can block the calling thread: the store, or one under its
-/// wrappers, is a NonBlockingStore. Never guessed from scheme(): a store that forwards to a
-/// memory store without being a StoreWrapper (a test double that delays or counts calls) may
-/// report the scheme "memory" and still block.
-[[nodiscard]] inline bool calls_never_block(LeaseStore& store) noexcept {
-  return find_capability<NonBlockingStore>(store) != nullptr;
-}
 
 }  // namespace leader::detail
