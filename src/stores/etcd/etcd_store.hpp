@@ -49,11 +49,8 @@ class EtcdStore : public LeaseStore,
   EtcdStore& operator=(const EtcdStore&) = delete;
 
   [[nodiscard]] std::string_view scheme() const override { return scheme_; }
-
   [[nodiscard]] Capabilities capabilities() noexcept override {
-
     return {.watch = this, .listing = this, .line = this};
-
   }
   LEADER_LEASE_STORE_OPERATIONS;  // the LeaseStore operations, store_support.hpp
   /// One LeaseKeepAlive per session lease the keys of `requests` are attached to, then every key

@@ -26,11 +26,8 @@ class K8sStore : public LeaseStore, public LockLister, public LockWatcher {
   explicit K8sStore(Config config);
 
   [[nodiscard]] std::string_view scheme() const override { return "k8s"; }
-
   [[nodiscard]] Capabilities capabilities() noexcept override {
-
     return {.watch = this, .listing = this};
-
   }
   LEADER_LEASE_STORE_OPERATIONS;  // the LeaseStore operations, store_support.hpp
   /// Held locks under `prefix`: one LIST of the namespace's Leases (no selector: the lock

@@ -33,11 +33,8 @@ class RedisStore final : public LeaseStore,
   explicit RedisStore(Config config);
 
   [[nodiscard]] std::string_view scheme() const override;
-
   [[nodiscard]] Capabilities capabilities() noexcept override {
-
     return {.watch = this, .listing = this, .async = this};
-
   }
   LEADER_LEASE_STORE_OPERATIONS;  // the LeaseStore operations, store_support.hpp
   /// The renew script of every lease pipelined on one pooled connection (all commands written,

@@ -45,11 +45,8 @@ class ZooKeeperStore final : public LeaseStore,
   ZooKeeperStore& operator=(const ZooKeeperStore&) = delete;
 
   [[nodiscard]] std::string_view scheme() const override { return config_.scheme; }
-
   [[nodiscard]] Capabilities capabilities() noexcept override {
-
     return {.watch = this, .listing = this, .line = this};
-
   }
   LEADER_LEASE_STORE_OPERATIONS;  // the LeaseStore operations, store_support.hpp
   /// renew() of every lease at once: grouped by the Core (session) that holds each one, then one
