@@ -46,18 +46,18 @@ std::string encode_payload(const Candidate& c) {
 
 void RedisStore::put_candidate(std::string_view group, const Candidate& candidate, Duration ttl,
                                Deadline deadline) {
-  (void)eval(put_candidate_script(), {candidates_key(group)},
+  (void)eval(put_candidate_script(), {tagged_key(group, "candidates")},
              {candidate.node_id, std::to_string(ttl.count()), encode_payload(candidate)}, deadline);
 }
 
 std::vector<Candidate> RedisStore::list_candidates(std::string_view group, Deadline deadline) {
-  Reply reply = eval(list_candidates_script(), {candidates_key(group)}, {}, deadline);
+  Reply reply = eval(list_candidates_script(), {tagged_key(group, "candidates")}, {}, deadline);
   return decode_candidates(reply.get());
 }
 
 void RedisStore::remove_candidate(std::string_view group, std::string_view node_id,
                                   Deadline deadline) {
-  (void)command({"HDEL", candidates_key(group), std::string(node_id)}, deadline);
+  (void)command({"HDEL", tagged_key(group, "candidates"), std::string(node_id)}, deadline);
 }
 
 }  // namespace leader::redis

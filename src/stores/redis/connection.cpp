@@ -81,35 +81,31 @@ void EventFd::wait(Deadline until) const noexcept {
   }
 }
 
-TlsContext::TlsContext(const Config& config) {
-  ctx_ = SSL_CTX_new(TLS_client_method());
-  if (ctx_ == nullptr) throw error(ErrorCode::internal, "TLS: " + openssl_error());
-  SSL_CTX_set_min_proto_version(ctx_, TLS1_2_VERSION);
-  SSL_CTX_set_mode(ctx_, SSL_MODE_ENABLE_PARTIAL_WRITE | SSL_MODE_ACCEPT_MOVING_WRITE_BUFFER);
+TlsContext tls_context(const Config& config) {
+  if (config.transport != Transport::tls) return {nullptr, SSL_CTX_free};
+  TlsContext ctx(SSL_CTX_new(TLS_client_method()), SSL_CTX_free);
+  SSL_CTX* c = ctx.get();
+  if (c == nullptr) throw error(ErrorCode::internal, "TLS: " + openssl_error());
+  SSL_CTX_set_min_proto_version(c, TLS1_2_VERSION);
+  SSL_CTX_set_mode(c, SSL_MODE_ENABLE_PARTIAL_WRITE | SSL_MODE_ACCEPT_MOVING_WRITE_BUFFER);
   auto fail = [&](const std::string& what) {
-    std::string message =
-        "TLS setup for " + config.redacted_uri + ": " + what + ": " + openssl_error();
-    SSL_CTX_free(ctx_);
-    ctx_ = nullptr;
-    return error(ErrorCode::failed_precondition, message);
+    return error(ErrorCode::failed_precondition,
+                 "TLS setup for " + config.redacted_uri + ": " + what + ": " + openssl_error());
   };
   if (!config.tls_ca.empty()) {
-    if (SSL_CTX_load_verify_locations(ctx_, config.tls_ca.c_str(), nullptr) != 1)
+    if (SSL_CTX_load_verify_locations(c, config.tls_ca.c_str(), nullptr) != 1)
       throw fail("cannot load CA file '" + config.tls_ca + "'");
-  } else if (SSL_CTX_set_default_verify_paths(ctx_) != 1) {
+  } else if (SSL_CTX_set_default_verify_paths(c) != 1) {
     throw fail("cannot load the system CA store");
   }
   if (!config.tls_cert.empty()) {
-    if (SSL_CTX_use_certificate_chain_file(ctx_, config.tls_cert.c_str()) != 1)
+    if (SSL_CTX_use_certificate_chain_file(c, config.tls_cert.c_str()) != 1)
       throw fail("cannot load client certificate '" + config.tls_cert + "'");
-    if (SSL_CTX_use_PrivateKey_file(ctx_, config.tls_key.c_str(), SSL_FILETYPE_PEM) != 1)
+    if (SSL_CTX_use_PrivateKey_file(c, config.tls_key.c_str(), SSL_FILETYPE_PEM) != 1)
       throw fail("cannot load client key '" + config.tls_key + "'");
   }
-  SSL_CTX_set_verify(ctx_, config.tls_verify ? SSL_VERIFY_PEER : SSL_VERIFY_NONE, nullptr);
-}
-
-TlsContext::~TlsContext() {
-  if (ctx_ != nullptr) SSL_CTX_free(ctx_);
+  SSL_CTX_set_verify(c, config.tls_verify ? SSL_VERIFY_PEER : SSL_VERIFY_NONE, nullptr);
+  return ctx;
 }
 
 Connection::Connection(const Config& config) : config_(config) {}
@@ -120,14 +116,14 @@ Connection::~Connection() {
   if (reader_ != nullptr) redisReaderFree(reader_);
 }
 
-std::unique_ptr<Connection> Connection::open(const Config& config, const TlsContext* tls,
+std::unique_ptr<Connection> Connection::open(const Config& config, SSL_CTX* tls,
                                              Deadline deadline) {
   std::unique_ptr<Connection> c(new Connection(config));
   c->reader_ = create_reply_reader();
   if (c->reader_ == nullptr) throw error(ErrorCode::internal, "out of memory");
   try {
     c->connect_socket(deadline);
-    if (tls != nullptr) c->handshake_tls(*tls, deadline);
+    if (tls != nullptr) c->handshake_tls(tls, deadline);
   } catch (const BackendError& e) {
     // Failing to connect is "unavailable" unless the caller's own deadline ran out.
     if (e.code() == ErrorCode::deadline_exceeded && !deadline.expired())
@@ -185,8 +181,8 @@ void Connection::connect_socket(Deadline deadline) {
   }
 }
 
-void Connection::handshake_tls(const TlsContext& tls, Deadline deadline) {
-  ssl_ = SSL_new(tls.get());
+void Connection::handshake_tls(SSL_CTX* tls, Deadline deadline) {
+  ssl_ = SSL_new(tls);
   if (ssl_ == nullptr) throw error(ErrorCode::internal, "TLS: " + openssl_error());
   SSL_set_bio(ssl_, BIO_new(BIO_s_mem()), BIO_new(BIO_s_mem()));
   const std::string& name =
@@ -204,9 +200,7 @@ void Connection::handshake_tls(const TlsContext& tls, Deadline deadline) {
     if (r == 1) return;
     int e = SSL_get_error(ssl_, r);
     if (e == SSL_ERROR_WANT_READ) {
-      char buf[kIoBuffer];
-      std::size_t got = recv_raw(buf, sizeof buf, deadline);
-      BIO_write(SSL_get_rbio(ssl_), buf, static_cast<int>(got));
+      pull_tls(deadline);
       continue;
     }
     long verify = SSL_get_verify_result(ssl_);
@@ -377,11 +371,7 @@ void Connection::write_all(const char* data, std::size_t size, Deadline deadline
         throw error(ErrorCode::unavailable,
                     "TLS write to " + config_.endpoint() + " failed: " + openssl_error());
       flush_tls(deadline);
-      if (e == SSL_ERROR_WANT_READ) {
-        char buf[kIoBuffer];
-        std::size_t got = recv_raw(buf, sizeof buf, deadline);
-        BIO_write(SSL_get_rbio(ssl_), buf, static_cast<int>(got));
-      }
+      if (e == SSL_ERROR_WANT_READ) pull_tls(deadline);
       continue;
     }
     data += n;
@@ -398,10 +388,14 @@ std::size_t Connection::read_some(char* buf, std::size_t size, Deadline deadline
     int e = SSL_get_error(ssl_, n);
     if (e != SSL_ERROR_WANT_READ && e != SSL_ERROR_WANT_WRITE) fail_tls_read(e);
     flush_tls(deadline);
-    char raw[kIoBuffer];
-    std::size_t got = recv_raw(raw, sizeof raw, deadline);
-    BIO_write(SSL_get_rbio(ssl_), raw, static_cast<int>(got));
+    pull_tls(deadline);
   }
+}
+
+void Connection::pull_tls(Deadline deadline) {
+  char buf[kIoBuffer];
+  const std::size_t got = recv_raw(buf, sizeof buf, deadline);
+  BIO_write(SSL_get_rbio(ssl_), buf, static_cast<int>(got));
 }
 
 void Connection::flush_tls(Deadline deadline) {

@@ -29,28 +29,18 @@ using Reply = std::unique_ptr<redisReply, ReplyDeleter>;
 /// One command: its arguments, binary-safe.
 using Command = std::vector<std::string>;
 
-/// Shared TLS settings of one store (an OpenSSL context), built once from the config.
-class TlsContext {
- public:
-  /// Loads the CA, client certificate and verification mode; throws BackendError.
-  explicit TlsContext(const Config& config);
-  ~TlsContext();
-  TlsContext(const TlsContext&) = delete;
-  TlsContext& operator=(const TlsContext&) = delete;
-  /// The OpenSSL context.
-  [[nodiscard]] SSL_CTX* get() const { return ctx_; }
-
- private:
-  SSL_CTX* ctx_ = nullptr;
-};
+/// An owned OpenSSL context: the TLS settings of one store.
+using TlsContext = std::unique_ptr<SSL_CTX, void (*)(SSL_CTX*)>;
+/// The TLS settings of `config` (CA, client certificate, verification mode), built once per
+/// store; null without TLS. Throws BackendError.
+[[nodiscard]] TlsContext tls_context(const Config& config);
 
 /// A connected, authenticated session. Failures throw BackendError (unavailable on I/O
 /// errors, deadline_exceeded on timeouts, failed_precondition on auth/TLS verification).
 class Connection {
  public:
   /// Connects, handshakes, authenticates and selects the database before `deadline`.
-  static std::unique_ptr<Connection> open(const Config& config, const TlsContext* tls,
-                                          Deadline deadline);
+  static std::unique_ptr<Connection> open(const Config& config, SSL_CTX* tls, Deadline deadline);
   ~Connection();
   Connection(const Connection&) = delete;
   Connection& operator=(const Connection&) = delete;
@@ -85,13 +75,15 @@ class Connection {
  private:
   explicit Connection(const Config& config);
   void connect_socket(Deadline deadline);
-  void handshake_tls(const TlsContext& tls, Deadline deadline);
+  void handshake_tls(SSL_CTX* tls, Deadline deadline);
   void authenticate(Deadline deadline);
   void write_all(const char* data, std::size_t size, Deadline deadline);
   std::size_t read_some(char* buf, std::size_t size, Deadline deadline);
   void send_raw(const char* data, std::size_t size, Deadline deadline);
   std::size_t recv_raw(char* buf, std::size_t size, Deadline deadline);
   void flush_tls(Deadline deadline);
+  /// Waits for the socket's next bytes and hands them to OpenSSL.
+  void pull_tls(Deadline deadline);
   void feed_available();
   /// The next reply the reader holds complete, or null.
   Reply parsed();

@@ -8,9 +8,7 @@
 namespace leader::redis {
 
 ConnectionPool::ConnectionPool(Config config)
-    : config_(std::move(config)), sentinels_(config_.sentinels) {
-  if (config_.transport == Transport::tls) tls_ = std::make_unique<TlsContext>(config_);
-}
+    : config_(std::move(config)), tls_(tls_context(config_)), sentinels_(config_.sentinels) {}
 
 ConnectionPool::~ConnectionPool() = default;
 
@@ -54,7 +52,6 @@ Endpoint ConnectionPool::discover(Deadline deadline) {
   }
   const SentinelAnswer answer = ask_sentinels(config_, order, deadline);
   std::lock_guard lock(mu_);
-  ++discoveries_;
   // Sentinel clients' guideline (redis.io, "Sentinel client spec"): the Sentinel that answered
   // goes to the top of the list.
   const auto it = std::find(sentinels_.begin(), sentinels_.end(), order[answer.answered]);
@@ -162,11 +159,6 @@ void ConnectionPool::forget_primary() {
 std::uint64_t ConnectionPool::generation() const {
   std::lock_guard lock(mu_);
   return generation_;
-}
-
-std::uint64_t ConnectionPool::discoveries() const {
-  std::lock_guard lock(mu_);
-  return discoveries_;
 }
 
 void ConnectionPool::checkin(std::unique_ptr<Connection> c) {

@@ -33,8 +33,6 @@ class ConnectionPool {
   [[nodiscard]] int open_connections() const;
   /// The settings this pool connects with.
   [[nodiscard]] const Config& config() const { return config_; }
-  /// The TLS settings connections are opened with (null without TLS).
-  [[nodiscard]] const TlsContext* tls() const { return tls_.get(); }
   /// A new connection outside the pool (a watch's subscriber): to the configured server, or in
   /// Sentinel mode to the current primary (asked of the Sentinels when unknown, ROLE checked).
   [[nodiscard]] std::unique_ptr<Connection> open_connection(Deadline deadline);
@@ -52,8 +50,6 @@ class ConnectionPool {
   /// Sentinel mode: bumped by each forget_primary(); a connection opened for an older one
   /// (Connection::generation()) talks to a server that may no longer be the primary.
   [[nodiscard]] std::uint64_t generation() const;
-  /// Sentinel mode: how often the primary was looked up (statistics, tests).
-  [[nodiscard]] std::uint64_t discoveries() const;
 
  private:
   std::unique_ptr<Connection> checkout(Deadline deadline);
@@ -66,14 +62,13 @@ class ConnectionPool {
   void discard();
 
   Config config_;
-  std::unique_ptr<TlsContext> tls_;
+  TlsContext tls_;  // null without TLS
   mutable std::mutex mu_;
   std::condition_variable cv_;
   std::vector<std::unique_ptr<Connection>> idle_;
   int open_ = 0;
   std::optional<Endpoint> primary_;  // Sentinel mode: the primary last found, if still trusted
   std::uint64_t generation_ = 0;     // bumped by forget_primary()
-  std::uint64_t discoveries_ = 0;
   std::chrono::steady_clock::time_point checked_at_{};  // Sentinel mode: last ask or recheck
   bool checking_ = false;                               // a recheck is under way
   std::uint64_t checks_ = 0;                            // rechecks finished

@@ -16,14 +16,8 @@ namespace {
 std::string scheme_of(const Config& c) {
   if (c.sentinel()) return "redis-sentinel";
   if (c.cluster()) return "redis-cluster";
-  switch (c.transport) {
-    case Transport::tls:
-      return "rediss";
-    case Transport::unix_socket:
-      return "unix";
-    default:
-      return "redis";
-  }
+  if (c.transport == Transport::tls) return "rediss";
+  return c.transport == Transport::unix_socket ? "unix" : "redis";
 }
 
 // inspect() reads at most this many group slots.
@@ -47,8 +41,8 @@ std::vector<std::string> acquire_keys(const RedisStore& store, const LeaseReques
   std::vector<std::string> keys;
   keys.reserve(static_cast<std::size_t>(declared) + 2);
   for (int i = 0; i < declared; ++i) keys.push_back(store.slot_key(r.lock, i));
-  keys.push_back(store.fence_key(r.lock));
-  keys.push_back(store.slots_key(r.lock));
+  keys.push_back(store.tagged_key(r.lock, "fence"));
+  keys.push_back(store.tagged_key(r.lock, "slots"));
   return keys;
 }
 
@@ -67,79 +61,15 @@ ConnectionPool& RedisStore::pool_for(const std::string& key, Deadline deadline) 
   return cluster_->pool_for_slot(key_slot(key), deadline);
 }
 
-Reply RedisStore::send(const Command& cmd, std::string_view operation, Deadline deadline,
-                       TimePoint* sent_at, int* acked) {
-  if (acked != nullptr) *acked = -1;
-  // The first key: a script call's after its key count, a plain command's argument.
-  const bool script = cmd.front() == "EVALSHA";
-  const std::size_t at = script ? 3 : 1;
-  const std::string key = at < cmd.size() && !(script && cmd[2] == "0") ? cmd[at] : "";
-  ConnectionPool* pool = &pool_for(key, deadline);
-  bool asking = false;
-  for (int redirects = 0;; ++redirects) {
-    Reply reply;
-    try {
-      pool->run(deadline, [&](Connection& c, Deadline d) {
-        std::vector<Reply> answers;
-        std::vector<TimePoint> sent;
-        send_calls(c, {cmd}, answers, d, asking, &sent);
-        reply = std::move(answers.front());
-        if (sent_at != nullptr) *sent_at = sent.front();
-        if (acked != nullptr && pool_.config().wait_replicas > 0 && wrote(reply.get()))
-          *acked = wait_for_replicas(c, pool_.config(), d);
-      });
-    } catch (const BackendError& e) {
-      node_failed(e);
-      throw;
-    }
-    const std::string text = error_text(reply.get());
-    if (text.empty()) return reply;
-    const auto redirect = cluster_ && redirects < 3 ? redirect_of(text) : std::nullopt;
-    if (!redirect) reject(text, operation);
-    if (redirect->moved) {
-      try {
-        cluster_->refresh(deadline);
-      } catch (const BackendError&) {  // the redirection names the node anyway
-      }
-    }
-    pool = &cluster_->pool_at(redirect->target);
-    asking = !redirect->moved;
-  }
-}
-
-void RedisStore::reject(const std::string& text, std::string_view operation) {
-  if (cluster_ && text.rfind("CLUSTERDOWN", 0) == 0) cluster_->forget();
-  if (text.rfind("READONLY", 0) == 0) pool_.forget_primary();  // demoted; no-op but Sentinel
-  throw_reply_error(text, pool_.config(), operation);
-}
-
-void RedisStore::node_failed(const BackendError& e) {
-  if (cluster_ && (e.code() == ErrorCode::unavailable || e.code() == ErrorCode::deadline_exceeded))
-    cluster_->forget();
-}
-
 std::string_view RedisStore::scheme() const { return scheme_; }
 
 std::string RedisStore::slot_key(std::string_view lock, int slot) const {
-  std::string key = pool_.config().prefix + std::string(lock);
-  if (slot == 0) return key;
-  return "{" + key + "}:slot:" + std::to_string(slot);
+  if (slot == 0) return pool_.config().prefix + std::string(lock);
+  return tagged_key(lock, "slot:" + std::to_string(slot));
 }
 
-std::string RedisStore::fence_key(std::string_view lock) const {
-  return "{" + pool_.config().prefix + std::string(lock) + "}:fence";
-}
-
-std::string RedisStore::slots_key(std::string_view lock) const {
-  return "{" + pool_.config().prefix + std::string(lock) + "}:slots";
-}
-
-std::string RedisStore::changes_channel(std::string_view lock) const {
-  return "{" + pool_.config().prefix + std::string(lock) + "}:changed";
-}
-
-std::string RedisStore::candidates_key(std::string_view group) const {
-  return "{" + pool_.config().prefix + std::string(group) + "}:candidates";
+std::string RedisStore::tagged_key(std::string_view name, std::string_view suffix) const {
+  return "{" + pool_.config().prefix + std::string(name) + "}:" + std::string(suffix);
 }
 
 Acquired RedisStore::granted(const LeaseRequest& r, const redisReply* reply, TimePoint sent,
@@ -165,14 +95,13 @@ Acquired RedisStore::try_acquire(const LeaseRequest& r, Deadline deadline) {
   // Every key a script touches is declared: the request's slots first, and, when the lock was
   // last used with more slots, all of those (the script says so and we ask once more).
   for (int declared = std::max(1, r.slots);;) {
-    TimePoint sent_at{};
-    int acked = -1;
-    Reply reply = eval(acquire_script(), acquire_keys(*this, r, declared), acquire_args(*this, r),
-                       deadline, &sent_at, &acked);
-    Acquired got = granted(r, reply.get(), sent_at, declared);
+    const Sent sent = send(
+        script_call(acquire_script(), acquire_keys(*this, r, declared), acquire_args(*this, r)),
+        "a script", deadline, true);
+    Acquired got = granted(r, sent.reply.get(), sent.at, declared);
     if (declared != 0) continue;
-    if (got && acked >= 0 && acked < pool_.config().wait_replicas)
-      not_replicated(*got.lease, acked, deadline);
+    if (got && sent.acked >= 0 && sent.acked < pool_.config().wait_replicas)
+      not_replicated(*got.lease, sent.acked, deadline);
     return got;
   }
 }
@@ -264,7 +193,7 @@ LeaseStatus RedisStore::release(const Lease& lease, Duration keep_for, Deadline 
 
 LockState RedisStore::inspect(std::string_view lock, Deadline deadline) {
   // Every key a script touches is declared, so first read how many slots the lock has used.
-  Reply count = command({"GET", slots_key(lock)}, deadline);
+  Reply count = command({"GET", tagged_key(lock, "slots")}, deadline);
   const int slots = decode_slot_count(count.get(), kMaxInspectedSlots);
   std::vector<std::string> keys;
   keys.reserve(static_cast<std::size_t>(slots));
@@ -325,13 +254,10 @@ std::vector<LockState> RedisStore::list_locks(std::string_view prefix, Deadline 
       if (r == nullptr || r->type != REDIS_REPLY_ARRAY || r->elements != 2 ||
           r->element[0]->type != REDIS_REPLY_STRING || r->element[1]->type != REDIS_REPLY_ARRAY)
         throw BackendError(ErrorCode::internal, "redis", "unexpected reply to SCAN");
-      cursor.assign(r->element[0]->str, r->element[0]->len);
+      cursor = text_of(r->element[0]);
       const redisReply* keys = r->element[1];
       for (std::size_t i = 0; i < keys->elements; ++i) {
-        if (keys->element[i]->type != REDIS_REPLY_STRING) continue;
-        std::string name =
-            lock_of_key(std::string_view(keys->element[i]->str, keys->element[i]->len),
-                        store_prefix, key_prefix);
+        std::string name = lock_of_key(text_of(keys->element[i]), store_prefix, key_prefix);
         if (!name.empty()) names.insert(std::move(name));
       }
     } while (cursor != "0");

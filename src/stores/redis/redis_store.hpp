@@ -11,8 +11,8 @@
 #include "async_lane.hpp"
 #include "cluster.hpp"
 #include "connection.hpp"
-#include "leader/detail/store_support.hpp"
 #include "leader/detail/capabilities.hpp"
+#include "leader/detail/store_support.hpp"
 #include "leader/lock_listing.hpp"
 #include "leader/lock_watching.hpp"
 #include "leader/store.hpp"
@@ -78,37 +78,40 @@ class RedisStore final : public LeaseStore,
   /// The connection pool (for statistics).
   [[nodiscard]] const ConnectionPool& pool() const { return pool_; }
 
-  /// The key of slot `slot` of `lock` (slot 0 is the plain single-lease key).
+  /// The key of slot `slot` of `lock`: `<key prefix><lock>` for slot 0 (the single-lease key),
+  /// else `{<key prefix><lock>}:slot:<slot>`.
   [[nodiscard]] std::string slot_key(std::string_view lock, int slot) const;
-  /// The fence counter key of `lock`.
-  [[nodiscard]] std::string fence_key(std::string_view lock) const;
-  /// The key holding the size of `lock`: "0" single leader, "N" a group of N slots.
-  [[nodiscard]] std::string slots_key(std::string_view lock) const;
-  /// The pub/sub channel the scripts publish `lock`'s holder changes on: `{<key>}:changed`
-  /// (hash-tagged like the lock's other keys, so it names the lock's cluster slot).
-  [[nodiscard]] std::string changes_channel(std::string_view lock) const;
-  /// The candidate registry key of `group`.
-  [[nodiscard]] std::string candidates_key(std::string_view group) const;
+  /// `{<key prefix><name>}:<suffix>`, hash-tagged so that a lock's keys and channel share its
+  /// cluster slot: a lock's fence counter (`fence`), its size (`slots`: "0" single leader, "N" a
+  /// group of N slots), a group's candidate registry (`candidates`).
+  [[nodiscard]] std::string tagged_key(std::string_view name, std::string_view suffix) const;
+  /// The pub/sub channel the scripts publish `lock`'s holder changes on.
+  [[nodiscard]] std::string changes_channel(std::string_view lock) const {
+    return tagged_key(lock, "changed");
+  }
 
  private:
-  /// The one send path (send.hpp) of a call: `command` (routed by its first key on a cluster,
+  /// The one send path (send.cpp) of a call: `command` (routed by its first key on a cluster,
   /// following MOVED and ASK at most 3 times: neither executed it, so sending it to the node
-  /// named replays nothing) through send_calls() (a flushed script is sent again by its source);
-  /// an error reply goes to reject(), naming `operation`. `sent_at`, when given, receives when
-  /// the call that executed was written; `acked`, when given and `?wait_replicas=` is set, what
-  /// WAIT answered after a reply that changed something, on the same connection (-1: no WAIT).
-  Reply send(const Command& command, std::string_view operation, Deadline deadline,
-             TimePoint* sent_at = nullptr, int* acked = nullptr);
-  /// send() of `script` with `keys` and `args`.
+  /// named replays nothing) through pipeline(); an error reply goes to reject(), naming
+  /// `operation`, and a Sent's error is thrown. `wait`: as pipeline()'s.
+  Sent send(const Command& command, std::string_view operation, Deadline deadline,
+            bool wait = false);
+  /// send() of `script` with `keys` and `args`: its reply.
   Reply eval(const Script& script, const std::vector<std::string>& keys,
-             const std::vector<std::string>& args, Deadline deadline, TimePoint* sent_at = nullptr,
-             int* acked = nullptr) {
-    return send(script_call(script, keys, args), "a script", deadline, sent_at, acked);
+             const std::vector<std::string>& args, Deadline deadline) {
+    return send(script_call(script, keys, args), "a script", deadline).reply;
   }
-  /// send() of a plain command, routed by its key (`command[1]`).
+  /// send() of a plain command, routed by its key (`command[1]`): its reply.
   Reply command(const Command& command, Deadline deadline) {
-    return send(command, command.front(), deadline);
+    return send(command, command.front(), deadline).reply;
   }
+  /// `commands` as one pipeline on `pool` (send_calls(): a flushed script is sent again by its
+  /// source; after an ASKING when `asking`), retried as ConnectionPool::run does; with `wait`
+  /// and `?wait_replicas=`, then one WAIT on the same connection when a reply changed
+  /// something. Error replies are left to the caller; a failure is reported per command.
+  std::vector<Sent> pipeline(ConnectionPool& pool, const std::vector<Command>& commands,
+                             Deadline deadline, bool wait, bool asking = false);
   /// Throws the error of a reply's `text`, after what it says changed: READONLY (the primary was
   /// demoted: Sentinel asks again), CLUSTERDOWN (the slot map is read again).
   [[noreturn]] void reject(const std::string& text, std::string_view operation);
@@ -124,13 +127,8 @@ class RedisStore final : public LeaseStore,
   [[noreturn]] void not_replicated(const Lease& lease, int acked, Deadline deadline);
   /// The renew script's call for `lease` and `ttl` (renew and renew_batch; renewals.cpp).
   [[nodiscard]] Command renew_call(const Lease& lease, Duration ttl) const;
-  /// One pipelined round trip of renew_batch: `requests[i]` for each i of `chunk`, on `pool`;
-  /// fills `out[i]`, or appends i to `redirected` on a MOVED or ASK reply (`moved`: one was
-  /// MOVED).
-  void renew_chunk(ConnectionPool& pool, std::span<const RenewalRequest> requests,
-                   std::span<const std::size_t> chunk, Deadline deadline,
-                   std::vector<BatchRenewal>& out, std::vector<std::size_t>& redirected,
-                   bool& moved);
+  /// What the renew script's call for `lease` and `ttl` came back with, as renew() returns it.
+  [[nodiscard]] Renewal renewal(const Lease& lease, Duration ttl, const Sent& sent) const;
   /// The pool serving `key`: the one pool, or on a cluster the primary of its slot.
   ConnectionPool& pool_for(const std::string& key, Deadline deadline);
 

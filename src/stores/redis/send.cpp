@@ -3,8 +3,45 @@
 #include <algorithm>
 
 #include "leader/errors.hpp"
+#include "redis_store.hpp"
 
 namespace leader::redis {
+namespace {
+
+// True when a script's reply says it changed something (a grant, an owned renew): what a WAIT
+// must cover. nil (contention) and 0 (not ours) wrote nothing.
+bool wrote(const redisReply* r) {
+  if (r == nullptr || r->type == REDIS_REPLY_NIL || r->type == REDIS_REPLY_ERROR) return false;
+  return !(r->type == REDIS_REPLY_INTEGER && r->integer == 0);
+}
+
+// WAIT for `config.wait_replicas` replicas on `c` within `d`: the number that acknowledged. The
+// write it follows was applied, so each failure is BackendError(deadline_exceeded), an unknown
+// outcome.
+int wait_for_replicas(Connection& c, const Config& config, Deadline d) {
+  using std::chrono::milliseconds;
+  const auto left =
+      std::chrono::duration_cast<milliseconds>(d.at() - std::chrono::steady_clock::now());
+  const auto timeout = std::max(
+      milliseconds(1), std::min(std::chrono::duration_cast<milliseconds>(config.wait_timeout),
+                                left - milliseconds(1)));
+  Reply r;
+  try {
+    r = c.call({"WAIT", std::to_string(config.wait_replicas), std::to_string(timeout.count())}, d);
+  } catch (const BackendError& e) {
+    throw BackendError(
+        ErrorCode::deadline_exceeded, "redis",
+        std::string("the write was applied on the primary, then WAIT failed: ") + e.what());
+  }
+  if (r == nullptr || r->type != REDIS_REPLY_INTEGER)
+    throw BackendError(
+        ErrorCode::deadline_exceeded, "redis",
+        "the write was applied on the primary, then WAIT answered " +
+            (error_text(r.get()).empty() ? std::string("no integer") : error_text(r.get())));
+  return static_cast<int>(r->integer);
+}
+
+}  // namespace
 
 Command script_call(const Script& script, const std::vector<std::string>& keys,
                     const std::vector<std::string>& args) {
@@ -62,34 +99,6 @@ std::optional<Redirect> redirect_of(const std::string& text) {
   return Redirect{moved, text.substr(text.rfind(' ') + 1)};
 }
 
-bool wrote(const redisReply* r) {
-  if (r == nullptr || r->type == REDIS_REPLY_NIL || r->type == REDIS_REPLY_ERROR) return false;
-  return !(r->type == REDIS_REPLY_INTEGER && r->integer == 0);
-}
-
-int wait_for_replicas(Connection& c, const Config& config, Deadline d) {
-  using std::chrono::milliseconds;
-  const auto left =
-      std::chrono::duration_cast<milliseconds>(d.at() - std::chrono::steady_clock::now());
-  const auto timeout = std::max(
-      milliseconds(1), std::min(std::chrono::duration_cast<milliseconds>(config.wait_timeout),
-                                left - milliseconds(1)));
-  Reply r;
-  try {
-    r = c.call({"WAIT", std::to_string(config.wait_replicas), std::to_string(timeout.count())}, d);
-  } catch (const BackendError& e) {
-    throw BackendError(
-        ErrorCode::deadline_exceeded, "redis",
-        std::string("the write was applied on the primary, then WAIT failed: ") + e.what());
-  }
-  if (r == nullptr || r->type != REDIS_REPLY_INTEGER)
-    throw BackendError(
-        ErrorCode::deadline_exceeded, "redis",
-        "the write was applied on the primary, then WAIT answered " +
-            (error_text(r.get()).empty() ? std::string("no integer") : error_text(r.get())));
-  return static_cast<int>(r->integer);
-}
-
 void throw_reply_error(const std::string& text, const Config& config, std::string_view operation) {
   std::string code = text.substr(0, text.find(' '));
   std::string where =
@@ -110,6 +119,91 @@ void throw_reply_error(const std::string& text, const Config& config, std::strin
       code == "CLUSTERDOWN" || code == "READONLY" || code == "OOM")
     throw BackendError(ErrorCode::unavailable, "redis", where);
   throw BackendError(ErrorCode::internal, "redis", where);
+}
+
+std::vector<Sent> RedisStore::pipeline(ConnectionPool& pool, const std::vector<Command>& commands,
+                                       Deadline deadline, bool wait, bool asking) {
+  const Config& config = pool_.config();
+  wait = wait && config.wait_replicas > 0;
+  std::vector<Reply> replies;
+  std::vector<TimePoint> at;
+  int acked = -1;                           // what WAIT answered; -1 when no WAIT was sent
+  std::optional<BackendError> failed;       // the round trip's failure
+  std::optional<BackendError> wait_failed;  // WAIT's, after every reply came
+  try {
+    pool.run(deadline, [&](Connection& c, Deadline d) {
+      acked = -1;  // a retry on a fresh connection starts over
+      wait_failed.reset();
+      send_calls(c, commands, replies, d, asking, &at);
+      if (!wait || std::none_of(replies.begin(), replies.end(),
+                                [](const Reply& r) { return wrote(r.get()); }))
+        return;
+      try {  // one WAIT covers every write of this connection so far
+        acked = wait_for_replicas(c, config, d);
+      } catch (const BackendError& e) {
+        wait_failed = e;
+        throw;  // the connection is dropped
+      }
+    });
+  } catch (const BackendError& e) {
+    failed = e;
+    node_failed(e);
+  }
+  replies.resize(commands.size());
+  at.resize(commands.size());
+  std::vector<Sent> out(commands.size());
+  for (std::size_t k = 0; k < commands.size(); ++k) {
+    Sent& s = out[k];
+    s.reply = std::move(replies[k]);
+    s.at = at[k];
+    s.acked = acked;
+    if (s.reply == nullptr)  // sent or not, no answer: an unknown outcome
+      s.error = failed.value_or(BackendError(ErrorCode::internal, "redis", "no reply, no error"));
+    else if (wait && wrote(s.reply.get()) && acked < 0)
+      s.error = wait_failed.value_or(BackendError(
+          ErrorCode::deadline_exceeded, "redis",
+          std::string("the write was applied on the primary, then the connection failed before "
+                      "WAIT: ") +
+              (failed ? failed->what() : "no WAIT sent")));
+  }
+  return out;
+}
+
+Sent RedisStore::send(const Command& cmd, std::string_view operation, Deadline deadline,
+                      bool wait) {
+  // The first key: a script call's after its key count, a plain command's argument.
+  const bool script = cmd.front() == "EVALSHA";
+  const std::size_t at = script ? 3 : 1;
+  const std::string key = at < cmd.size() && !(script && cmd[2] == "0") ? cmd[at] : "";
+  ConnectionPool* pool = &pool_for(key, deadline);
+  bool asking = false;
+  for (int redirects = 0;; ++redirects) {
+    Sent sent = std::move(pipeline(*pool, {cmd}, deadline, wait, asking).front());
+    if (sent.error) throw *sent.error;
+    const std::string text = error_text(sent.reply.get());
+    if (text.empty()) return sent;
+    const auto redirect = cluster_ && redirects < 3 ? redirect_of(text) : std::nullopt;
+    if (!redirect) reject(text, operation);
+    if (redirect->moved) {
+      try {
+        cluster_->refresh(deadline);
+      } catch (const BackendError&) {  // the redirection names the node anyway
+      }
+    }
+    pool = &cluster_->pool_at(redirect->target);
+    asking = !redirect->moved;
+  }
+}
+
+void RedisStore::reject(const std::string& text, std::string_view operation) {
+  if (cluster_ && text.rfind("CLUSTERDOWN", 0) == 0) cluster_->forget();
+  if (text.rfind("READONLY", 0) == 0) pool_.forget_primary();  // demoted; no-op but Sentinel
+  throw_reply_error(text, pool_.config(), operation);
+}
+
+void RedisStore::node_failed(const BackendError& e) {
+  if (cluster_ && (e.code() == ErrorCode::unavailable || e.code() == ErrorCode::deadline_exceeded))
+    cluster_->forget();
 }
 
 }  // namespace leader::redis

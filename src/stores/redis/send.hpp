@@ -2,8 +2,8 @@
 // The one send path of the store's calls, shared by the blocking calls, renew_batch's
 // pipelines, the AsyncLane and Cluster mode: a pipeline that sends a flushed script again by its
 // source (NOSCRIPT), the reading of a redirection (MOVED, ASK), WAIT after a write
-// (`?wait_replicas=`), and the error an error reply becomes. RedisStore::send adds the cluster
-// routing and what READONLY and CLUSTERDOWN change (redis_store.cpp).
+// (`?wait_replicas=`), and the error an error reply becomes. RedisStore's send() and pipeline()
+// (send.cpp) add the cluster routing and what READONLY and CLUSTERDOWN change.
 
 #include <optional>
 #include <string>
@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "connection.hpp"
+#include "leader/errors.hpp"
 #include "scripts.hpp"
 
 namespace leader::redis {
@@ -27,6 +28,15 @@ namespace leader::redis {
 void send_calls(Connection& c, const std::vector<Command>& commands, std::vector<Reply>& answers,
                 Deadline deadline, bool asking = false, std::vector<TimePoint>* sent = nullptr);
 
+/// What one command of a pipeline came back with (RedisStore::pipeline).
+struct Sent {
+  Reply reply;  ///< null when none came
+  /// Set when no reply came, or when a write's WAIT failed or was never sent: an unknown outcome.
+  std::optional<BackendError> error;
+  TimePoint at{};  ///< when the pipeline carrying it was written
+  int acked = -1;  ///< what the WAIT after it answered; -1 when none was sent
+};
+
 /// Where a MOVED or ASK error reply sends its command, which the node did not execute.
 struct Redirect {
   bool moved = false;  ///< MOVED (the slot moved for good: read the slot map again), else ASK
@@ -34,14 +44,6 @@ struct Redirect {
 };
 /// The redirection an error reply's `text` names, if it is one.
 [[nodiscard]] std::optional<Redirect> redirect_of(const std::string& text);
-
-/// True when a script's reply says it changed something (a grant, an owned renew): what a WAIT
-/// must cover. nil (contention) and 0 (not ours) wrote nothing.
-[[nodiscard]] bool wrote(const redisReply* r);
-/// WAIT for `config.wait_replicas` replicas on `c` within `deadline`: the number that
-/// acknowledged. The write it follows was applied, so each failure is BackendError
-/// (deadline_exceeded, an unknown outcome).
-int wait_for_replicas(Connection& c, const Config& config, Deadline deadline);
 
 /// Throws the BackendError matching a Redis error reply (`text`), naming `operation`.
 [[noreturn]] void throw_reply_error(const std::string& text, const Config& config,

@@ -29,25 +29,6 @@ constexpr Duration kAfterExpiry = std::chrono::milliseconds(2);
 // so that a server closing every connection does not make the watch spin.
 constexpr Duration kResubscribePause = std::chrono::milliseconds(200);
 
-// Makes an eventfd readable: the stop callback.
-struct Raise {
-  const EventFd* event;
-  void operator()() const noexcept { event->ring(); }
-};
-
-// An eventfd that becomes readable once `stop` is requested, polled beside the subscriber's
-// socket. The callback is deregistered (member order) before the descriptor closes.
-class StopSignal {
- public:
-  explicit StopSignal(const std::stop_token& stop)
-      : event_("watch"), on_stop_(stop, Raise{&event_}) {}
-  [[nodiscard]] const EventFd& event() const { return event_; }
-
- private:
-  EventFd event_;
-  std::stop_callback<Raise> on_stop_;
-};
-
 // A new connection subscribed to `channel`, or null when the server refuses the channel (ACL
 // NOPERM). Throws BackendError as the pool's connections do.
 std::unique_ptr<Connection> subscribe(ConnectionPool& pool, const std::string& channel) {
@@ -105,7 +86,10 @@ LockState RedisStore::watch(std::string_view lock, const LockState& last_seen, D
   if (deadline.expired() || stop.stop_requested())
     return inspect(lock, Deadline::after(read_bound));
   const std::string channel = changes_channel(lock);
-  const StopSignal stopped(stop);
+  // Readable once `stop` is requested, polled beside the subscriber's socket; the callback is
+  // deregistered (declaration order) before the descriptor closes.
+  const EventFd stopped("watch");
+  const std::stop_callback on_stop(stop, [&stopped]() noexcept { stopped.ring(); });
   std::unique_ptr<Connection> subscriber;
   bool refused = false;  // SUBSCRIBE refused by an ACL: poll every kPollWhenRefused
   int drops = 0;
@@ -121,15 +105,15 @@ LockState RedisStore::watch(std::string_view lock, const LockState& last_seen, D
         refused ? deadline.min(Deadline::after(kPollWhenRefused)) : reread_at(now, deadline);
     bool read_again = false;  // a message came, or the subscription broke: read now
     if (subscriber == nullptr) {
-      stopped.event().wait(until);
+      stopped.wait(until);
     } else {
       try {
-        read_again = wait_for_message(*subscriber, until, stopped.event().fd());
+        read_again = wait_for_message(*subscriber, until, stopped.fd());
       } catch (const BackendError& e) {
         if (e.code() != ErrorCode::unavailable) throw;
         subscriber.reset();  // dropped (CLIENT KILL, restart, timeout): subscribe, read again
         read_again = true;
-        if (++drops > 1) stopped.event().wait(deadline.min(Deadline::after(kResubscribePause)));
+        if (++drops > 1) stopped.wait(deadline.min(Deadline::after(kResubscribePause)));
       }
     }
     // Otherwise this was the deadline, a stop, a holder's expiry or a poll (the last two: read).
