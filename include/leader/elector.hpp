@@ -79,8 +79,10 @@ class [[nodiscard]] LeaseGuard {
   [[nodiscard]] const LeaseInfo& info() const { return ctx_.lease(); }
   /// The store the lease lives in.
   [[nodiscard]] const LeaseStore* store() const;
-  /// Releases now (idempotent). `failed` only changes the history record and events.
-  void release(bool failed = false, const std::string& error = {}) noexcept;
+  /// Releases now (idempotent). `failed` only changes the history record and events. Returns
+  /// the store's failure (a BackendError) when the release call failed: the lease then stays
+  /// held on the store until its ttl runs out. Null when released, already ended, or fail-open.
+  std::exception_ptr release(bool failed = false, const std::string& error = {}) noexcept;
   /// Stops renewing and ends the lease here without releasing it on the store, where it stays
   /// held until its ttl runs out (a campaign's release_on_cancel = false). Idempotent.
   void abandon() noexcept;

@@ -44,9 +44,10 @@ class ElectionCore : public std::enable_shared_from_this<ElectionCore> {
   /// this process first (not this process's blocking waiters' queue).
   void acquire_async(std::string lock, std::stop_token caller, AcquireDone done);
   /// Ends a held lease: stops watching, releases (keeping min_lease_time; with `on_store` false
-  /// leaves it to expire on the store), emits events.
-  void finish(HeldLease& held, bool failed, const std::string& error,
-              bool on_store = true) noexcept;
+  /// leaves it to expire on the store), emits events. Returns the release call's failure (the
+  /// lease then expires on the store at its ttl), null otherwise.
+  std::exception_ptr finish(HeldLease& held, bool failed, const std::string& error,
+                            bool on_store = true) noexcept;
   /// Reports a skip to the listener.
   void report_skip(const std::string& lock, const Skipped& skipped) noexcept;
 

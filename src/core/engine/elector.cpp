@@ -43,10 +43,10 @@ const LeaseStore* LeaseGuard::store() const {
   return ctx_.held_ ? ctx_.held_->store().get() : nullptr;
 }
 
-void LeaseGuard::release(bool failed, const std::string& error) noexcept {
-  if (!ctx_.held_) return;
-  ctx_.held_->core->finish(*ctx_.held_, failed, error);  // idempotent: the first call ends it
+std::exception_ptr LeaseGuard::release(bool failed, const std::string& error) noexcept {
+  if (!ctx_.held_) return nullptr;
   ended_ = true;
+  return ctx_.held_->core->finish(*ctx_.held_, failed, error);  // the first call ends it
 }
 
 void LeaseGuard::abandon() noexcept {

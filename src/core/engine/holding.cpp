@@ -78,8 +78,9 @@ std::shared_ptr<HeldLease> ElectionCore::hold(const std::string& lock, const Lea
   return held;
 }
 
-void ElectionCore::finish(HeldLease& held, bool failed, const std::string& error,
-                          bool on_store) noexcept {
+std::exception_ptr ElectionCore::finish(HeldLease& held, bool failed, const std::string& error,
+                                        bool on_store) noexcept {
+  std::exception_ptr release_failure;
   std::optional<Lease> own;  // when this thread's scratch lease is in use
   const bool release = !held.fail_open && on_store;
   Lease* lease = release && !t_release.busy ? &t_release.value : nullptr;
@@ -87,7 +88,7 @@ void ElectionCore::finish(HeldLease& held, bool failed, const std::string& error
   {
     // One lock for everything the end reads and sets before the store call.
     std::unique_lock lock(held.mu);
-    if (held.released) return;
+    if (held.released) return nullptr;
     held.released = true;
     if (!held.fail_open) {
       held.finished = true;
@@ -121,6 +122,7 @@ void ElectionCore::finish(HeldLease& held, bool failed, const std::string& error
         (void)(checked_ != nullptr ? checked_->release_held(*lease, keep_for, deadline)
                                    : store_->release(*lease, keep_for, deadline));
       } catch (...) {  // the lease then expires on the server after its ttl
+        release_failure = std::current_exception();
       }
     }
     held.local_hold.reset();  // wakes the waiters of this process queued for the lock
@@ -150,6 +152,7 @@ void ElectionCore::finish(HeldLease& held, bool failed, const std::string& error
     } catch (...) {  // the counts are re-sent with the next registration
     }
   }
+  return release_failure;
 }
 
 }  // namespace leader::detail
