@@ -27,12 +27,14 @@ void validate_path(const Uri& uri, const std::string& what, const std::string& p
 
 Config Config::from_uri(const Uri& uri) {
   uri.expect_params({"session_timeout", "prefix", "acl"});
+  const auto invalid = [&](const std::string& rule) {
+    return InvalidArgument("store URI '" + uri.redacted() + "'" + rule);
+  };
   Config c;
   c.scheme = uri.scheme;
   c.session.shown = uri.redacted();
   if (uri.hosts.empty())
-    throw InvalidArgument("store URI '" + uri.redacted() +
-                          "' names no host (expected zk://host:port[,host:port...][/chroot])");
+    throw invalid(" names no host (expected zk://host:port[,host:port...][/chroot])");
   for (const auto& h : uri.hosts) {
     if (!c.session.hosts.empty()) c.session.hosts += ',';
     bool v6 = h.host.find(':') != std::string::npos;
@@ -47,25 +49,19 @@ Config Config::from_uri(const Uri& uri) {
   c.session_per_ttl = timeout == "auto";
   if (!c.session_per_ttl) c.session.session_timeout = parse_duration(timeout, "session_timeout");
   if (c.session.session_timeout < Duration(100))
-    throw InvalidArgument("store URI '" + uri.redacted() +
-                          "': session_timeout must be at least 100ms");
+    throw invalid(": session_timeout must be at least 100ms");
   c.root = uri.param("prefix").value_or("/leader");
   validate_path(uri, "prefix", c.root);
-  if (c.root == "/")
-    throw InvalidArgument("store URI '" + uri.redacted() + "': prefix may not be '/'");
+  if (c.root == "/") throw invalid(": prefix may not be '/'");
   std::string acl = uri.param("acl").value_or("open");
   if (acl != "open" && acl != "creator")
-    throw InvalidArgument("store URI '" + uri.redacted() + "': acl '" + acl +
-                          "' must be 'open' or 'creator'");
+    throw invalid(": acl '" + acl + "' must be 'open' or 'creator'");
   c.session.creator_acl = acl == "creator";
   if (uri.user) {
-    if (!uri.password)
-      throw InvalidArgument("store URI '" + uri.redacted() +
-                            "': digest authentication needs user:password");
+    if (!uri.password) throw invalid(": digest authentication needs user:password");
     c.session.digest = *uri.user + ":" + *uri.password;
   } else if (c.session.creator_acl) {
-    throw InvalidArgument("store URI '" + uri.redacted() +
-                          "': acl=creator needs digest credentials (user:password@)");
+    throw invalid(": acl=creator needs digest credentials (user:password@)");
   }
   return c;
 }

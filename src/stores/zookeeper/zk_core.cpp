@@ -24,7 +24,42 @@ Registry& registry() {
 
 TimePoint steady_now() { return std::chrono::steady_clock::now(); }
 
+constexpr Duration kConnectTimeout{5000};  // bound of the first connection of a store
+constexpr std::size_t kMaxSessions = 8;    // distinct-ttl sessions per store (auto mode)
+
 }  // namespace
+
+Sessions::Sessions(Config config)
+    : config_(std::move(config)),
+      base_(Core::start(config_, Deadline::after(std::min(config_.session.session_timeout * 2,
+                                                          kConnectTimeout)))) {}
+
+Sessions::~Sessions() {
+  for (const auto& core : all()) core->close();
+}
+
+std::shared_ptr<Core> Sessions::for_ttl(Duration ttl, Deadline deadline) {
+  if (!config_.session_per_ttl) return base_;
+  const Duration key = std::max(Duration(1000), (ttl + Duration(999)) / 1000 * 1000);
+  std::lock_guard lock(mu_);
+  if (auto it = by_timeout_.find(key); it != by_timeout_.end()) return it->second;
+  if (by_timeout_.size() >= kMaxSessions) {  // reuse the nearest longer (else longest) session
+    auto it = by_timeout_.lower_bound(key);
+    return it != by_timeout_.end() ? it->second : by_timeout_.rbegin()->second;
+  }
+  Config c = config_;
+  c.session.session_timeout = key;
+  auto core = Core::start(std::move(c), deadline);
+  by_timeout_[key] = core;
+  return core;
+}
+
+std::vector<std::shared_ptr<Core>> Sessions::all() {
+  std::vector<std::shared_ptr<Core>> out{base_};
+  std::lock_guard lock(mu_);
+  for (const auto& [timeout, core] : by_timeout_) out.push_back(core);
+  return out;
+}
 
 std::shared_ptr<Core> Core::start(Config config, Deadline deadline) {
   auto core = std::make_shared<Core>(std::move(config));
@@ -47,8 +82,6 @@ std::shared_ptr<Core> Core::holding(const std::string& owner) {
 }
 
 Core::Core(Config config) : config_(std::move(config)), session_(config_.session) {}
-
-Core::~Core() = default;
 
 void Core::close() {
   {
@@ -280,6 +313,15 @@ LeaseStatus Core::release(const Lease& lease, Duration keep_for, Deadline deadli
   } catch (const BackendError&) {
     add_orphan({h->path, lease.owner, false, h->generation, 0, h->czxid});
     throw;
+  }
+}
+
+void Core::withdraw(const std::string& path, std::int64_t czxid, const std::string& owner,
+                    std::uint64_t generation, Deadline deadline) {
+  try {
+    session_.remove_own(path, czxid, generation, deadline);
+  } catch (const BackendError&) {
+    add_orphan({path, owner, false, generation, 0, czxid});
   }
 }
 

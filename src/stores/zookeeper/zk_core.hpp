@@ -64,7 +64,6 @@ class Core {
   static std::shared_ptr<Core> holding(const std::string& owner);
 
   explicit Core(Config config);
-  ~Core();
   Core(const Core&) = delete;
   Core& operator=(const Core&) = delete;
 
@@ -124,6 +123,10 @@ class Core {
   LeaseStatus release(const Lease& lease, Duration keep_for, Deadline deadline);
   /// Queues a node for removal by the timer thread.
   void add_orphan(Orphan orphan);
+  /// Deletes `owner`'s node `path` (czxid `czxid`) on the session of `generation` only (a slot
+  /// path can be reused); a failed delete is queued as an orphan.
+  void withdraw(const std::string& path, std::int64_t czxid, const std::string& owner,
+                std::uint64_t generation, Deadline deadline);
   /// Records `owner`'s place in line (one per owner token; the orphan sweep leaves it alone).
   void wait_in_line(const std::string& owner, Waiting place);
   /// `owner`'s place in line on the current session; one of an older session is dropped (its
@@ -155,12 +158,34 @@ class Core {
   std::map<std::string, int> acquiring_;  ///< owners with an acquisition under way, and how many
   /// When the sleeping timer thread wakes; min() while it is awake (it looks at every lease
   /// again before it sleeps). A change wakes it only when it makes a deletion due earlier than
-  /// that: waking it for every acquisition, renewal or release made each one scan every held
-  /// lease (100,000 leases: 92 acquisitions per second, 796 s to release them). Under mu_.
+  /// that: waking it for every change made each one scan every held lease. Under mu_.
   TimePoint timer_wake_ = TimePoint::min();
   bool sweep_now_ = false;  ///< an acquisition ended: sweep its owner's orphans without waiting
   bool closing_ = false;
   std::shared_ptr<Core> self_;  ///< keeps the Core alive while its timer thread runs
+};
+
+/// The sessions of one store: the base Core (inspect, candidates, and every lease when the
+/// session timeout is fixed) and, with session_timeout=auto, one Core per distinct ttl (rounded
+/// up to whole seconds, at most 8) whose session timeout is that ttl. Destroying it closes them
+/// (a Core that still holds leases lingers until they end). Thread-safe.
+class Sessions {
+ public:
+  /// Connects the base Core (bounded by twice the session timeout, at most 5 s).
+  explicit Sessions(Config config);
+  ~Sessions();
+
+  [[nodiscard]] Core& base() { return *base_; }
+  /// The Core for a lease of `ttl`; a new one is connected by `deadline`.
+  std::shared_ptr<Core> for_ttl(Duration ttl, Deadline deadline);
+  /// Every Core, the base one first.
+  std::vector<std::shared_ptr<Core>> all();
+
+ private:
+  Config config_;
+  std::shared_ptr<Core> base_;
+  std::mutex mu_;
+  std::map<Duration, std::shared_ptr<Core>> by_timeout_;  ///< session_timeout=auto
 };
 
 }  // namespace leader::zookeeper

@@ -62,7 +62,7 @@ Acquired ZooKeeperStore::acquire_slot(Core& core, const LeaseRequest& request,
     NodeStat stat = r.first.stat;
     stat.czxid = stat.mzxid;  // one multi, one zxid: the slot's creation
     if (!sorted_contenders(r.second.children).empty()) {  // a single leader came in meanwhile
-      withdraw(core, path, stat.czxid, request.owner, generation, deadline);
+      core.withdraw(path, stat.czxid, request.owner, generation, deadline);
       refuse(request, 0);
     }
     return {core.track(request, path, stat, slot, sent_at, generation)};

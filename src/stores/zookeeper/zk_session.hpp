@@ -130,14 +130,11 @@ class Session {
     std::int64_t czxid = 0;
     std::uint64_t watch = 0;
   };
-  /// stat_own for many `nodes` of the session of `generation`, in one round trip (zk_renew.cpp):
-  /// a node whose renewal watch is armed, verified and has not fired on the current connection is
-  /// covered by one probe of the session (an exists of "/"); every other node is read with a get
-  /// that arms its watch. A node whose watch fired by the time the probe's reply came is read
-  /// again on its own. Result i is node i's: the stat (only its czxid when the probe covered it),
-  /// nullopt (not ours, or that session is gone), or the error (no reply by `deadline`, or the
-  /// connection failed: outcome unknown). A request whose connection was lost is asked again on
-  /// the same handle within `deadline`, as stat_own does.
+  /// stat_own for many `nodes` of the session of `generation` in one round trip (zk_renew.cpp):
+  /// one probe of the session covers every node whose renewal watch is armed, verified and quiet
+  /// on the current connection; every other node is read with a get that arms its watch. Result
+  /// i: the stat (only its czxid when the probe covered it), nullopt (not ours, or that session
+  /// is gone), or the error (no reply by `deadline`, or the connection failed: outcome unknown).
   std::vector<OwnStat> renew_own_batch(std::vector<OwnNode>& nodes, std::uint64_t generation,
                                        Deadline deadline);
   /// Requests renew_own_batch sent on this Session so far (probes and gets).

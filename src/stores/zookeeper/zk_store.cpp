@@ -19,9 +19,6 @@ using Json = nlohmann::json;
 
 TimePoint steady_now() { return std::chrono::steady_clock::now(); }
 
-constexpr Duration kConnectTimeout{5000};  // bound of the first connection of a store
-constexpr std::size_t kMaxSessions = 8;    // distinct-ttl sessions per store (auto mode)
-
 // The sequence number of a lock contender, or nullopt: the name ends in 10 digits (a '-' before
 // them after a 32-bit wrap) preceded by kazoo's "__lock__"/"__rlock__" or Curator's "lock-".
 std::optional<std::int64_t> contender_sequence(std::string_view name) {
@@ -59,32 +56,9 @@ std::vector<Contender> sorted_contenders(const std::vector<std::string>& childre
   return out;
 }
 
-ZooKeeperStore::ZooKeeperStore(Config config)
-    : config_(std::move(config)),
-      base_(Core::start(config_, Deadline::after(std::min(config_.session.session_timeout * 2,
-                                                          kConnectTimeout)))) {}
+ZooKeeperStore::ZooKeeperStore(Config config) : config_(config), sessions_(std::move(config)) {}
 
-ZooKeeperStore::~ZooKeeperStore() {
-  base_->close();
-  std::lock_guard lock(mu_);
-  for (auto& [timeout, core] : by_timeout_) core->close();
-}
-
-std::shared_ptr<Core> ZooKeeperStore::core_for(Duration ttl, Deadline deadline) {
-  if (!config_.session_per_ttl) return base_;
-  const Duration key = std::max(Duration(1000), (ttl + Duration(999)) / 1000 * 1000);
-  std::lock_guard lock(mu_);
-  if (auto it = by_timeout_.find(key); it != by_timeout_.end()) return it->second;
-  if (by_timeout_.size() >= kMaxSessions) {  // reuse the nearest longer (else longest) session
-    auto it = by_timeout_.lower_bound(key);
-    return it != by_timeout_.end() ? it->second : by_timeout_.rbegin()->second;
-  }
-  Config c = config_;
-  c.session.session_timeout = key;
-  auto core = Core::start(std::move(c), deadline);
-  by_timeout_[key] = core;
-  return core;
-}
+ZooKeeperStore::~ZooKeeperStore() = default;
 
 std::string ZooKeeperStore::lock_dir(std::string_view lock) const {
   return config_.root + "/" + std::string(lock);
@@ -117,7 +91,7 @@ Acquired ZooKeeperStore::try_acquire(const LeaseRequest& request, Deadline deadl
   const std::string dir = lock_dir(request.lock);
   if (auto holder = Core::holding(request.owner))  // this owner asks again: its own lease
     if (auto mine = holder->reacquire(request, dir, deadline)) return {std::move(mine)};
-  auto core = core_for(request.ttl, deadline);
+  auto core = sessions_.for_ttl(request.ttl, deadline);
   Core::Acquiring busy(*core, request.owner);
   return request.slots >= 1 ? acquire_slot(*core, request, dir, deadline)
                             : acquire_single(*core, request, dir, deadline);
@@ -158,7 +132,7 @@ Acquired ZooKeeperStore::acquire_single(Core& core, const LeaseRequest& request,
     core.wait_in_line(request.owner, std::move(mine));
     return {};
   }
-  withdraw(core, created.value, created.stat.czxid, request.owner, generation, deadline);
+  core.withdraw(created.value, created.stat.czxid, request.owner, generation, deadline);
   return {std::move(adopted)};
 }
 
@@ -170,7 +144,7 @@ void ZooKeeperStore::refuse_if_group(Core& core, const LeaseRequest& request,
                                      Deadline deadline) {
   if (!has_slots(children)) return;
   (void)core.leave_line(request.owner);
-  withdraw(core, mine.path, mine.czxid, request.owner, mine.generation, deadline);
+  core.withdraw(mine.path, mine.czxid, request.owner, mine.generation, deadline);
   refuse_other_shape(request, core.session().get(dir, deadline), children);
 }
 
@@ -205,30 +179,13 @@ std::optional<Acquired> ZooKeeperStore::take_turn(Core& core, const LeaseRequest
   return Acquired{std::move(mine)};
 }
 
-std::vector<std::shared_ptr<Core>> ZooKeeperStore::cores() {
-  std::vector<std::shared_ptr<Core>> out{base_};
-  std::lock_guard lock(mu_);
-  for (const auto& [timeout, core] : by_timeout_) out.push_back(core);
-  return out;
-}
-
 void ZooKeeperStore::leave_line(const LeaseRequest& request, Deadline deadline) noexcept {
   if (request.slots >= 1 || !request.wait_in_line) return;
   try {
-    for (const auto& core : cores())
+    for (const auto& core : sessions_.all())
       if (auto place = core->leave_line(request.owner))
-        withdraw(*core, place->path, place->czxid, request.owner, place->generation, deadline);
+        core->withdraw(place->path, place->czxid, request.owner, place->generation, deadline);
   } catch (...) {  // allocation failure at worst; the node then ends with its session
-  }
-}
-
-void ZooKeeperStore::withdraw(Core& core, const std::string& path, std::int64_t czxid,
-                              const std::string& owner, std::uint64_t generation,
-                              Deadline deadline) {
-  try {  // only the node we created, on its own session (a slot path can be reused)
-    core.session().remove_own(path, czxid, generation, deadline);
-  } catch (const BackendError&) {
-    core.add_orphan({path, owner, false, generation, 0, czxid});
   }
 }
 

@@ -76,10 +76,7 @@ class ZooKeeperStore final : public LeaseStore,
   [[nodiscard]] Session& base_session_for_test() { return session(); }
 
  private:
-  Session& session() { return base_->session(); }
-  /// Every Core of this store (the base one and one per session timeout).
-  std::vector<std::shared_ptr<Core>> cores();
-  std::shared_ptr<Core> core_for(Duration ttl, Deadline deadline);
+  Session& session() { return sessions_.base().session(); }
   std::string lock_dir(std::string_view lock) const;
   std::string candidate_dir(std::string_view group) const;
   static std::string node_data(const LeaseRequest& request, int slot, const Core& core);
@@ -95,16 +92,12 @@ class ZooKeeperStore final : public LeaseStore,
   [[noreturn]] void refuse(const LeaseRequest& request, int held) const;
   void refuse_other_shape(const LeaseRequest& request, const Reply& dir,
                           const std::vector<std::string>& children) const;
-  void withdraw(Core& core, const std::string& path, std::int64_t czxid, const std::string& owner,
-                std::uint64_t generation, Deadline deadline);
   LeaseStatus release_untracked(const Lease& lease, Duration keep_for, Deadline deadline);
   void holders_of(const std::string& dir, const std::vector<std::string>& children,
                   Deadline deadline, LockState& out);
 
   Config config_;
-  std::shared_ptr<Core> base_;  ///< inspect, candidates, and leases when the timeout is fixed
-  std::mutex mu_;
-  std::map<Duration, std::shared_ptr<Core>> by_timeout_;  ///< session_timeout=auto
+  Sessions sessions_;
 };
 
 }  // namespace leader::zookeeper

@@ -14,10 +14,8 @@ namespace {
 constexpr Duration kStepTimeout{2000};  // bound of each timer-thread request
 constexpr Duration kOrphanRetry{500};   // pause between orphan sweeps while some remain
 // An orphan is retried for as long as the session that created it lives: its node goes only with
-// a delete or with that session, and the session of a live process never ends by itself. Issue
-// 15: the sweep used to give up after 120 failed attempts (a minute of connection losses, as on
-// an ensemble in back-to-back elections); the ghost then blocked the lock until its process
-// exited (the likely cause of a 63 s stall in the ensemble's fault soak).
+// a delete or with that session, and the session of a live process never ends by itself (a sweep
+// that gave up left a ghost blocking the lock until its process exited).
 
 }  // namespace
 
@@ -67,13 +65,8 @@ void Core::timer_loop() {
 }
 
 void Core::delete_due(const std::vector<Held>& due) {
-  for (const auto& h : due) {
-    try {  // only the node its session created: a slot path may hold another owner's node now
-      session_.remove_own(h.path, h.czxid, h.generation, Deadline::after(kStepTimeout));
-    } catch (const BackendError&) {
-      add_orphan({h.path, "", false, h.generation, 0, h.czxid});
-    }
-  }
+  for (const auto& h : due)  // only the node its session created (a slot path can be reused)
+    withdraw(h.path, h.czxid, "", h.generation, Deadline::after(kStepTimeout));
 }
 
 // Deletes an orphan with a version check, on the session that created it only, unless it is not

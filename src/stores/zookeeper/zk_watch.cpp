@@ -185,7 +185,7 @@ LockState ZooKeeperStore::watch(std::string_view lock, const LockState& last_see
 std::optional<bool> ZooKeeperStore::wait_turn(const LeaseRequest& request, Deadline deadline,
                                               const std::stop_token& stop) {
   if (request.slots >= 1 || !request.wait_in_line) return std::nullopt;
-  for (const auto& core : cores()) {
+  for (const auto& core : sessions_.all()) {
     auto place = core->place_of(request.owner);
     if (!place) continue;
     if (place->ahead.empty()) return std::nullopt;
