@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <atomic>
 #include <cctype>
+#include <exception>
 #include <mutex>
 
 #include "endpoint.hpp"
@@ -385,6 +386,36 @@ Response Client::stream(const Request& request, Deadline deadline,
                         const std::stop_token& stop) {
   Stream s{&on_body, &stop};
   return run(request, deadline, &s);
+}
+
+Response Client::stream_lines(const Request& request, Deadline deadline,
+                              const std::function<bool(std::string_view)>& on_line,
+                              const std::stop_token& stop, std::size_t max_line) {
+  std::string pending;  // the reply after the last line passed on
+  std::exception_ptr failed;
+  Response r = stream(
+      request, deadline,
+      [&](std::string_view piece) {
+        pending.append(piece);
+        std::size_t start = 0;
+        bool more = true;
+        try {
+          for (auto eol = pending.find('\n'); more && eol != std::string::npos;
+               eol = pending.find('\n', start)) {
+            more = on_line(std::string_view(pending).substr(start, eol - start));
+            start = eol + 1;
+          }
+        } catch (...) {  // nothing may be thrown through libcurl
+          failed = std::current_exception();
+          more = false;
+        }
+        pending.erase(0, start);
+        return more && pending.size() < max_line;
+      },
+      stop);
+  if (failed) std::rethrow_exception(failed);
+  r.body = std::move(pending);
+  return r;
 }
 
 Response Client::run(const Request& request, Deadline deadline, Stream* stream) {

@@ -126,6 +126,15 @@ class Client {
   [[nodiscard]] Response stream(const Request& request, Deadline deadline,
                                 const std::function<bool(std::string_view)>& on_body,
                                 const std::stop_token& stop);
+  /// stream() of a reply made of lines (etcd's /v3/watch, Kubernetes watches: one JSON object a
+  /// line): passes each complete line, without its '\n', to `on_line` until it returns false.
+  /// An exception `on_line` throws ends the transfer and is rethrown from here. The Response's
+  /// body is what followed the last '\n' passed on (an error reply's Status, a line cut short);
+  /// an unfinished line of `max_line` bytes or more ends the transfer there.
+  [[nodiscard]] Response stream_lines(const Request& request, Deadline deadline,
+                                      const std::function<bool(std::string_view)>& on_line,
+                                      const std::stop_token& stop,
+                                      std::size_t max_line = std::size_t(-1));
   /// Adds or replaces (by name) a default header, e.g. a refreshed bearer token.
   void set_default_header(Header header);
   /// `text` with every secret (secret header values, `secrets`) replaced by "***".
