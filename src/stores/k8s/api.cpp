@@ -1,9 +1,8 @@
 #include "api.hpp"
 
 #include <algorithm>
-#include <fstream>
-#include <sstream>
 
+#include "http/json.hpp"
 #include "leader/errors.hpp"
 
 namespace leader::k8s {
@@ -12,19 +11,14 @@ namespace {
 constexpr auto kTokenReload = std::chrono::minutes(1);  // as client-go's cached file token source
 
 std::string read_token(const std::string& path) {
-  std::ifstream in(path);
-  if (!in)
+  const std::optional<std::string> token = file_text(path);
+  if (!token)
     throw BackendError(ErrorCode::failed_precondition, "k8s",
                        "cannot read the bearer token file '" + path + "'");
-  std::stringstream s;
-  s << in.rdbuf();
-  std::string token = s.str();
-  while (!token.empty() && (token.back() == '\n' || token.back() == '\r' || token.back() == ' '))
-    token.pop_back();
-  if (token.empty())
+  if (token->empty())
     throw BackendError(ErrorCode::failed_precondition, "k8s",
                        "the bearer token file '" + path + "' is empty");
-  return token;
+  return *token;
 }
 
 http::ClientOptions client_options(const Config& c) {
@@ -59,9 +53,7 @@ std::string encode_selector(const std::string& selector) {
 }
 
 std::string status_message(const nlohmann::json& body) {
-  if (body.is_object() && body.contains("message") && body["message"].is_string())
-    return body["message"].get<std::string>();
-  return "(no Status message)";
+  return http::field<std::string>(body, "message").value_or("(no Status message)");
 }
 
 [[noreturn]] void fail(http::Method method, const Reply& r, const std::string& what,
@@ -99,11 +91,11 @@ Api::Api(Config config)
       path_("/apis/coordination.k8s.io/v1/namespaces/" + config_.ns + "/leases"),
       client_(std::make_unique<http::Client>(client_options(config_))) {}
 
-void Api::refresh_token() {
+void Api::refresh_token(bool force) {
   if (config_.token_file.empty()) return;
   std::lock_guard lock(token_mu_);
   const auto now = std::chrono::steady_clock::now();
-  if (token_loaded_ && now - token_read_ < kTokenReload) return;
+  if (!force && token_loaded_ && now - token_read_ < kTokenReload) return;
   client_->set_default_header({"Authorization", "Bearer " + read_token(config_.token_file), true});
   token_read_ = now;
   token_loaded_ = true;
@@ -114,11 +106,7 @@ Reply Api::call(http::Method method, const std::string& target, const std::strin
   refresh_token();
   http::Response resp = client_->send({method, target, {}, body}, deadline);
   if (resp.status == 401 && !config_.token_file.empty()) {
-    {  // the token may have rotated: read it again now and resend (a 401 applied nothing)
-      std::lock_guard lock(token_mu_);
-      token_loaded_ = false;
-    }
-    refresh_token();
+    refresh_token(/*force=*/true);  // the token may have rotated; a 401 applied nothing: resend
     resp = client_->send({method, target, {}, body}, deadline);
   }
   Reply r;
@@ -131,8 +119,7 @@ Reply Api::call(http::Method method, const std::string& target, const std::strin
                          std::string(http::to_string(method)) + " " + target + ": HTTP " +
                              std::to_string(resp.status) + " with a body that is not JSON");
   }
-  if (!r.ok() && r.body.is_object() && r.body.contains("reason") && r.body["reason"].is_string())
-    r.reason = r.body["reason"].get<std::string>();
+  if (!r.ok()) r.reason = http::field<std::string>(r.body, "reason").value_or("");
   if (r.ok() || r.not_found() || r.conflict()) return r;
   fail(method, r, target, *client_);
 }
@@ -162,32 +149,22 @@ WatchEnd Api::watch(const std::string& selector, const std::string& resource_ver
                              "&resourceVersion=" + resource_version +
                              "&timeoutSeconds=" + std::to_string(timeout);
   for (int attempt = 0;; ++attempt) {
-    refresh_token();
+    refresh_token(/*force=*/attempt > 0);  // after a 401: the token may have rotated
     WatchEnd end = WatchEnd::ended;
-    std::string pending;      // an incomplete line
-    nlohmann::json rejected;  // a body that is no event: the Status of an error reply
+    nlohmann::json rejected;  // a line that is no event: the Status of an error reply
     http::Response resp;
     try {
-      resp = client_->stream(
+      resp = client_->stream_lines(
           {http::Method::get, target, {}, {}}, deadline,
-          [&](std::string_view piece) {
-            pending.append(piece);
-            for (auto eol = pending.find('\n'); eol != std::string::npos;
-                 eol = pending.find('\n')) {
-              const auto line = nlohmann::json::parse(pending.substr(0, eol), nullptr, false);
-              pending.erase(0, eol + 1);
-              if (!line.is_object() || !line.contains("type") || !line["type"].is_string()) {
-                rejected = line;
-                continue;
-              }
-              const std::string& type = line["type"].get_ref<const std::string&>();
-              if (type == "BOOKMARK") continue;
-              end = type == "ERROR" ? WatchEnd::expired : WatchEnd::changed;
-              return false;
-            }
-            return pending.size() < kMaxWatchLine;  // a line this long is no Lease event
+          [&](std::string_view text) {
+            const auto line = nlohmann::json::parse(text, nullptr, false);
+            const auto type = http::field<std::string>(line, "type");
+            if (!type) rejected = line;
+            if (!type || type == "BOOKMARK") return true;
+            end = type == "ERROR" ? WatchEnd::expired : WatchEnd::changed;
+            return false;
           },
-          stop);
+          stop, kMaxWatchLine);  // a line this long is no Lease event
     } catch (const BackendError& e) {
       // The watch's own deadline passed before the reply's headers came (a slow server): no
       // change is known, as when a watch times out; the caller reads again.
@@ -198,7 +175,7 @@ WatchEnd Api::watch(const std::string& selector, const std::string& resource_ver
     // known either (it was read as an HTTP 0 error and ended the observer: seen in a CI run).
     if (resp.status == 0 && (stop.stop_requested() || deadline.expired())) return WatchEnd::ended;
     if (resp.success()) {
-      if (end == WatchEnd::ended && pending.size() >= kMaxWatchLine)
+      if (end == WatchEnd::ended && resp.body.size() >= kMaxWatchLine)
         throw BackendError(
             ErrorCode::internal, "k8s",
             "watch of leases: an event line over " + std::to_string(kMaxWatchLine) + " bytes");
@@ -206,16 +183,11 @@ WatchEnd Api::watch(const std::string& selector, const std::string& resource_ver
     }
     Reply r;
     r.status = resp.status;
-    r.body = pending.empty() ? rejected : nlohmann::json::parse(pending, nullptr, false);
+    r.body = resp.body.empty() ? rejected : nlohmann::json::parse(resp.body, nullptr, false);
     if (r.body.is_discarded()) r.body = nullptr;
-    if (r.body.is_object() && r.body.contains("reason") && r.body["reason"].is_string())
-      r.reason = r.body["reason"].get<std::string>();
+    r.reason = http::field<std::string>(r.body, "reason").value_or("");
     if (r.status == 410) return WatchEnd::expired;  // resourceVersion too old: list again
-    if (r.status == 401 && !config_.token_file.empty() && attempt == 0) {
-      std::lock_guard lock(token_mu_);  // the token may have rotated: read it again, resend
-      token_loaded_ = false;
-      continue;
-    }
+    if (r.status == 401 && !config_.token_file.empty() && attempt == 0) continue;
     if (r.status == 403)  // get and list may be granted without watch
       throw BackendError(
           ErrorCode::failed_precondition, "k8s",

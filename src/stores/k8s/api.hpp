@@ -69,7 +69,8 @@ class Api {
  private:
   Reply call(http::Method method, const std::string& target, const std::string& body,
              Deadline deadline);
-  void refresh_token();
+  /// Reads the bearer token file again when it was read over a minute ago, or when `force`d.
+  void refresh_token(bool force = false);
 
   Config config_;
   std::string scope_;

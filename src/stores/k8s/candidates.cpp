@@ -3,6 +3,7 @@
 // in an annotation. Candidate expiry is bookkeeping, not lease safety: it uses the writer's wall
 // clock (`expires_ms`), compared with the reader's (README.md, "Candidates").
 
+#include "http/json.hpp"
 #include "k8s_store.hpp"
 #include "leader/detail/store_support.hpp"
 #include "leader/errors.hpp"
@@ -32,14 +33,14 @@ nlohmann::json entry_of(const Candidate& c, std::int64_t registered_ms, Duration
   return e;
 }
 
+// The entry of a candidate object of `group`; nullopt for any other object.
 std::optional<nlohmann::json> entry_in(const nlohmann::json& object, std::string_view group) {
-  const auto& meta = object["metadata"];
-  if (!meta.contains("annotations") || !meta["annotations"].is_object()) return std::nullopt;
-  const auto& a = meta["annotations"];
-  if (a.value(kGroupAnnotation, "") != group || !a.contains(kCandidateAnnotation))
-    return std::nullopt;
-  auto e = nlohmann::json::parse(a[kCandidateAnnotation].get<std::string>(), nullptr, false);
-  if (e.is_discarded() || !e.is_object()) return std::nullopt;
+  const nlohmann::json* meta = http::member(object, "metadata");
+  const nlohmann::json* a = meta != nullptr ? http::member(*meta, "annotations") : nullptr;
+  if (a == nullptr || http::field<std::string>(*a, kGroupAnnotation) != group) return std::nullopt;
+  auto e = nlohmann::json::parse(http::field<std::string>(*a, kCandidateAnnotation).value_or(""),
+                                 nullptr, false);
+  if (!e.is_object()) return std::nullopt;
   return e;
 }
 

@@ -19,17 +19,6 @@ std::string env(const char* name) {
   return v ? std::string(v) : std::string();
 }
 
-std::string trimmed_file(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) return {};
-  std::stringstream s;
-  s << in.rdbuf();
-  std::string text = s.str();
-  while (!text.empty() && (text.back() == '\n' || text.back() == '\r' || text.back() == ' '))
-    text.pop_back();
-  return text;
-}
-
 std::string host_port(const std::string& host, int port) {
   const bool v6 = host.find(':') != std::string::npos && host.front() != '[';
   return (v6 ? "[" + host + "]" : host) + ":" + std::to_string(port);
@@ -119,6 +108,17 @@ Config hostless_config(const Uri& uri, const std::string& shown) {
 
 }  // namespace
 
+std::optional<std::string> file_text(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) return std::nullopt;
+  std::stringstream s;
+  s << in.rdbuf();
+  std::string text = s.str();
+  while (!text.empty() && (text.back() == '\n' || text.back() == '\r' || text.back() == ' '))
+    text.pop_back();
+  return text;
+}
+
 Config in_cluster_config() {
   Config c;
   c.in_cluster = true;
@@ -144,7 +144,7 @@ Config in_cluster_config() {
   c.token_file = dir + "/token";
   if (std::ifstream(dir + "/ca.crt").good()) c.ca_file = dir + "/ca.crt";
   c.ns = env("POD_NAMESPACE");
-  if (c.ns.empty()) c.ns = trimmed_file(dir + "/namespace");
+  if (c.ns.empty()) c.ns = file_text(dir + "/namespace").value_or("");
   if (c.ns.empty()) c.ns = "default";
   return c;
 }

@@ -2,6 +2,7 @@
 // Settings of the Kubernetes Lease store, parsed from `k8s://` URIs or from the in-cluster
 // service-account files (see README.md, "URI").
 
+#include <optional>
 #include <string>
 
 #include "leader/time.hpp"
@@ -40,6 +41,10 @@ struct Config {
   /// BackendError{failed_precondition} when no host is given and none of those is found.
   static Config from_uri(const Uri& uri);
 };
+
+/// The text of the file `path` without trailing line breaks and spaces; nullopt when it cannot
+/// be opened.
+[[nodiscard]] std::optional<std::string> file_text(const std::string& path);
 
 /// The in-cluster configuration as client-go's rest.InClusterConfig reads it:
 /// KUBERNETES_SERVICE_HOST / KUBERNETES_SERVICE_PORT, `<dir>/token`, `<dir>/ca.crt`, and the

@@ -16,18 +16,6 @@ namespace {
 
 constexpr int kFenceAttempts = 8;  // group members drawing tokens at once conflict on the counter
 
-Lease group_lease(const LeaseRequest& request, std::uint64_t fence, int slot) {
-  Lease l;
-  l.lock = request.lock;
-  l.owner = request.owner;
-  l.node_id = request.node_id;
-  l.fencing_token = fence;
-  l.slot = slot;
-  l.slots = request.slots;
-  l.ttl = std::chrono::seconds(lease_seconds(request.ttl));  // whole seconds, rounded down
-  return l;
-}
-
 }  // namespace
 
 Acquired K8sStore::acquire_group(const LeaseRequest& request, Deadline deadline) {
@@ -39,7 +27,7 @@ Acquired K8sStore::acquire_group(const LeaseRequest& request, Deadline deadline)
       Grant g{request.lock, id, lease_seconds(request.ttl), false, request.slots, v.slot};
       auto again = write(v.name, object, g, deadline);
       if (!again) return {};
-      return {group_lease(request, LeaseView::of(*again).fence, *v.slot)};
+      return {lease_of(request, LeaseView::of(*again).fence, *v.slot)};
     }
     const bool live = !v.holder.empty() && judge(v, received).live;
     const int shape = v.slot ? v.slots.value_or(0) : 0;
@@ -63,7 +51,7 @@ Acquired K8sStore::acquire_group(const LeaseRequest& request, Deadline deadline)
     auto written = write(name, current, g, deadline);
     if (!written) continue;  // 409: another contender took this slot first; try the next
     check_group_shape(request, name, *written, g, deadline);
-    return {group_lease(request, LeaseView::of(*written).fence, k)};
+    return {lease_of(request, LeaseView::of(*written).fence, k)};
   }
   return {};
 }

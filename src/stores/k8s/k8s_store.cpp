@@ -6,25 +6,46 @@
 #include "leader/detail/group_size.hpp"
 #include "leader/errors.hpp"
 #include "leader/names.hpp"
-#include "sightings.hpp"
 
 namespace leader::k8s {
 namespace {
 
 constexpr int kOwnWriteAttempts = 4;  // 409s followed by one owner before giving up
 
-/// The lease granted for `request`: its ttl is the whole seconds written (lease_seconds).
-Lease lease_of(const LeaseRequest& request, std::uint64_t fence, int slot) {
-  Lease l;
-  l.lock = request.lock;
-  l.owner = request.owner;
-  l.node_id = request.node_id;
-  l.fencing_token = fence;
-  l.slot = slot;
-  l.slots = request.slots;
-  l.ttl = std::chrono::seconds(lease_seconds(request.ttl));
-  return l;
-}
+// The expiry judge's record, as client-go's LeaderElector judges a Lease: which resourceVersion
+// each held Lease object showed and since when on this process's steady clock, shared by every
+// store instance of the process. A contender may take a Lease over only once it has seen the
+// same resourceVersion for the record's leaseDurationSeconds; no wall clocks are compared
+// (README.md, "Safety"). Thread-safe.
+class Sightings {
+ public:
+  static Sightings& shared() {
+    static Sightings instance;
+    return instance;
+  }
+  // Records that object `key` showed `version` in a reply complete at `seen_at`; returns the
+  // earliest time this process saw that same version.
+  TimePoint observe(const std::string& key, const std::string& version, TimePoint seen_at) {
+    std::lock_guard lock(mu_);
+    auto [it, added] = seen_.try_emplace(key, Seen{version, seen_at});
+    if (!added && it->second.version != version) it->second = {version, seen_at};
+    if (!added && seen_at < it->second.since) it->second.since = seen_at;
+    return it->second.since;
+  }
+  // Forgets `key` (seen free or deleted).
+  void forget(const std::string& key) {
+    std::lock_guard lock(mu_);
+    seen_.erase(key);
+  }
+
+ private:
+  struct Seen {
+    std::string version;
+    TimePoint since;
+  };
+  std::mutex mu_;
+  std::unordered_map<std::string, Seen> seen_;
+};
 
 std::string object_of(const Lease& lease) {
   return lease.slots == 0 ? object_name(lease.lock) : slot_object_name(lease.lock, lease.slot);
@@ -38,6 +59,17 @@ Grant grant_for(const Lease& lease, std::string holder, std::int32_t seconds) {
   g.slots = lease.slots;
   if (lease.slots > 0) g.slot = lease.slot;
   return g;
+}
+
+// The items of a LIST reply (null: none); throws when the reply is no LeaseList.
+nlohmann::json items_of(const Reply& r) {
+  if (!r.ok() || !r.body.is_object())
+    throw BackendError(ErrorCode::internal, "k8s", "LIST of leases gave no LeaseList");
+  auto items = r.body.value("items", nlohmann::json::array());
+  if (items.is_null()) return nlohmann::json::array();
+  if (!items.is_array())
+    throw BackendError(ErrorCode::internal, "k8s", "LIST of leases: items is not an array");
+  return items;
 }
 
 }  // namespace
@@ -227,8 +259,7 @@ std::vector<std::pair<LeaseView, nlohmann::json>> K8sStore::lock_objects(std::st
                                                                          Deadline deadline,
                                                                          std::string* version) {
   const Reply r = api_.list(std::string(kLockLabel) + "=" + short_hash(lock), deadline);
-  if (!r.ok() || !r.body.is_object())
-    throw BackendError(ErrorCode::internal, "k8s", "LIST of leases gave no LeaseList");
+  const nlohmann::json items = items_of(r);
   received = r.received;
   if (version != nullptr) {
     const auto meta = r.body.value("metadata", nlohmann::json::object());
@@ -236,10 +267,7 @@ std::vector<std::pair<LeaseView, nlohmann::json>> K8sStore::lock_objects(std::st
     *version = rv.is_string() ? rv.get<std::string>() : std::string();
   }
   std::vector<std::pair<LeaseView, nlohmann::json>> out;
-  const auto items = r.body.value("items", nlohmann::json::array());  // null: empty
-  if (!items.is_array() && !items.is_null())
-    throw BackendError(ErrorCode::internal, "k8s", "LIST of leases: items is not an array");
-  for (const auto& item : items.is_array() ? items : nlohmann::json::array()) {
+  for (const auto& item : items) {
     LeaseView v = LeaseView::of(item);
     if (v.lock && *v.lock == lock) out.emplace_back(std::move(v), item);
   }
@@ -247,14 +275,8 @@ std::vector<std::pair<LeaseView, nlohmann::json>> K8sStore::lock_objects(std::st
 }
 
 std::vector<LockState> K8sStore::list_locks(std::string_view prefix, Deadline deadline) {
-  const Reply r = api_.list("", deadline);
-  if (!r.ok() || !r.body.is_object())
-    throw BackendError(ErrorCode::internal, "k8s", "LIST of leases gave no LeaseList");
-  const auto items = r.body.value("items", nlohmann::json::array());  // null: empty
-  if (!items.is_array() && !items.is_null())
-    throw BackendError(ErrorCode::internal, "k8s", "LIST of leases: items is not an array");
   std::set<std::string> names;
-  for (const auto& item : items.is_array() ? items : nlohmann::json::array()) {
+  for (const auto& item : items_of(api_.list("", deadline))) {
     const LeaseView v = LeaseView::of(item);
     if (!v.lock || v.lock->compare(0, prefix.size(), prefix) != 0)
       continue;  // not ours / not under prefix

@@ -1,9 +1,9 @@
 #include "record.hpp"
 
-#include <charconv>
 #include <cstdio>
 #include <ctime>
 
+#include "http/json.hpp"
 #include "leader/errors.hpp"
 
 namespace leader::k8s {
@@ -28,26 +28,33 @@ std::string hashed_name(std::string_view lock) {
 }
 
 std::optional<int> int_annotation(const nlohmann::json& annotations, const char* key) {
-  auto it = annotations.find(key);
-  if (it == annotations.end() || !it->is_string()) return std::nullopt;
-  const std::string& s = it->get_ref<const std::string&>();
-  int v = 0;
-  auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
-  if (ec != std::errc() || end != s.data() + s.size() || v < 0) return std::nullopt;
+  const auto text = http::field<std::string>(annotations, key);
+  const auto v = text ? http::whole_number<int>(*text) : std::nullopt;
+  if (!v || *v < 0) return std::nullopt;
   return v;
 }
 
 std::uint64_t fence_of(const nlohmann::json& annotations) {
-  auto it = annotations.find(kFenceAnnotation);
-  if (it == annotations.end() || !it->is_string()) return 0;
-  const std::string& s = it->get_ref<const std::string&>();
-  std::uint64_t v = 0;
-  auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
-  if (ec != std::errc() || end != s.data() + s.size())
+  const auto text = http::field<std::string>(annotations, kFenceAnnotation);
+  if (!text) return 0;
+  const auto v = http::whole_number<std::uint64_t>(*text);
+  if (!v)
     throw BackendError(ErrorCode::internal, "k8s",
-                       "annotation " + std::string(kFenceAnnotation) + " is not a number: '" + s +
-                           "'; the lock's fencing counter was changed by hand");
-  return v;
+                       "annotation " + std::string(kFenceAnnotation) + " is not a number: '" +
+                           *text + "'; the lock's fencing counter was changed by hand");
+  return *v;
+}
+
+// Marks `base` as a Lease of `lock` (kind, the lock annotation and label); its annotations.
+nlohmann::json& stamp(nlohmann::json& base, std::string_view lock) {
+  base["apiVersion"] = "coordination.k8s.io/v1";
+  base["kind"] = "Lease";
+  auto& meta = base["metadata"];
+  if (!meta["annotations"].is_object()) meta["annotations"] = nlohmann::json::object();
+  if (!meta["labels"].is_object()) meta["labels"] = nlohmann::json::object();
+  meta["labels"][kLockLabel] = short_hash(lock);
+  meta["annotations"][kLockAnnotation] = std::string(lock);
+  return meta["annotations"];
 }
 
 }  // namespace
@@ -162,6 +169,18 @@ std::int32_t lease_seconds(Duration ttl) {
   return static_cast<std::int32_t>(std::min<long long>(secs, 0x7fffffff));
 }
 
+Lease lease_of(const LeaseRequest& request, std::uint64_t fence, int slot) {
+  Lease l;
+  l.lock = request.lock;
+  l.owner = request.owner;
+  l.node_id = request.node_id;
+  l.fencing_token = fence;
+  l.slot = slot;
+  l.slots = request.slots;
+  l.ttl = std::chrono::seconds(lease_seconds(request.ttl));  // whole seconds, rounded down
+  return l;
+}
+
 LeaseView LeaseView::of(const nlohmann::json& object) {
   // LIST items carry no kind/apiVersion (the API server omits them: kubernetes/kubernetes#3030).
   if (!object.is_object() || object.value("kind", "Lease") != "Lease" ||
@@ -173,22 +192,14 @@ LeaseView LeaseView::of(const nlohmann::json& object) {
   v.resource_version = meta.value("resourceVersion", "");
   v.uid = meta.value("uid", "");
   const auto spec = object.value("spec", nlohmann::json::object());
-  if (spec.is_object()) {
-    if (spec.contains("holderIdentity") && spec["holderIdentity"].is_string())
-      v.holder = spec["holderIdentity"].get<std::string>();
-    if (spec.contains("leaseDurationSeconds") && spec["leaseDurationSeconds"].is_number_integer())
-      v.duration_seconds = spec["leaseDurationSeconds"].get<std::int32_t>();
-    if (spec.contains("leaseTransitions") && spec["leaseTransitions"].is_number_integer())
-      v.transitions = spec["leaseTransitions"].get<std::int32_t>();
-  }
+  v.holder = http::field<std::string>(spec, "holderIdentity").value_or("");
+  v.duration_seconds = http::field<std::int32_t>(spec, "leaseDurationSeconds").value_or(0);
+  v.transitions = http::field<std::int32_t>(spec, "leaseTransitions").value_or(0);
   const auto annotations = meta.value("annotations", nlohmann::json::object());
-  if (annotations.is_object()) {
-    if (annotations.contains(kLockAnnotation) && annotations[kLockAnnotation].is_string())
-      v.lock = annotations[kLockAnnotation].get<std::string>();
-    v.slots = int_annotation(annotations, kSlotsAnnotation);
-    v.slot = int_annotation(annotations, kSlotAnnotation);
-    v.fence = fence_of(annotations);
-  }
+  v.lock = http::field<std::string>(annotations, kLockAnnotation);
+  v.slots = int_annotation(annotations, kSlotsAnnotation);
+  v.slot = int_annotation(annotations, kSlotAnnotation);
+  v.fence = fence_of(annotations);
   return v;
 }
 
@@ -206,14 +217,7 @@ nlohmann::json bump_fence(nlohmann::json base, std::string_view name, std::strin
                             {"renewTime", now},
                             {"leaseTransitions", 0}}}};
   }
-  base["apiVersion"] = "coordination.k8s.io/v1";
-  base["kind"] = "Lease";
-  auto& meta = base["metadata"];
-  if (!meta["annotations"].is_object()) meta["annotations"] = nlohmann::json::object();
-  if (!meta["labels"].is_object()) meta["labels"] = nlohmann::json::object();
-  meta["annotations"][kLockAnnotation] = std::string(lock);
-  meta["annotations"][kFenceAnnotation] = std::to_string(fence + 1);
-  meta["labels"][kLockLabel] = short_hash(lock);
+  stamp(base, lock)[kFenceAnnotation] = std::to_string(fence + 1);
   if (free_holder && base["spec"].is_object()) {
     base["spec"]["holderIdentity"] = "";
     base["spec"]["leaseDurationSeconds"] = 1;
@@ -226,17 +230,9 @@ nlohmann::json apply_grant(nlohmann::json base, std::string_view name, const Gra
   const bool create = !base.is_object() || !base.contains("metadata");
   const LeaseView old = create ? LeaseView{} : LeaseView::of(base);
   if (create) base = nlohmann::json{{"metadata", {{"name", std::string(name)}}}};
-  base["apiVersion"] = "coordination.k8s.io/v1";
-  base["kind"] = "Lease";
-  auto& meta = base["metadata"];
-  auto& annotations = meta["annotations"];
-  if (!annotations.is_object()) annotations = nlohmann::json::object();
-  auto& labels = meta["labels"];
-  if (!labels.is_object()) labels = nlohmann::json::object();
-  annotations[kLockAnnotation] = grant.lock;
+  auto& annotations = stamp(base, grant.lock);
   annotations[kSlotsAnnotation] = std::to_string(grant.slots);
   if (grant.slot) annotations[kSlotAnnotation] = std::to_string(*grant.slot);
-  labels[kLockLabel] = short_hash(grant.lock);
   auto spec = base.value("spec", nlohmann::json::object());
   if (!spec.is_object()) spec = nlohmann::json::object();
   // renewTime is the writer's wall clock, as client-go writes it: observers (kubectl users,

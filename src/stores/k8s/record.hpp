@@ -55,6 +55,9 @@ inline constexpr const char* kLockLabel = "leader/lock-hash";
 /// leaseDurationSeconds > 0): BackendError{invalid_argument} naming the ttl.
 [[nodiscard]] std::int32_t lease_seconds(Duration ttl);
 
+/// The lease granted for `request`: its ttl is the whole seconds written (lease_seconds).
+[[nodiscard]] Lease lease_of(const LeaseRequest& request, std::uint64_t fence, int slot);
+
 /// A read-only view of the fields of one Lease object this store uses.
 struct LeaseView {
   std::string name;
