@@ -4,12 +4,10 @@
 #include <optional>
 #include <utility>
 
-#include "http/base64.hpp"
+#include "http/json.hpp"
 #include "leader/errors.hpp"
 
 namespace leader::etcd {
-
-std::string base64_encode(std::string_view bytes) { return http::base64_encode(bytes); }
 
 std::string base64_decode(std::string_view text) {
   std::optional<std::string> bytes = http::base64_decode(text);
@@ -19,25 +17,18 @@ std::string base64_decode(std::string_view text) {
 }
 
 std::int64_t int_field(const nlohmann::json& object, const char* name) {
-  if (!object.is_object()) return 0;
-  auto it = object.find(name);
-  if (it == object.end() || it->is_null()) return 0;
-  if (it->is_number_integer()) return it->get<std::int64_t>();
-  if (it->is_string()) {
-    const auto& s = it->get_ref<const std::string&>();
-    std::int64_t v = 0;
-    auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
-    if (ec == std::errc() && p == s.data() + s.size()) return v;
-  }
+  const nlohmann::json* v = http::member(object, name);
+  if (v == nullptr || v->is_null()) return 0;
+  if (v->is_number_integer()) return v->get<std::int64_t>();
+  if (const auto s = http::field<std::string>(object, name))
+    if (const auto n = http::whole_number<std::int64_t>(*s)) return *n;
   throw BackendError(ErrorCode::internal, "etcd",
                      std::string("gateway reply field '") + name + "' is not an int64");
 }
 
 std::string bytes_field(const nlohmann::json& object, const char* name) {
-  if (!object.is_object()) return {};
-  auto it = object.find(name);
-  if (it == object.end() || !it->is_string()) return {};
-  return base64_decode(it->get_ref<const std::string&>());
+  const auto text = http::field<std::string>(object, name);
+  return text ? base64_decode(*text) : std::string();
 }
 
 std::string prefix_end(std::string_view prefix) {
@@ -77,5 +68,9 @@ std::int64_t lease_id_for_owner(std::string_view owner) {
 }
 
 std::int64_t ttl_seconds(std::int64_t ms) { return ms <= 1000 ? 1 : (ms + 999) / 1000; }
+
+Duration covered(TimePoint sent, std::int64_t granted, TimePoint now) {
+  return std::chrono::floor<Duration>(sent + std::chrono::seconds(granted) - now);
+}
 
 }  // namespace leader::etcd

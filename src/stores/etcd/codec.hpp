@@ -6,10 +6,12 @@
 #include <string>
 #include <string_view>
 
+#include "http/base64.hpp"
+#include "leader/time.hpp"
+
 namespace leader::etcd {
 
-/// Standard base64 (with padding) of `bytes`.
-[[nodiscard]] std::string base64_encode(std::string_view bytes);
+using http::base64_encode;  // keys and values are sent as standard padded base64
 /// Decodes standard base64; throws BackendError(internal) on malformed input.
 [[nodiscard]] std::string base64_decode(std::string_view text);
 
@@ -31,5 +33,9 @@ namespace leader::etcd {
 
 /// Seconds for an etcd lease TTL: `ms` rounded up, at least 1.
 [[nodiscard]] std::int64_t ttl_seconds(std::int64_t ms);
+
+/// How long a lease last refreshed `granted` s after local time `sent` still lives from `now`, at
+/// least: the server restarted its TTL when it ran that grant or keep-alive, after `sent`.
+[[nodiscard]] Duration covered(TimePoint sent, std::int64_t granted, TimePoint now);
 
 }  // namespace leader::etcd

@@ -64,7 +64,7 @@ std::string EtcdStore::candidate_prefix(std::string_view group) const {
 void EtcdStore::put_candidate(std::string_view group, const Candidate& candidate, Duration ttl,
                               Deadline deadline) {
   const std::string key = candidate_prefix(group) + candidate.node_id;
-  const std::int64_t lease = grant(0, ttl_seconds(ttl.count()), deadline);
+  const std::int64_t lease = grant(ttl_seconds(ttl.count()), deadline).id;
   try {
     // Create with registered_at = now, or overwrite the exact version read, keeping its
     // registered_at; each attempt is one compare-and-set Txn.
@@ -81,14 +81,14 @@ void EtcdStore::put_candidate(std::string_view group, const Candidate& candidate
         if (old_lease != lease) revoke_quietly(old_lease, deadline);
         return;
       }
-      const Json& range = reply["responses"][0]["response_range"];
-      if (!range.contains("kvs") || range["kvs"].empty()) {
+      const std::vector<KeyValue> kvs = range_kvs(reply, 0);
+      if (kvs.empty()) {
         compare = ops::create_revision_is(key, 0);
         registered = std::chrono::system_clock::now();
         old_lease = 0;
         continue;
       }
-      KeyValue kv = decode_kv(range["kvs"][0]);
+      const KeyValue& kv = kvs.front();
       auto existing = decode_candidate(kv.value);
       registered = existing ? existing->registered_at : std::chrono::system_clock::now();
       compare = ops::mod_revision_is(key, kv.mod_revision);
@@ -116,8 +116,7 @@ void EtcdStore::remove_candidate(std::string_view group, std::string_view node_i
                                  Deadline deadline) {
   const std::string key = candidate_prefix(group) + std::string(node_id);
   Json reply = gateway_.call("/v3/kv/deleterange", ops::delete_key(key), deadline);
-  if (auto prev = reply.find("prev_kvs"); prev != reply.end() && prev->is_array())
-    for (const auto& kv : *prev) revoke_quietly(decode_kv(kv).lease, deadline);
+  for (const KeyValue& kv : decode_kvs(reply, "prev_kvs")) revoke_quietly(kv.lease, deadline);
 }
 
 }  // namespace leader::etcd

@@ -1,11 +1,11 @@
 // Group leases (N slots) and inspect(): both read the layout under `<prefix>/<lock>/`.
 
 #include <algorithm>
-#include <charconv>
 #include <set>
 #include <variant>
 
 #include "etcd_store.hpp"
+#include "http/json.hpp"
 #include "leader/campaign.hpp"
 #include "leader/detail/watch_reads.hpp"
 #include "leader/errors.hpp"
@@ -58,43 +58,29 @@ std::variant<int, const Json*> claimed_level(const Json& reply) {
   const Json* node = &reply;
   for (int depth = 0;; ++depth) {
     if (txn_succeeded(*node)) return depth;
-    auto rs = node->find("responses");
-    if (rs == node->end() || !rs->is_array() || rs->empty()) return node;
-    auto inner = (*rs)[0].find("response_txn");
-    if (inner == (*rs)[0].end()) return node;
-    node = &*inner;
+    const Json* inner = txn_response(*node, 0, "response_txn");
+    if (inner == nullptr) return node;
+    node = inner;
   }
 }
 
 // The kvs of the i-th Range response of a Txn reply node.
 std::vector<KeyValue> range_kvs(const Json& node, std::size_t i) {
-  std::vector<KeyValue> out;
-  auto rs = node.find("responses");
-  if (rs == node.end() || !rs->is_array() || rs->size() <= i || !(*rs)[i].is_object()) return out;
-  const Json range = (*rs)[i].value("response_range", Json::object());
-  if (auto kvs = range.find("kvs"); kvs != range.end() && kvs->is_array())
-    for (const auto& kv : *kvs) out.push_back(decode_kv(kv));
-  return out;
+  const Json* range = txn_response(node, i, "response_range");
+  return range != nullptr ? decode_kvs(*range) : std::vector<KeyValue>();
 }
 
 // The group size recorded for the lock, from the Range of its slots key.
 std::optional<int> recorded_slots(const std::vector<KeyValue>& kvs) {
-  if (kvs.empty()) return std::nullopt;
-  const std::string& v = kvs.front().value;
-  int n = 0;
-  auto [p, ec] = std::from_chars(v.data(), v.data() + v.size(), n);
-  if (ec != std::errc() || p != v.data() + v.size() || n < 1) return std::nullopt;
+  const auto n = kvs.empty() ? std::nullopt : http::whole_number<int>(kvs.front().value);
+  if (!n || *n < 1) return std::nullopt;
   return n;
 }
 
 void read_holder_value(const std::string& value, const std::string& name, Holder& h) {
-  Json v = Json::parse(value, nullptr, /*allow_exceptions=*/false);
-  auto text = [&](const char* field, const std::string& fallback) {
-    auto it = v.is_object() ? v.find(field) : v.end();
-    return it != v.end() && it->is_string() ? it->get<std::string>() : fallback;
-  };
-  h.node_id = text("node_id", "");
-  h.owner = text("owner", name);  // etcdctl lock writes no value
+  const Json v = Json::parse(value, nullptr, /*allow_exceptions=*/false);
+  h.node_id = http::field<std::string>(v, "node_id").value_or("");
+  h.owner = http::field<std::string>(v, "owner").value_or(name);  // etcdctl lock writes no value
 }
 
 std::optional<EtcdStore::Claim> EtcdStore::claim_group(const LeaseRequest& request,
@@ -109,12 +95,6 @@ std::optional<EtcdStore::Claim> EtcdStore::claim_group(const LeaseRequest& reque
                         slot,         request.slots, request.ttl,     sent};
     claim.lease->fencing_token = static_cast<std::uint64_t>(int_field(reply["header"], "revision"));
   };
-  const auto inner = [](const Json& node) -> const Json* {
-    auto rs = node.find("responses");
-    if (rs == node.end() || !rs->is_array() || rs->empty() || !(*rs)[0].is_object()) return nullptr;
-    auto t = (*rs)[0].find("response_txn");
-    return t == (*rs)[0].end() ? nullptr : &*t;
-  };
   for (int first = 0; first < request.slots; first += kSlotsPerTxn) {
     const int last = std::min(request.slots, first + kSlotsPerTxn);
     std::optional<Json> reply =
@@ -126,12 +106,12 @@ std::optional<EtcdStore::Claim> EtcdStore::claim_group(const LeaseRequest& reque
       granted(0, *reply);
       return claim;
     }
-    const Json* mine = inner(*reply);  // the owner check
+    const Json* mine = txn_response(*reply, 0, "response_txn");  // the owner check
     if (mine == nullptr)
       throw BackendError(ErrorCode::internal, "etcd", "group claim answered no nested reply");
     const Json* innermost = mine;
     if (txn_succeeded(*mine)) {
-      const Json* levels = inner(*mine);
+      const Json* levels = txn_response(*mine, 0, "response_txn");
       if (levels == nullptr)
         throw BackendError(ErrorCode::internal, "etcd", "group claim answered no nested reply");
       auto level = claimed_level(*levels);
@@ -166,21 +146,8 @@ LockState EtcdStore::watch(std::string_view lock, const LockState& last_seen, De
     LockState now = read_lock(lock, detail::watch_read_deadline(deadline), &revision);
     if (!same_holders(now, last_seen) || revision <= 0) return now;
     // Every change after the read: a holder key put or deleted (release, expiry, a new contender).
-    const Json request = {{"create_request",
-                           {{"key", base64_encode(prefix)},
-                            {"range_end", base64_encode(prefix_end(prefix))},
-                            {"start_revision", std::to_string(revision + 1)}}}};
-    bool changed = false;
-    gateway_.stream(
-        "/v3/watch", request, deadline,
-        [&](const Reply& m) {
-          const auto events = m.body.find("events");
-          // A cancelled watch (compacted revision, server shutdown) may have missed a change.
-          changed = (events != m.body.end() && events->is_array() && !events->empty()) ||
-                    m.body.value("canceled", false);
-          return !changed;
-        },
-        stop);
+    const bool changed = gateway_.watch(prefix, prefix_end(prefix), revision + 1, deadline, stop,
+                                        [](const Json& events) { return !events.empty(); });
     if (!changed) return now;  // deadline or stop: nothing changed since `now` was read
   }
 }

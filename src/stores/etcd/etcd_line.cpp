@@ -88,22 +88,7 @@ std::optional<bool> EtcdStore::wait_turn(const LeaseRequest& request, Deadline d
   // The Mutex's waitDeletes: only the key just ahead matters. Its deletion (release, leaving,
   // expiry) makes this key the lowest, unless another ahead is still there: the next attempt
   // and wait tell.
-  const std::string& ahead = std::prev(mine)->key;
-  const Json watch = {
-      {"create_request",
-       {{"key", base64_encode(ahead)}, {"start_revision", std::to_string(revision + 1)}}}};
-  bool woken = false;
-  gateway_.stream(
-      "/v3/watch", watch, deadline,
-      [&](const Reply& m) {
-        const auto events = m.body.find("events");
-        // A cancelled watch (compacted revision, server shutdown) may have missed the deletion.
-        woken = (events != m.body.end() && events->is_array() && deletes(*events)) ||
-                m.body.value("canceled", false);
-        return !woken;
-      },
-      stop);
-  return woken;
+  return gateway_.watch(std::prev(mine)->key, "", revision + 1, deadline, stop, deletes);
 }
 
 }  // namespace leader::etcd

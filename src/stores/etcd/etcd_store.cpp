@@ -1,8 +1,8 @@
 #include "etcd_store.hpp"
 
 #include <algorithm>
-#include <charconv>
 
+#include "http/json.hpp"
 #include "leader/detail/group_size.hpp"
 #include "leader/errors.hpp"
 #include "leader/names.hpp"
@@ -16,16 +16,6 @@ using Json = nlohmann::json;
 
 TimePoint steady_now() { return std::chrono::steady_clock::now(); }
 
-// How long a lease last refreshed `granted` s after local time `sent` still lives from `now`, at
-// least: the server restarted its TTL when it ran that grant or keep-alive, after `sent`.
-Duration covered(TimePoint sent, std::int64_t granted, TimePoint now) {
-  return std::chrono::floor<Duration>(sent + std::chrono::seconds(granted) - now);
-}
-
-bool too_many_ops(const Reply& r) {
-  return r.message.find("too many operations") != std::string::npos;
-}
-
 // Whether a failed write may have been applied: no reply, a proposal that timed out or met a
 // leader change, or a reply that could not be read. The other codes mean nothing was applied.
 bool outcome_unknown(const BackendError& e) {
@@ -34,19 +24,25 @@ bool outcome_unknown(const BackendError& e) {
 
 }  // namespace
 
+const Json* txn_response(const Json& reply, std::size_t i, const char* kind) {
+  const Json* rs = http::member(reply, "responses");
+  if (rs == nullptr || !rs->is_array() || rs->size() <= i) return nullptr;
+  return http::member((*rs)[i], kind);
+}
+
 // The first kv of a Range, DeleteRange (prev_kvs) or Put (prev_kv) response inside a Txn reply.
 std::optional<KeyValue> first_kv(const Json& txn_reply, const char* response, const char* field) {
-  auto rs = txn_reply.find("responses");
-  if (rs == txn_reply.end() || !rs->is_array() || rs->empty()) return std::nullopt;
-  if (!(*rs)[0].is_object()) return std::nullopt;
-  const Json& r = (*rs)[0].value(response, Json::object());
-  auto kv = r.find(field);
-  if (kv == r.end()) return std::nullopt;
-  if (kv->is_array()) {
-    if (kv->empty()) return std::nullopt;
-    return decode_kv((*kv)[0]);
-  }
-  return decode_kv(*kv);
+  const Json* r = txn_response(txn_reply, 0, response);
+  const Json* kv = r != nullptr ? http::member(*r, field) : nullptr;
+  if (kv == nullptr || (kv->is_array() && kv->empty())) return std::nullopt;
+  return decode_kv(kv->is_array() ? (*kv)[0] : *kv);
+}
+
+std::vector<KeyValue> decode_kvs(const Json& reply, const char* field) {
+  std::vector<KeyValue> out;
+  if (const Json* kvs = http::member(reply, field); kvs != nullptr && kvs->is_array())
+    for (const auto& kv : *kvs) out.push_back(decode_kv(kv));
+  return out;
 }
 
 bool txn_succeeded(const Json& reply) {
@@ -69,17 +65,13 @@ std::string slot_name(int slot) { return "slot-" + std::to_string(slot); }
 std::optional<int> slot_of(std::string_view name) {
   constexpr std::string_view kSlotPrefix = "slot-";
   if (!name.starts_with(kSlotPrefix)) return std::nullopt;
-  name.remove_prefix(kSlotPrefix.size());
-  int slot = -1;
-  auto [p, ec] = std::from_chars(name.data(), name.data() + name.size(), slot);
-  if (ec != std::errc() || p != name.data() + name.size() || slot < 0) return std::nullopt;
+  const auto slot = http::whole_number<int>(name.substr(kSlotPrefix.size()));
+  if (!slot || *slot < 0) return std::nullopt;
   return slot;
 }
 
 std::string owner_of(const KeyValue& kv) {
-  Json v = Json::parse(kv.value, nullptr, /*allow_exceptions=*/false);
-  auto owner = v.is_object() ? v.find("owner") : v.end();
-  return owner != v.end() && owner->is_string() ? owner->get<std::string>() : "";
+  return http::field<std::string>(Json::parse(kv.value, nullptr, false), "owner").value_or("");
 }
 
 EtcdStore::EtcdStore(Config config) : gateway_(std::move(config)), scheme_("etcd") {}
@@ -121,16 +113,18 @@ std::string EtcdStore::holder_key(const Lease& lease) const {
   return lock_prefix(lease.lock) + lease_hex(lease_id_for_owner(lease.owner));
 }
 
-std::int64_t EtcdStore::grant(std::int64_t id, std::int64_t ttl_s, Deadline deadline) {
-  Json req = {{"TTL", std::to_string(ttl_s)}};
-  if (id != 0) req["ID"] = std::to_string(id);
-  Json r = gateway_.call("/v3/lease/grant", req, deadline);
-  if (const std::int64_t got = int_field(r, "TTL"); got > ttl_s) {
+EtcdStore::Session EtcdStore::grant(std::int64_t ttl_s, Deadline deadline) {
+  const TimePoint sent = steady_now();
+  const Json r = gateway_.call("/v3/lease/grant", {{"TTL", std::to_string(ttl_s)}}, deadline);
+  const Session fresh{int_field(r, "ID"), int_field(r, "TTL"), sent};
+  if (fresh.id == 0 || fresh.granted <= 0)
+    throw BackendError(ErrorCode::internal, "etcd", "lease grant answered no lease: " + r.dump());
+  if (fresh.granted > ttl_s) {
     std::int64_t seen = min_ttl_.load();
-    while (got > seen && !min_ttl_.compare_exchange_weak(seen, got)) {
+    while (fresh.granted > seen && !min_ttl_.compare_exchange_weak(seen, fresh.granted)) {
     }
   }
-  return int_field(r, "ID");
+  return fresh;
 }
 
 void EtcdStore::revoke_quietly(std::int64_t id, Deadline deadline) noexcept {
@@ -256,16 +250,7 @@ EtcdStore::Session EtcdStore::ensure(std::int64_t ttl_s, Duration want, TimePoin
   }
   // None yet, gone, or past what this store ever kept it alive for (no holder relies on it: each
   // holder's reported ttl ended by then), so a new one.
-  const TimePoint sent = steady_now();
-  Json r = gateway_.call("/v3/lease/grant", {{"TTL", std::to_string(ttl_s)}}, deadline);
-  Session fresh{int_field(r, "ID"), int_field(r, "TTL"), sent};
-  if (fresh.id == 0 || fresh.granted <= 0)
-    throw BackendError(ErrorCode::internal, "etcd", "lease grant answered no lease: " + r.dump());
-  if (fresh.granted > ttl_s) {
-    std::int64_t seen = min_ttl_.load();
-    while (fresh.granted > seen && !min_ttl_.compare_exchange_weak(seen, fresh.granted)) {
-    }
-  }
+  const Session fresh = grant(ttl_s, deadline);
   std::lock_guard lock(sl.mu);
   sl.s = fresh;
   return fresh;
@@ -283,23 +268,17 @@ std::optional<Json> EtcdStore::txn_on_lease(const Json& txn, Deadline deadline) 
 // ---- reads -------------------------------------------------------------------------------------
 
 std::optional<KeyValue> EtcdStore::get(const std::string& key, Deadline deadline) {
-  Json r = gateway_.call("/v3/kv/range", ops::range_key(key), deadline);
-  auto kvs = r.find("kvs");
-  if (kvs == r.end() || !kvs->is_array() || kvs->empty()) return std::nullopt;
-  return decode_kv((*kvs)[0]);
+  std::vector<KeyValue> kvs =
+      decode_kvs(gateway_.call("/v3/kv/range", ops::range_key(key), deadline));
+  if (kvs.empty()) return std::nullopt;
+  return std::move(kvs.front());
 }
 
 std::vector<KeyValue> EtcdStore::list(const std::string& prefix, Deadline deadline,
                                       std::int64_t* revision) {
-  Json r = gateway_.call("/v3/kv/range", ops::range_prefix(prefix), deadline);
-  if (revision != nullptr) {
-    auto header = r.find("header");
-    *revision = header != r.end() && header->is_object() ? int_field(*header, "revision") : 0;
-  }
-  std::vector<KeyValue> out;
-  if (auto kvs = r.find("kvs"); kvs != r.end() && kvs->is_array())
-    for (const auto& kv : *kvs) out.push_back(decode_kv(kv));
-  return out;
+  const Json r = gateway_.call("/v3/kv/range", ops::range_prefix(prefix), deadline);
+  if (revision != nullptr) *revision = int_field(r.value("header", Json::object()), "revision");
+  return decode_kvs(r);
 }
 
 std::string EtcdStore::slots_key(std::string_view lock) const {
@@ -446,308 +425,12 @@ void EtcdStore::refuse_other_shape(const LeaseRequest& request, const Snapshot& 
   const auto slot = slot_of(std::string_view(holder.key).substr(lock_prefix(request.lock).size()));
   int held = 0;
   if (slot) {
-    Json v = Json::parse(holder.value, nullptr, /*allow_exceptions=*/false);
-    auto n = v.is_object() ? v.find("slots") : v.end();
-    const int recorded = n != v.end() && n->is_number_integer() ? n->get<int>() : 0;
+    const Json v = Json::parse(holder.value, nullptr, /*allow_exceptions=*/false);
+    const int recorded = http::field<int>(v, "slots").value_or(0);
     held = seen.slots.value_or(recorded >= 1 ? recorded : std::max(request.slots, 1));
   }
   if (held == request.slots) return;
   throw detail::group_size_mismatch("etcd", request.lock, held, request.slots);
-}
-
-// ---- renew / release ---------------------------------------------------------------------------
-
-namespace {
-// A key written by versions before session leases sat on a lease of its own, whose id came from
-// its owner token: once the key has left it, that lease carries nothing.
-bool own_lease_of_old_version(const KeyValue& prev) {
-  return prev.lease != 0 && prev.lease == lease_id_for_owner(owner_of(prev));
-}
-}  // namespace
-
-std::optional<bool> EtcdStore::move_key(const std::string& key, std::int64_t create_revision,
-                                        std::int64_t lease, Deadline deadline) {
-  Json txn = ops::txn(Json::array({ops::create_revision_is(key, create_revision)}),
-                      Json::array({{{"request_put", ops::move_to_lease(key, lease)}}}));
-  std::optional<Json> reply = txn_on_lease(txn, deadline);
-  if (!reply) return std::nullopt;
-  if (!txn_succeeded(*reply)) return false;
-  if (auto prev = first_kv(*reply, "response_put", "prev_kv");
-      prev && prev->lease != lease && own_lease_of_old_version(*prev))
-    revoke_quietly(prev->lease, deadline);
-  return true;
-}
-
-// The key moves to this store's session of `ttl`, kept alive or granted after `start` (within
-// this call): the server then holds it at least `ttl` from `start`. The create revision, thus the
-// token, is unchanged (a Put with ignore_value).
-Renewal EtcdStore::move_to_session(const std::string& key, std::int64_t create_revision,
-                                   Duration ttl, TimePoint start, Deadline deadline) {
-  const std::int64_t want = ttl_seconds(ttl.count());
-  for (int attempt = 0;; ++attempt) {
-    const Session s = ensure(want, ttl, start, deadline, start);
-    const std::optional<bool> moved = move_key(key, create_revision, s.id, deadline);
-    if (!moved) {
-      drop(want, s.id);
-      if (attempt == 0) continue;
-      throw BackendError(ErrorCode::unavailable, "etcd",
-                         "the session lease of " + std::to_string(want) +
-                             " s was gone on the server twice in one renewal");
-    }
-    if (!*moved) return {};
-    return {LeaseStatus::ok, std::min(ttl, covered(s.sent, s.granted, start))};
-  }
-}
-
-Renewal EtcdStore::renew(const Lease& lease, Duration ttl, Deadline deadline) {
-  retry_leaving(deadline);
-  return renew_from(lease, ttl, steady_now(), deadline);
-}
-
-// Keep-alive first, verify second: a key seen on the session after its keep-alive was applied
-// lives at least that keep-alive's TTL from its send, which is after `start`.
-Renewal EtcdStore::renew_from(const Lease& lease, Duration ttl, TimePoint start,
-                              Deadline deadline) {
-  const std::string key = holder_key(lease);
-  const auto token = static_cast<std::int64_t>(lease.fencing_token);
-  const std::int64_t want = ttl_seconds(ttl.count());
-  const Session s = current(want);
-  std::optional<std::int64_t> kept;  // nullopt: none sent (no session, or it was abandoned)
-  if (s.id != 0) {
-    const TimePoint sent = steady_now();
-    kept = keep_alive(s.id, deadline);
-    if (kept && *kept > 0)
-      refreshed(want, s.id, *kept, sent);
-    else if (kept)
-      drop(want, s.id);
-  }
-  auto kv = get(key, deadline);
-  if (!kv || kv->create_revision != token || kv->lease == 0) return {};
-  if (kept && kv->lease == s.id) {
-    if (*kept <= 0) return {};
-    return {LeaseStatus::ok, std::min<Duration>(ttl, std::chrono::seconds(*kept))};
-  }
-  // On another lease: a session of another ttl (extend(), a shorter renew), another store
-  // object's session, a min_lease_time lease, a session this store abandoned, or this ttl has no
-  // session here yet. A keep-alive restores a lease's own TTL only, so the key moves to our
-  // session of the ttl asked.
-  return move_to_session(key, token, ttl, start, deadline);
-}
-
-std::vector<BatchRenewal> EtcdStore::renew_batch(std::span<const RenewalRequest> requests,
-                                                 Deadline deadline) {
-  std::vector<BatchRenewal> out(requests.size());
-  if (requests.empty()) return out;
-  const TimePoint start = steady_now();
-  retry_leaving(deadline);  // a place in line left behind must not outlive its waiter
-  const auto not_sent = [&](std::size_t i) {
-    out[i].error = BackendError(ErrorCode::deadline_exceeded, "etcd",
-                                "renew_batch: deadline passed before this lease was sent");
-  };
-  // The leases by the session of their ttl: their keys are on it unless moved (checked below).
-  struct Group {
-    Session s;
-    std::int64_t kept = 0;
-    std::optional<BackendError> error;
-  };
-  std::map<std::int64_t, Group> groups;
-  std::vector<std::int64_t> want(requests.size());
-  std::vector<std::size_t> verify;
-  std::vector<std::size_t> single;
-  for (std::size_t i = 0; i < requests.size(); ++i) {
-    want[i] = ttl_seconds(requests[i].ttl.count());
-    auto it = groups.find(want[i]);
-    if (it == groups.end()) it = groups.emplace(want[i], Group{current(want[i]), 0, {}}).first;
-    (it->second.s.id != 0 ? verify : single).push_back(i);
-  }
-  // 1. One keep-alive per session: it renews every key on it at once.
-  for (auto& [ttl_s, g] : groups) {
-    if (g.s.id == 0) continue;
-    if (deadline.expired()) {
-      g.error = BackendError(ErrorCode::deadline_exceeded, "etcd",
-                             "renew_batch: deadline passed before this lease was sent");
-      continue;
-    }
-    try {
-      const TimePoint sent = steady_now();
-      const std::optional<std::int64_t> kept = keep_alive(g.s.id, deadline);
-      if (!kept) {  // abandoned meanwhile: its keys move to a new session (renew_from)
-        g.s.id = 0;
-        continue;
-      }
-      g.kept = *kept;
-      if (g.kept > 0)
-        refreshed(ttl_s, g.s.id, g.kept, sent);
-      else
-        drop(ttl_s, g.s.id);  // revoked or expired: its keys are gone with it
-    } catch (const BackendError& e) {
-      g.error = e;  // unknown outcome for exactly the leases it covered
-    }
-  }
-  std::erase_if(verify, [&](std::size_t i) {
-    const Group& g = groups.at(want[i]);
-    if (g.error)
-      out[i].error = g.error;
-    else if (g.s.id == 0)
-      single.push_back(i);
-    return g.error.has_value() || g.s.id == 0;
-  });
-  // 2. Every key checked after the keep-alives: first one compare-only Txn per chunk (each key's
-  // create revision is its token and it is on its session: all of them ok in one tiny reply),
-  // and only a chunk whose compares failed read back, Range ops in one Txn, to tell which lease
-  // is lost, moved or still ok.
-  std::string body;  // the compare-only Txn, as text (ops::append_equal_compare)
-  const auto all_on_session = [&](std::span<const std::size_t> chunk) -> std::optional<bool> {
-    body.assign(R"({"compare":[)");
-    for (std::size_t i : chunk) {
-      const std::string key = base64_encode(holder_key(*requests[i].lease));
-      const Group& g = groups.at(want[i]);
-      if (g.kept <= 0) return false;  // lost with its session: the reads say which
-      if (body.back() != '[') body += ',';
-      ops::append_equal_compare(body, key, "CREATE", "create_revision",
-                                static_cast<std::int64_t>(requests[i].lease->fencing_token));
-      body += ',';
-      ops::append_equal_compare(body, key, "LEASE", "lease", g.s.id);
-    }
-    body += R"(],"success":[],"failure":[]})";
-    Reply r = gateway_.post_text("/v3/kv/txn", body, deadline);
-    if (!r.ok() && too_many_ops(r)) return std::nullopt;
-    if (!r.ok()) gateway_.fail(r, "/v3/kv/txn");
-    return txn_succeeded(r.body);
-  };
-  // A server refused `limit` ops in one Txn: half as many from now on (unless already changed).
-  const auto halve = [&](std::size_t limit) {
-    std::size_t seen = limit;
-    verify_chunk_.compare_exchange_strong(seen, limit / 2);
-  };
-  for (std::size_t pos = 0; pos < verify.size();) {
-    const std::size_t limit = verify_chunk_.load();
-    const std::size_t n = std::min(std::max<std::size_t>(limit / 2, 1), verify.size() - pos);
-    const auto chunk = std::span(verify).subspan(pos, n);
-    if (deadline.expired()) {
-      for (std::size_t i : chunk) not_sent(i);
-      pos += n;
-      continue;
-    }
-    std::optional<bool> quiet;
-    try {
-      quiet = all_on_session(chunk);
-      if (!quiet && limit > 1) {  // two compares per key: a server with a lower --max-txn-ops
-        halve(limit);
-        continue;
-      }
-    } catch (const BackendError& e) {
-      for (std::size_t i : chunk) out[i].error = e;
-      pos += n;
-      continue;
-    }
-    if (quiet && *quiet) {
-      for (std::size_t i : chunk)
-        out[i].renewal = {
-            LeaseStatus::ok,
-            std::min<Duration>(requests[i].ttl, std::chrono::seconds(groups.at(want[i]).kept))};
-      pos += n;
-      continue;
-    }
-    if (deadline.expired()) {
-      for (std::size_t i : chunk) not_sent(i);
-      pos += n;
-      continue;
-    }
-    Json reads = Json::array();
-    for (std::size_t i : chunk)
-      reads.push_back({{"request_range", ops::range_key(holder_key(*requests[i].lease), true)}});
-    Reply r;
-    try {
-      r = gateway_.post("/v3/kv/txn", ops::txn(Json::array(), std::move(reads)), deadline);
-      if (!r.ok() && too_many_ops(r) && limit > 1) {  // a server with a lower --max-txn-ops
-        halve(limit);
-        continue;
-      }
-      if (!r.ok()) gateway_.fail(r, "/v3/kv/txn");
-    } catch (const BackendError& e) {
-      for (std::size_t i : chunk) out[i].error = e;
-      pos += n;
-      continue;
-    }
-    const Json none = Json::object();
-    const auto rs = r.body.find("responses");
-    for (std::size_t j = 0; j < n; ++j) {
-      const std::size_t i = chunk[j];
-      std::optional<KeyValue> kv;
-      if (rs != r.body.end() && rs->is_array() && j < rs->size() && (*rs)[j].is_object()) {
-        const Json range = (*rs)[j].value("response_range", none);
-        if (auto kvs = range.find("kvs"); kvs != range.end() && kvs->is_array() && !kvs->empty())
-          kv = decode_kv((*kvs)[0]);
-      }
-      const Group& g = groups.at(want[i]);
-      const auto token = static_cast<std::int64_t>(requests[i].lease->fencing_token);
-      if (!kv || kv->create_revision != token || kv->lease == 0) continue;  // lost
-      if (kv->lease != g.s.id) {
-        single.push_back(i);  // on another lease: renew() moves it
-      } else if (g.kept > 0) {
-        out[i].renewal = {LeaseStatus::ok,
-                          std::min<Duration>(requests[i].ttl, std::chrono::seconds(g.kept))};
-      }  // else lost with its session
-    }
-    pos += n;
-  }
-  // 3. The rest one by one, as renew() (dated from this call's start).
-  for (std::size_t i : single) {
-    if (deadline.expired()) {
-      not_sent(i);
-      continue;
-    }
-    try {
-      out[i].renewal = renew_from(*requests[i].lease, requests[i].ttl, start, deadline);
-    } catch (const BackendError& e) {
-      out[i].error = e;
-    }
-  }
-  return out;
-}
-
-LeaseStatus EtcdStore::release(const Lease& lease, Duration keep_for, Deadline deadline) {
-  try {
-    return release_key(lease, keep_for, deadline);
-  } catch (const BackendError&) {
-    // Issue 37: whatever failed, the key may still be there, on a session that the renewals of
-    // this store's other keys keep alive, and nobody claims it any more: that session must
-    // expire (and the holder's process may go on working for hours).
-    abandon_sessions();
-    throw;
-  }
-}
-
-LeaseStatus EtcdStore::release_key(const Lease& lease, Duration keep_for, Deadline deadline) {
-  const std::string key = holder_key(lease);
-  const auto token = static_cast<std::int64_t>(lease.fencing_token);
-  if (keep_for > Duration{0}) {
-    // A lease of its own, not a session: held at least keep_for from now, then freed.
-    const std::int64_t fresh = grant(0, ttl_seconds(keep_for.count()), deadline);
-    std::optional<bool> moved;
-    try {
-      moved = move_key(key, token, fresh, deadline);
-    } catch (const BackendError&) {
-      revoke_quietly(fresh, deadline);  // if it moved, this frees it
-      throw;
-    }
-    if (moved && *moved) return LeaseStatus::ok;
-    revoke_quietly(fresh, deadline);
-    if (!moved)
-      throw BackendError(ErrorCode::unavailable, "etcd",
-                         "the lease granted for keep_for was gone before the key moved to it");
-    return LeaseStatus::lost;
-  }
-  // One Txn: delete the key only if still ours. Its session lease stays for the other keys.
-  Json txn = ops::txn(Json::array({ops::create_revision_is(key, token)}),
-                      Json::array({{{"request_delete_range", ops::delete_key(key)}}}));
-  Json reply = gateway_.call("/v3/kv/txn", txn, deadline);
-  if (!txn_succeeded(reply)) return LeaseStatus::lost;
-  auto prev = first_kv(reply, "response_delete_range", "prev_kvs");
-  if (!prev) return LeaseStatus::lost;
-  if (own_lease_of_old_version(*prev)) revoke_quietly(prev->lease, deadline);
-  return LeaseStatus::ok;
 }
 
 }  // namespace leader::etcd

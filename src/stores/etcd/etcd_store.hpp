@@ -158,7 +158,9 @@ class EtcdStore : public LeaseStore,
   void refuse_other_shape(const LeaseRequest& request, const Snapshot& seen) const;
   [[nodiscard]] std::string holder_key(const Lease& lease) const;
   [[nodiscard]] std::string slots_key(std::string_view lock) const;
-  std::int64_t grant(std::int64_t id, std::int64_t ttl_s, Deadline deadline);
+  /// A new lease of `ttl_s` seconds (a session's, a candidate's, a keep_for's), dated from a
+  /// local time read before it was sent.
+  Session grant(std::int64_t ttl_s, Deadline deadline);
   void revoke_quietly(std::int64_t id, Deadline deadline) noexcept;
   /// nullopt: `lease` is gone on the server; else whether the key was ours and moved.
   std::optional<bool> move_key(const std::string& key, std::int64_t create_revision,

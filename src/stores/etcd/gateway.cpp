@@ -1,7 +1,7 @@
 #include "gateway.hpp"
 
-#include <exception>
-
+#include "codec.hpp"
+#include "http/json.hpp"
 #include "leader/errors.hpp"
 #include "replies.hpp"
 
@@ -49,23 +49,20 @@ Reply parse_reply(const std::string& text, long http_status, const std::string& 
                   where + " answered HTTP " + std::to_string(http_status) + ": " + text);
     return r;
   }
-  const nlohmann::json& coded = err->is_object() ? *err : r.body;
-  const char* code_field = err->is_object() ? "grpc_code" : "code";
-  if (auto c = coded.find(code_field); c != coded.end() && !c->is_number_integer())
+  const nlohmann::json* code =
+      http::member(err->is_object() ? *err : r.body, err->is_object() ? "grpc_code" : "code");
+  const nlohmann::json* message = http::member(err->is_object() ? *err : r.body, "message");
+  if ((code != nullptr && !code->is_number_integer()) ||
+      (message != nullptr && !message->is_string()))
     throw error(ErrorCode::internal,
                 where + " answered a malformed error: " + std::string(line.substr(0, 200)));
-  try {
-    if (err->is_object()) {
-      r.code = err->value("grpc_code", 2);
-      r.message = err->value("message", "unknown error");
-    } else {
-      r.code = r.body.value("code", 2);
-      r.message = r.body.value("message", err->is_string() ? err->get<std::string>() : "");
-    }
-  } catch (const nlohmann::json::exception&) {  // a code that is no number, a message no string
-    throw error(ErrorCode::internal,
-                where + " answered a malformed error: " + std::string(line.substr(0, 200)));
-  }
+  r.code = code != nullptr ? code->get<int>() : 2;
+  if (message != nullptr)
+    r.message = message->get<std::string>();
+  else if (err->is_object())
+    r.message = "unknown error";
+  else if (err->is_string())
+    r.message = err->get<std::string>();
   if (r.code == kOk) r.code = 2;  // an error object always means failure
   return r;
 }
@@ -129,9 +126,6 @@ Reply Gateway::send_repeatable(std::string_view path, const std::string& payload
 }
 
 Reply Gateway::post(std::string_view path, const nlohmann::json& request, Deadline deadline) {
-  if (deadline.expired())
-    throw error(ErrorCode::deadline_exceeded,
-                "deadline passed before the etcd call " + std::string(path) + " was sent");
   return post_text(path, request.dump(), deadline);
 }
 
@@ -162,31 +156,35 @@ void Gateway::stream(std::string_view path, const nlohmann::json& request, Deadl
   http::Request req{http::Method::post, std::string(path), {}, request.dump()};
   if (config_.user) req.headers.push_back({"Authorization", auth_token(deadline, ""), true});
   const std::string where = "etcd " + std::string(path);
-  std::string pending;  // an incomplete line
-  std::exception_ptr failed;
-  const http::Response r = http_.stream(
+  const http::Response r = http_.stream_lines(
       req, deadline,
-      [&](std::string_view piece) {
-        pending.append(piece);
-        try {
-          for (auto eol = pending.find('\n'); eol != std::string::npos; eol = pending.find('\n')) {
-            const std::string line = pending.substr(0, eol);
-            pending.erase(0, eol + 1);
-            if (line.find_first_not_of(" \r\t") == std::string::npos) continue;
-            Reply m = parse_reply(line, 200, where);
-            if (!m.ok()) fail(m, path);
-            if (!on_message(m)) return false;
-          }
-        } catch (...) {  // nothing may be thrown through libcurl
-          failed = std::current_exception();
-          return false;
-        }
-        return true;
+      [&](std::string_view line) {
+        if (line.find_first_not_of(" \r\t") == std::string_view::npos) return true;
+        const Reply m = parse_reply(std::string(line), 200, where);
+        if (!m.ok()) fail(m, path);
+        return on_message(m);
       },
       stop);
-  if (failed) std::rethrow_exception(failed);
   if (r.status != 0 && r.status != 200)
     throw error(ErrorCode::internal, where + " answered HTTP " + std::to_string(r.status));
+}
+
+bool Gateway::watch(const std::string& key, const std::string& range_end, std::int64_t from,
+                    Deadline deadline, const std::stop_token& stop,
+                    const std::function<bool(const nlohmann::json& events)>& awaited) {
+  nlohmann::json create = {{"key", base64_encode(key)}, {"start_revision", std::to_string(from)}};
+  if (!range_end.empty()) create["range_end"] = base64_encode(range_end);
+  bool woken = false;
+  stream(
+      "/v3/watch", {{"create_request", std::move(create)}}, deadline,
+      [&](const Reply& m) {
+        const auto events = m.body.find("events");
+        woken = (events != m.body.end() && events->is_array() && awaited(*events)) ||
+                m.body.value("canceled", false);
+        return !woken;
+      },
+      stop);
+  return woken;
 }
 
 nlohmann::json Gateway::call(std::string_view path, const nlohmann::json& request,

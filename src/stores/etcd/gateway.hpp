@@ -3,6 +3,7 @@
 // leader::http (failover for unsent requests, keep-alive pool, TLS), plus etcd's status codes and
 // v3 auth. Thread-safe.
 
+#include <cstdint>
 #include <functional>
 #include <mutex>
 #include <nlohmann/json.hpp>
@@ -60,6 +61,13 @@ class Gateway {
   /// a non-OK status throws BackendError as call() does; transport failures as post().
   void stream(std::string_view path, const nlohmann::json& request, Deadline deadline,
               const std::function<bool(const Reply&)>& on_message, const std::stop_token& stop);
+  /// Watches the keys in [key, range_end) (`key` alone when `range_end` is empty) from revision
+  /// `from` on, through stream(), until the events of a reply satisfy `awaited` or the watch is
+  /// cancelled (a compacted revision, a server shutdown: it may have missed them): true then;
+  /// false at `deadline` or on `stop`.
+  bool watch(const std::string& key, const std::string& range_end, std::int64_t from,
+             Deadline deadline, const std::stop_token& stop,
+             const std::function<bool(const nlohmann::json& events)>& awaited);
   /// As post(), but a non-OK status throws BackendError with the code mapped by fail().
   nlohmann::json call(std::string_view path, const nlohmann::json& request, Deadline deadline);
   /// Throws the BackendError for a failed reply; `what` names the operation.

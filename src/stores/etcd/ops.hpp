@@ -12,39 +12,32 @@ namespace leader::etcd::ops {
 
 using Json = nlohmann::json;
 
+/// Compare: `field` of `key` (etcd's Compare.CompareTarget `target`: "CREATE" for
+/// create_revision, "MOD", "VALUE", "LEASE") `result` ("EQUAL", "NOT_EQUAL"...) `value`.
+inline Json compare(const std::string& key, const char* target, const char* field, Json value,
+                    const char* result = "EQUAL") {
+  return {{"key", base64_encode(key)}, {"target", target}, {"result", result}, {field, value}};
+}
+
 /// Compare: the create revision of `key` (of every key in [key, range_end) if given) equals `rev`.
 inline Json create_revision_is(const std::string& key, std::int64_t rev,
                                const std::string& range_end = "") {
-  Json c = {{"key", base64_encode(key)},
-            {"target", "CREATE"},
-            {"result", "EQUAL"},
-            {"create_revision", std::to_string(rev)}};
+  Json c = compare(key, "CREATE", "create_revision", std::to_string(rev));
   if (!range_end.empty()) c["range_end"] = base64_encode(range_end);
   return c;
 }
 
 /// Compare: the mod revision of `key` equals `rev`.
 inline Json mod_revision_is(const std::string& key, std::int64_t rev) {
-  return {{"key", base64_encode(key)},
-          {"target", "MOD"},
-          {"result", "EQUAL"},
-          {"mod_revision", std::to_string(rev)}};
-}
-
-/// Compare: `key` is attached to `lease` (a missing key has lease 0: it never matches a lease).
-inline Json lease_is(const std::string& key, std::int64_t lease) {
-  return {{"key", base64_encode(key)},
-          {"target", "LEASE"},
-          {"result", "EQUAL"},
-          {"lease", std::to_string(lease)}};
+  return compare(key, "MOD", "mod_revision", std::to_string(rev));
 }
 
 /// Appends to `out` the JSON text of the compare "`field` of the key whose base64 is `key_b64`
 /// EQUAL to `value`", `target` naming the field as etcd's Compare.CompareTarget does
-/// ("CREATE" for create_revision, "LEASE" for lease): the same object create_revision_is() and
-/// lease_is() build. For the batched renewal's hot path (two compares per held key every
-/// renewal): written as text, because base64 and decimal digits need no JSON escaping, instead
-/// of one nlohmann object (a std::map of four strings) per compare.
+/// ("CREATE" for create_revision, "LEASE" for lease): the same object compare() builds. For the
+/// batched renewal's hot path (two compares per held key every renewal): written as text, because
+/// base64 and decimal digits need no JSON escaping, instead of one nlohmann object (a std::map of
+/// four strings) per compare.
 inline void append_equal_compare(std::string& out, std::string_view key_b64,
                                  std::string_view target, std::string_view field,
                                  std::int64_t value) {
@@ -61,21 +54,16 @@ inline void append_equal_compare(std::string& out, std::string_view key_b64,
 
 /// Compare: `key` exists and its value equals `value` (a missing key never matches).
 inline Json value_is(const std::string& key, const std::string& value) {
-  return {{"key", base64_encode(key)},
-          {"target", "VALUE"},
-          {"result", "EQUAL"},
-          {"value", base64_encode(value)}};
+  return compare(key, "VALUE", "value", base64_encode(value));
 }
 
 /// Compare: no key in [key, range_end) has the value `value`. etcd fails a VALUE compare over a
 /// range without keys: callers use it where the range is known not to be empty.
 inline Json no_value_is(const std::string& key, const std::string& value,
                         const std::string& range_end) {
-  return {{"key", base64_encode(key)},
-          {"range_end", base64_encode(range_end)},
-          {"target", "VALUE"},
-          {"result", "NOT_EQUAL"},
-          {"value", base64_encode(value)}};
+  Json c = compare(key, "VALUE", "value", base64_encode(value), "NOT_EQUAL");
+  c["range_end"] = base64_encode(range_end);
+  return c;
 }
 
 /// A Put request body attaching `key` to `lease` (0: no lease).

@@ -24,6 +24,13 @@ namespace leader::etcd {
 /// The first kv of a Range, DeleteRange (prev_kvs) or Put (prev_kv) response inside a Txn reply.
 [[nodiscard]] std::optional<KeyValue> first_kv(const nlohmann::json& txn_reply,
                                                const char* response, const char* field);
+/// The `kind` member ("response_range", "response_txn"...) of the i-th response of a Txn
+/// reply, or null.
+[[nodiscard]] const nlohmann::json* txn_response(const nlohmann::json& reply, std::size_t i,
+                                                 const char* kind);
+/// The kvs of `reply`'s array `field` (a Range's "kvs", a DeleteRange's "prev_kvs"), decoded.
+[[nodiscard]] std::vector<KeyValue> decode_kvs(const nlohmann::json& reply,
+                                               const char* field = "kvs");
 /// How many levels deep a nested group Txn succeeded (0: the outermost), or its innermost reply.
 [[nodiscard]] std::variant<int, const nlohmann::json*> claimed_level(const nlohmann::json& reply);
 /// The kvs of the i-th Range response of a Txn reply node.
