@@ -17,6 +17,7 @@
 #include <optional>
 #include <sstream>
 
+#include "command_options.hpp"
 #include "crontab.hpp"
 #include "exit_codes.hpp"
 #include "leader/errors.hpp"
@@ -25,10 +26,10 @@
 #include "leader/scheduler.hpp"
 #include "leader/uri.hpp"
 #include "log.hpp"
-#include "run_command.hpp"
+#include "process_group.hpp"
+#include "run_options.hpp"
 #include "store_location.hpp"
-
-extern char** environ;
+#include "supervise.hpp"
 
 namespace leader::cli {
 namespace {
@@ -86,34 +87,10 @@ class FiringLog : public SchedulerListener, public ElectionListener {
 };
 
 std::vector<std::string> environment(LeaderContext& ctx, const FiringInfo& firing) {
-  std::vector<std::pair<std::string, std::string>> vars = {
-      {"LEADER_LOCK", ctx.lock_name()},
-      {"LEADER_FENCING_TOKEN", std::to_string(ctx.fencing_token())},
-      {"LEADER_NODE_ID", ctx.node_id()},
-      {"LEADER_SCHEDULED_AT", firing.instant ? iso(*firing.instant) : ""}};
-  std::vector<std::string> env;
-  for (char** e = environ; *e != nullptr; ++e) {
-    std::string entry(*e);
-    bool overridden = entry.rfind("LEADER_SLOT=", 0) == 0;
-    for (const auto& [name, value] : vars) overridden |= entry.rfind(name + "=", 0) == 0;
-    if (!overridden) env.push_back(std::move(entry));
-  }
-  for (const auto& [name, value] : vars) {
-    env.push_back(name + "=");
-    env.back() += value;
-  }
-  return env;
-}
-
-std::shared_ptr<LeaseStore> open_store(const CronOptions& o, const Log& log) {
-  StoreChoice choice = choose_store(o.store);
-  std::string shown = redact_uri(choice.uri);
-  try {
-    shown = announce_store(choice, log);
-    return leader::open(choice.uri);
-  } catch (const std::exception& e) {
-    throw store_failure("cannot open store " + shown, e);
-  }
+  return environment_with({{"LEADER_LOCK", ctx.lock_name()},
+                           {"LEADER_FENCING_TOKEN", std::to_string(ctx.fencing_token())},
+                           {"LEADER_NODE_ID", ctx.node_id()},
+                           {"LEADER_SCHEDULED_AT", firing.instant ? iso(*firing.instant) : ""}});
 }
 
 // Runs one firing's command under supervision; throws when it did not exit 0 (a failed firing).
@@ -145,11 +122,7 @@ int wait_for_stop(SignalChannel& signals, const Log& log) {
 }
 
 void validate(const CronOptions& o) {
-  try {
-    validate_lock_name(o.lock);
-  } catch (const InvalidArgument& e) {
-    throw UsageError(std::string("--lock: ") + e.what());
-  }
+  check_lock_option(o.lock, "--lock");
   if (o.command.empty()) throw UsageError("no COMMAND given after --");
   (void)safety_margin_for(o.ttl, o.grace);
 }
@@ -175,7 +148,7 @@ int cron_job(const CronOptions& o) {
                    .misfire = o.run_once ? MisfirePolicy::run_once : MisfirePolicy::skip};
   try {
     task.trigger = Trigger::cron(o.schedule, o.time_zone);
-    auto store = open_store(o, log);
+    auto store = open_store(o.store, log);
     scheduler.emplace(
         LeaderElector(store, e, {.listener = flog}),
         SchedulerOptions{

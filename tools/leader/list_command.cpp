@@ -7,6 +7,7 @@
 #include <memory>
 #include <nlohmann/json.hpp>
 
+#include "command_options.hpp"
 #include "exit_codes.hpp"
 #include "holders_json.hpp"
 #include "leader/errors.hpp"
@@ -102,10 +103,7 @@ Subcommand add_list_command(CLI::App& app) {
       "Stores that cannot enumerate locks say so (exit 78).\n\n"
       "Exit codes: 0 listed (also when none is held), 64 usage error, 69 store unavailable,\n"
       "77 store refused authentication, 78 store misconfigured or listing not supported.");
-  sub->add_option("--store", o->store, "Store URI (default: $LEADER_STORE, else SQLite file)")
-      ->check(
-          CLI::Validator([](std::string& uri) { return store_uri_problem(uri, "--store"); }, "URI"))
-      ->type_name("URI");
+  add_store_option(sub, o->store);
   sub->add_option("--prefix", o->prefix, "Only locks whose name starts with this")
       ->type_name("PREFIX");
   sub->add_option("--tenant", o->tenant, "Only the locks of this tenant")->type_name("TENANT");

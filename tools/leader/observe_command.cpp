@@ -1,19 +1,16 @@
 #include "observe_command.hpp"
 
-#include <poll.h>
-#include <sys/eventfd.h>
 #include <unistd.h>
 
 #include <CLI/CLI.hpp>
-#include <atomic>
 #include <cerrno>
 #include <chrono>
 #include <cstdio>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <stop_token>
-#include <thread>
 
+#include "command_options.hpp"
 #include "duration.hpp"
 #include "exit_codes.hpp"
 #include "holders_json.hpp"
@@ -67,60 +64,16 @@ std::string as_json(const std::string& lock, const LockState& state) {
       .dump();
 }
 
-// Turns SIGINT/SIGTERM/SIGHUP on `signals` into a stop request, until destroyed.
-class SignalStop {
- public:
-  SignalStop(SignalChannel& signals, std::stop_source& stop)
-      : done_(::eventfd(0, EFD_CLOEXEC)), thread_([this, &signals, &stop] {
-          pollfd fds[2] = {{signals.fd(), POLLIN, 0}, {done_, POLLIN, 0}};
-          while (true) {
-            if (::poll(fds, 2, -1) < 0 && errno != EINTR) return;
-            if ((fds[1].revents & POLLIN) != 0) return;
-            for (int sig : signals.drain()) {
-              if (sig == SIGCHLD) continue;
-              received_ = sig;
-              stop.request_stop();
-              return;
-            }
-          }
-        }) {}
-  ~SignalStop() {
-    std::uint64_t one = 1;
-    [[maybe_unused]] auto n = ::write(done_, &one, sizeof one);
-    thread_.join();
-    ::close(done_);
-  }
-  SignalStop(const SignalStop&) = delete;
-  SignalStop& operator=(const SignalStop&) = delete;
-  [[nodiscard]] int received() const { return received_.load(); }
-
- private:
-  int done_;
-  std::atomic<int> received_{0};
-  std::thread thread_;
-};
-
 // Runs `leader observe`: 0 after SIGINT/SIGTERM/SIGHUP or, with --until-free, once the lock is
 // free. Throws UsageError (64) and StoreFailure (69, 77, 78; also when a poll fails later).
 int observe(const ObserveOptions& o) {
   SignalChannel signals;  // first: every thread started later inherits the blocked mask
   Log log(o.verbose ? 1 : 0);
-  try {
-    validate_lock_name(o.lock);
-  } catch (const InvalidArgument& e) {
-    throw UsageError(std::string("--lock: ") + e.what());
-  }
+  check_lock_option(o.lock, "--lock");
   Duration interval = parse_duration(o.interval_text, "--interval");
   if (interval <= Duration{0}) throw UsageError("--interval must be greater than 0");
-  StoreChoice choice = choose_store(o.store);
-  std::string shown = redact_uri(choice.uri);
-  std::shared_ptr<LeaseStore> store;
-  try {
-    shown = announce_store(choice, log);
-    store = leader::open(choice.uri);
-  } catch (const std::exception& e) {
-    throw store_failure("cannot open store " + shown, e);
-  }
+  std::string shown;
+  std::shared_ptr<LeaseStore> store = open_store(o.store, log, &shown);
   std::stop_source stop;
   SignalStop on_signal(signals, stop);
   try {
@@ -154,10 +107,7 @@ SIGINT, SIGTERM or SIGHUP (exit 0); with --until-free, exits 0 once the lock is 
 
 Exit codes: 0 stopped, 64 usage error, 69 store unavailable (also when a read fails),
 77 store refused authentication, 78 store misconfigured.)");
-  sub->add_option("--store", o->store, "Store URI (default: $LEADER_STORE, else SQLite file)")
-      ->check(
-          CLI::Validator([](std::string& uri) { return store_uri_problem(uri, "--store"); }, "URI"))
-      ->type_name("URI");
+  add_store_option(sub, o->store);
   sub->add_option("--lock", o->lock, "Lock name")->type_name("NAME")->required();
   sub->add_option("--interval", o->interval_text, "How often a store without a watch is polled")
       ->type_name("DURATION")

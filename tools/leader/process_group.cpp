@@ -3,6 +3,8 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
+#include <sys/eventfd.h>
 #include <sys/prctl.h>
 #include <sys/signalfd.h>
 #include <sys/stat.h>
@@ -17,6 +19,8 @@
 
 #include "keeper.hpp"
 #include "process_tree.hpp"
+
+extern char** environ;
 
 namespace leader::cli {
 namespace {
@@ -76,6 +80,47 @@ std::vector<int> SignalChannel::drain() {
   while (::read(fd_, &info, sizeof info) == static_cast<ssize_t>(sizeof info))
     out.push_back(static_cast<int>(info.ssi_signo));
   return out;
+}
+
+SignalStop::SignalStop(SignalChannel& signals, std::stop_source& stop)
+    : done_(::eventfd(0, EFD_CLOEXEC)), thread_([this, &signals, &stop] {
+        pollfd fds[2] = {{signals.fd(), POLLIN, 0}, {done_, POLLIN, 0}};
+        while (true) {
+          if (::poll(fds, 2, -1) < 0 && errno != EINTR) return;
+          if ((fds[1].revents & POLLIN) != 0) return;
+          for (int sig : signals.drain()) {
+            if (sig == SIGCHLD) continue;
+            received_ = sig;
+            stop.request_stop();
+            return;
+          }
+        }
+      }) {}
+
+int SignalStop::finish() {
+  if (thread_.joinable()) {
+    std::uint64_t one = 1;
+    [[maybe_unused]] auto n = ::write(done_, &one, sizeof one);
+    thread_.join();
+    ::close(done_);
+  }
+  return received_.load();
+}
+
+std::vector<std::string> environment_with(
+    const std::vector<std::pair<std::string, std::string>>& vars) {
+  std::vector<std::string> env;
+  for (char** e = environ; *e != nullptr; ++e) {
+    std::string entry(*e);
+    bool overridden = entry.rfind("LEADER_SLOT=", 0) == 0;
+    for (const auto& [name, value] : vars) overridden |= entry.rfind(name + "=", 0) == 0;
+    if (!overridden) env.push_back(std::move(entry));
+  }
+  for (const auto& [name, value] : vars) {
+    env.push_back(name + "=");
+    env.back() += value;
+  }
+  return env;
 }
 
 std::vector<int> open_descriptors() {

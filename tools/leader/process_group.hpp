@@ -17,8 +17,12 @@
 #include <signal.h>
 #include <sys/types.h>
 
+#include <atomic>
 #include <optional>
+#include <stop_token>
 #include <string>
+#include <thread>
+#include <utility>
 #include <vector>
 
 #include "leader/time.hpp"
@@ -45,6 +49,26 @@ class SignalChannel {
   int fd_ = -1;
 };
 
+/// Turns the first SIGINT, SIGTERM or SIGHUP read from a SignalChannel into a stop request, on a
+/// thread of its own, until finish() or destruction (SIGCHLD is drained and ignored meanwhile).
+class SignalStop {
+ public:
+  SignalStop(SignalChannel& signals, std::stop_source& stop);
+  ~SignalStop() { (void)finish(); }
+  SignalStop(const SignalStop&) = delete;
+  SignalStop& operator=(const SignalStop&) = delete;
+
+  /// The signal received so far, 0 if none.
+  [[nodiscard]] int received() const { return received_.load(); }
+  /// Stops watching (idempotent); returns the signal received, 0 if none.
+  int finish();
+
+ private:
+  int done_;
+  std::atomic<int> received_{0};
+  std::thread thread_;
+};
+
 /// What to execute: an already resolved path, its argv and the full environment.
 struct CommandSpec {
   std::string path;
@@ -59,6 +83,11 @@ struct CommandSpec {
   /// The keeper's delay between SIGTERM and SIGKILL when the deadline passes.
   Duration grace{};
 };
+
+/// This process's environment with `vars` ("NAME", "value") set in the order given, replacing
+/// inherited values; an inherited LEADER_SLOT is dropped too (it belongs to another lease).
+std::vector<std::string> environment_with(
+    const std::vector<std::pair<std::string, std::string>>& vars);
 
 /// The open file descriptors >= 3 of this process; call it before opening anything.
 std::vector<int> open_descriptors();

@@ -10,6 +10,7 @@
 
 #include <memory>
 
+#include "command_options.hpp"
 #include "exit_codes.hpp"
 #include "leader/errors.hpp"
 #include "leader/names.hpp"
@@ -58,11 +59,7 @@ int release(const ReleaseOptions& o) {
         "' may still be running and will be stopped at its next renewal, and another replica "
         "may start the same work at once; type leader release --force --yes-i-know --lock " +
         o.lock);
-  try {
-    validate_lock_name(o.lock);
-  } catch (const InvalidArgument& e) {
-    throw UsageError(std::string("--lock: ") + e.what());
-  }
+  check_lock_option(o.lock, "--lock");
   Log log(o.verbose ? 1 : 0);
   StoreChoice choice = choose_store(o.store);
   std::string shown = redact_uri(choice.uri);
@@ -140,10 +137,7 @@ Subcommand add_release_command(CLI::App& app) {
       "Exit codes: 0 released, 3 nothing held, 64 usage error (also without --force or\n"
       "--yes-i-know), 69 store unavailable, 77 store refused authentication, 78 store\n"
       "misconfigured.");
-  sub->add_option("--store", o->store, "Store URI (default: $LEADER_STORE, else SQLite file)")
-      ->check(
-          CLI::Validator([](std::string& uri) { return store_uri_problem(uri, "--store"); }, "URI"))
-      ->type_name("URI");
+  add_store_option(sub, o->store);
   sub->add_option("--lock", o->lock, "Lock name")->type_name("NAME")->required();
   sub->add_flag("--force", o->force, "Release a lease this process does not hold");
   sub->add_flag("--yes-i-know", o->confirmed,

@@ -3,6 +3,7 @@
 #include <cstdio>
 #include <nlohmann/json.hpp>
 
+#include "command_options.hpp"
 #include "exit_codes.hpp"
 #include "holders_json.hpp"
 #include "leader/errors.hpp"
@@ -50,11 +51,7 @@ void print_text(const std::string& lock, const LockState& state, int slots) {
 
 int status(const StatusOptions& o) {
   Log log(o.verbosity);
-  try {
-    validate_lock_name(o.lock);
-  } catch (const InvalidArgument& e) {
-    throw UsageError(std::string("--lock: ") + e.what());
-  }
+  check_lock_option(o.lock, "--lock");
   StoreChoice choice = choose_store(o.store);
   std::string shown = redact_uri(choice.uri);
   LockState state;

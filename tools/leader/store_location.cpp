@@ -9,6 +9,8 @@
 #include <cstring>
 
 #include "exit_codes.hpp"
+#include "leader/open.hpp"
+#include "leader/uri.hpp"
 
 namespace leader::cli {
 namespace {
@@ -102,6 +104,20 @@ StoreChoice choose_store(const std::string& flag) {
   if (std::getenv("LEADER_STORE") != nullptr)
     return checked(env_or_empty("LEADER_STORE"), "$LEADER_STORE");
   return {sqlite_uri(default_sqlite_path()), "default"};
+}
+
+std::shared_ptr<LeaseStore> open_store(const std::string& flag, const Log& log,
+                                       std::string* shown) {
+  StoreChoice choice = choose_store(flag);
+  std::string local;
+  std::string& named = shown != nullptr ? *shown : local;
+  named = redact_uri(choice.uri);
+  try {
+    named = announce_store(choice, log);
+    return leader::open(choice.uri);
+  } catch (const std::exception& e) {
+    throw store_failure("cannot open store " + named, e);
+  }
 }
 
 }  // namespace leader::cli

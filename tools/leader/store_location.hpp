@@ -2,8 +2,10 @@
 /// @file store_location.hpp
 /// Which store `leader` uses: --store, else $LEADER_STORE, else a per-host SQLite file.
 
+#include <memory>
 #include <string>
 
+#include "leader/store.hpp"
 #include "log.hpp"
 
 namespace leader::cli {
@@ -18,6 +20,13 @@ struct StoreChoice {
 /// per-host default always (a typo in $LEADER_STORE's name would else go unseen), others with -v.
 /// Returns the redacted URI; throws InvalidArgument when the URI does not parse.
 std::string announce_store(const StoreChoice& choice, const Log& log);
+
+/// Chooses the store of `flag` (choose_store), announces it (announce_store) and opens it. When
+/// `shown` is given, it receives the store's URI as messages name it (redacted) as soon as that is
+/// known, also when opening fails. Throws UsageError (choose_store), or StoreFailure "cannot open
+/// store URI: why" with the exit code of its cause (69, 77, 78).
+std::shared_ptr<LeaseStore> open_store(const std::string& flag, const Log& log,
+                                       std::string* shown = nullptr);
 
 /// The host-wide directory used when it is writable (created when its parent allows it).
 inline constexpr const char* kSystemStateDir = "/var/lib/leader";

@@ -1,6 +1,8 @@
 // The supervision loop of `leader run`: forwards signals to the command's process group, kills
 // the group when the lease is lost, and waits until every process of the group has exited.
 
+#include "supervise.hpp"
+
 #include <poll.h>
 #include <sys/eventfd.h>
 #include <sys/wait.h>
@@ -14,7 +16,6 @@
 
 #include "exit_codes.hpp"
 #include "leader/uri.hpp"
-#include "run_command.hpp"
 
 namespace leader::cli {
 namespace {

@@ -1,0 +1,53 @@
+#pragma once
+/// @file serve_http.hpp
+/// The JSON-over-HTTP plumbing of `leader serve`: replies, the checked fields of a request, and
+/// the guards every route runs behind (bearer token, error bodies, ApiError -> status, logging).
+/// Every check throws ApiError (serve_leases.hpp), which the guards turn into its JSON reply.
+
+#include <httplib.h>
+
+#include <cstddef>
+#include <nlohmann/json.hpp>
+#include <set>
+#include <string>
+
+#include "leader/time.hpp"
+#include "log.hpp"
+
+namespace leader::cli {
+
+/// The largest request body accepted (413 above it).
+inline constexpr std::size_t kMaxBodyBytes = std::size_t{16} * 1024;
+
+/// Replies `body` with `status`.
+void send_json(httplib::Response& res, int status, const nlohmann::json& body);
+
+/// Replies {"error": code, "reason": reason} (secrets masked) with `status`.
+void send_error(httplib::Response& res, int status, const std::string& code,
+                const std::string& reason);
+
+/// The request body as a JSON object ({} when empty) whose keys are all in `allowed`; 400
+/// otherwise.
+nlohmann::json body_object(const httplib::Request& req, const std::set<std::string>& allowed);
+
+/// A duration field: "1m30s"-style string or a number of seconds; `fallback` when absent.
+Duration duration_field(const nlohmann::json& body, const char* name, Duration fallback);
+
+/// A string field; "" when absent.
+std::string string_field(const nlohmann::json& body, const char* name);
+
+/// The required "lease_id" field.
+std::string required_lease_id(const nlohmann::json& body);
+
+/// Query parameter `name`, or `fallback` when absent.
+std::string query_or(const httplib::Request& req, const char* name, const std::string& fallback);
+
+/// `name` when it is a valid lock name; 400 invalid_lock_name otherwise.
+std::string checked_lock(const std::string& name);
+
+/// Installs what runs around every route: the bearer token check (all but /, /healthz and
+/// /readyz, when `token` is not empty), JSON bodies for HTTP errors and exceptions, and one log
+/// line (-v) per request.
+void install_guards(httplib::Server& svr, const std::string& token, const Log& log);
+
+}  // namespace leader::cli
