@@ -11,6 +11,10 @@ grep -q '^\.TH LEADER "1"' "$out" || fail "no .TH LEADER 1 header"
 for section in run status observe list release; do
   grep -q "^\.SS \"leader $section\"" "$out" || fail "no section for leader $section"
 done
+if "$2" serve --help > /dev/null 2>&1; then  # serve: only when built (cpp-httplib)
+  grep -q '^\.SS "leader serve"' "$out" || fail "no section for leader serve"
+  grep -q 'allow\\-remote\|allow-remote' "$out" || fail "leader serve's --allow-remote is missing"
+fi
 grep -q 'yes\\-i\\-know\|yes-i-know' "$out" || fail "leader release's --yes-i-know is missing"
 grep -q 'LEADER_STORE' "$out" || fail "no ENVIRONMENT section"
 if command -v man > /dev/null; then man -l "$out" > /dev/null 2>&1 || fail "man cannot render it"; fi

@@ -13,6 +13,9 @@ _leader_options() {
                    --log-format --help" ;;
     cron) echo "--store --schedule --lock --time-zone --crontab --ttl --grace --max-clock-skew
                 --misfire --node-id --verbose --quiet --log-format --help" ;;
+    serve) echo "--store --listen --allow-remote --token-file --campaign --campaign-ttl --lock
+                 --node-id --history --ready-timeout --max-wait --max-ttl --threads --verbose
+                 --log-format --help" ;;
   esac
 }
 
@@ -30,7 +33,7 @@ _leader() {
     esac
   done
   if [ -z "$sub" ]; then
-    COMPREPLY=($(compgen -W "run status observe list release cron --help --version" -- "$cur"))
+    COMPREPLY=($(compgen -W "run status observe list release cron serve --help --version" -- "$cur"))
     return 0
   fi
   case "$prev" in
@@ -41,12 +44,13 @@ _leader() {
                                       zk:// dynamodb:// consul:// k8s:// mongodb://" -- "$cur"))
              compopt -o nospace 2> /dev/null
              return 0 ;;
-    --crontab | --json-file) COMPREPLY=($(compgen -f -- "$cur")); return 0 ;;
+    --crontab | --json-file | --token-file) COMPREPLY=($(compgen -f -- "$cur")); return 0 ;;
     --wait) COMPREPLY=($(compgen -W "forever 500ms 5s 30s 1m 1m30s 5m 1h 1d" -- "$cur")); return 0 ;;
-    --ttl | --min-hold | --grace | --max-clock-skew | --interval)
+    --ttl | --min-hold | --grace | --max-clock-skew | --interval | --campaign-ttl | \
+      --ready-timeout | --max-wait | --max-ttl)
       COMPREPLY=($(compgen -W "500ms 5s 30s 1m 1m30s 5m 1h 1d" -- "$cur")); return 0 ;;
     --lock | --node-id | --prefix | --tenant | --schedule | --time-zone | --slots | --slot | \
-      --skip-exit-code) return 0 ;;
+      --skip-exit-code | --listen | --campaign | --history | --threads) return 0 ;;
   esac
   COMPREPLY=($(compgen -W "$(_leader_options "$sub")" -- "$cur"))
   return 0
