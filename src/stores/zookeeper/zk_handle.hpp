@@ -35,12 +35,6 @@ inline Reply reply_of(int rc, const struct Stat* stat) {
   return r;
 }
 
-/// Throws deadline_exceeded naming `what` when `deadline` has passed already.
-inline void check_time(Deadline deadline, const std::string& what) {
-  if (deadline.expired())
-    throw BackendError(ErrorCode::deadline_exceeded, kStore, what + ": deadline already passed");
-}
-
 struct Pending::State {
   std::mutex mu;
   std::condition_variable cv;

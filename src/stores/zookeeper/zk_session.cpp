@@ -184,6 +184,11 @@ void Session::fail(int rc, const std::string& what) const {
   throw BackendError(ErrorCode::internal, kStore, msg);
 }
 
+void Session::check_time(Deadline deadline, const std::string& what) {
+  if (deadline.expired())
+    throw BackendError(ErrorCode::deadline_exceeded, kStore, what + ": deadline already passed");
+}
+
 Reply Session::finish(int submit_rc, const std::shared_ptr<Pending::State>& st, Deadline deadline,
                       const std::string& what) {
   if (submit_rc != ZOK) fail(submit_rc, what);
@@ -403,8 +408,9 @@ std::pair<std::shared_ptr<Session::Handle>, std::optional<Reply>> Session::get_o
     if (!h) return {nullptr, std::nullopt};
     try {
       auto r = on_handle(h, path, 0, false, deadline);
-      if (r && (r->rc != ZOK || (czxid != 0 && r->stat.czxid != czxid) ||
-                !h->owns(r->stat.ephemeral_owner)))
+      const clientid_t* id = zoo_client_id(h->zh);
+      if (r && (r->rc != ZOK || (czxid != 0 && r->stat.czxid != czxid) || id == nullptr ||
+                r->stat.ephemeral_owner != id->client_id))
         r.reset();
       return {h, r};
     } catch (const BackendError& e) {

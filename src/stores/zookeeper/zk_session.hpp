@@ -164,6 +164,8 @@ class Session {
   /// Throws the BackendError for a connection-level (or unexpected node-level) code `rc` of
   /// request `what`: failed_precondition (auth), unavailable (connection, session), or internal.
   [[noreturn]] void fail(int rc, const std::string& what) const;
+  /// Throws deadline_exceeded naming `what` when `deadline` has passed already.
+  static void check_time(Deadline deadline, const std::string& what);
   /// Increments whenever a new session replaces an expired or closed one.
   [[nodiscard]] std::uint64_t generation() const;
   /// The current session id (0 before the first connection).
