@@ -11,9 +11,9 @@ int main(int argc, char** argv) {
   for (int r = 0; r < 5; ++r) {
     replicas.emplace_back([&, r] {
       leader::LeaderGroupElector group(leader::open("sqlite://" + path),
-                                       {.wait_time = 0s,
-                                        .lease_time = 10s,
-                                        .node_id = "replica-" + std::to_string(r),
+                                       {.election = {.wait_time = 0s,
+                                                     .lease_time = 10s,
+                                                     .node_id = "replica-" + std::to_string(r)},
                                         .max_leaders = 3});
       bool ran = group.run_if_leader("cache-warmup", [&](leader::LeaderContext& ctx) {
         std::printf("replica-%d warms partition %d\n", r, ctx.slot());

@@ -33,11 +33,12 @@ int main(int argc, char** argv) {
     const auto round = std::chrono::milliseconds(args.number("--round-ms", 5000));
     const auto warm = std::chrono::milliseconds(args.number("--warm-ms", 300));
     leader::LeaderGroupElector group(leader::open(args.at(0)),
-                                     {.wait_time = 0s,
-                                      .lease_time = 2 * round,
-                                      // The slot stays taken for the round, also after warm-up.
-                                      .min_lease_time = round,
-                                      .node_id = replica,
+                                     {.election = {.wait_time = 0s,
+                                                   .lease_time = 2 * round,
+                                                   // The slot stays taken for the round, also
+                                                   // after warm-up.
+                                                   .min_lease_time = round,
+                                                   .node_id = replica},
                                       .max_leaders = partitions});
     bool warmed = group.run_if_leader(lock, [&](leader::LeaderContext& ctx) {
       // The slot number is the partition this replica owns for the round.

@@ -31,9 +31,9 @@ int main(int argc, char** argv) {
     const auto call = std::chrono::milliseconds(args.number("--call-ms", 300));
     leader::LeaderGroupElector limiter(
         leader::open(args.at(0)),
-        {.wait_time = 30s,  // a job waits this long for a slot before it gives up
-         .lease_time = 5s,
-         .node_id = replica,
+        {.election = {.wait_time = 30s,  // a job waits this long for a slot before it gives up
+                      .lease_time = 5s,
+                      .node_id = replica},
          .max_leaders = static_cast<int>(args.number("--limit", 2))});
     std::filesystem::create_directories(running);
     const std::string lock = args.get("--lock", "partner-api");

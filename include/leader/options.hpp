@@ -69,23 +69,14 @@ struct ElectionOptions {
 
 /// Options of an N-slot group election (at most max_leaders concurrent holders).
 struct GroupOptions {
-  Duration wait_time = std::chrono::seconds(5);
-  Duration lease_time = std::chrono::seconds(60);
-  Duration min_lease_time = Duration{0};
-  bool auto_extend = false;
-  std::string node_id = default_node_id();
-  OnBackendError on_backend_error = OnBackendError::rethrow;
-  Duration safety_margin = Duration{0};
-  Duration call_timeout = Duration{0};
-  bool reentrant = false;
-  bool fair = true;  ///< as ElectionOptions::fair
-  /// Number of slots; >= 1.
+  /// The options of each slot's lease, as for a single-leader election.
+  ElectionOptions election{};
+  /// Number of slots: 1..1000.
   int max_leaders = 2;
 
-  /// Throws InvalidArgument when a rule is broken.
+  /// Throws InvalidArgument when a rule is broken (ElectionOptions' rules, as
+  /// "GroupOptions.election.<field>", and max_leaders').
   void validate() const;
-  /// The same options without max_leaders.
-  [[nodiscard]] ElectionOptions election() const;
 };
 
 }  // namespace leader

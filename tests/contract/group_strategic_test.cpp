@@ -9,9 +9,9 @@ namespace leader::contract {
 namespace {
 
 GroupOptions group(const Backend& b, int max_leaders) {
-  return GroupOptions{.wait_time = Ms{0},
-                      .lease_time = b.lease_unit * 10,
-                      .node_id = test::unique_name("group-node"),
+  return GroupOptions{.election = {.wait_time = Ms{0},
+                                   .lease_time = b.lease_unit * 10,
+                                   .node_id = test::unique_name("group-node")},
                       .max_leaders = max_leaders};
 }
 

@@ -90,9 +90,9 @@ TEST_P(ContractTest, FencingTokensStrictlyIncreaseAcrossOwnersRestartsAndReconne
   }
   take(store());  // after the backend came back (reconnect)
   take(backend().open());
-  LeaderGroupElector g(store(), GroupOptions{.wait_time = Ms{0},
-                                             .lease_time = backend().lease_unit,
-                                             .node_id = test::unique_name("g"),
+  LeaderGroupElector g(store(), GroupOptions{.election = {.wait_time = Ms{0},
+                                                          .lease_time = backend().lease_unit,
+                                                          .node_id = test::unique_name("g")},
                                              .max_leaders = 2});
   auto gt = g.run_if_leader(name, [](LeaderContext& c) { return c.fencing_token(); });
   ASSERT_TRUE(gt.has_value()) << "a group on the freed lock was not elected";

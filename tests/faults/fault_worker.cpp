@@ -369,22 +369,16 @@ int run(const Config& c) {
       c.clock_file.empty() ? leader::Clock::system() : std::make_shared<SteppedClock>(c.clock_file);
   const auto& clock = *hooks.clock;
   const auto node = "fault-" + std::to_string(c.id) + "-" + std::to_string(getpid());
-  if (c.group > 0) {
-    leader::GroupOptions o;
-    o.lease_time = std::chrono::milliseconds(c.lease_ms);
-    o.wait_time = std::chrono::milliseconds(c.wait_ms);
-    o.auto_extend = true;
-    o.on_backend_error = leader::OnBackendError::skip;
-    o.node_id = node;
-    o.max_leaders = c.group;
-    return loop(c, leader::LeaderGroupElector(store, o, hooks), clock);
-  }
   leader::ElectionOptions o;
   o.lease_time = std::chrono::milliseconds(c.lease_ms);
   o.wait_time = std::chrono::milliseconds(c.wait_ms);
   o.auto_extend = true;
   o.on_backend_error = leader::OnBackendError::skip;
   o.node_id = node;
+  if (c.group > 0)
+    return loop(c,
+                leader::LeaderGroupElector(store, {.election = o, .max_leaders = c.group}, hooks),
+                clock);
   return loop(c, leader::LeaderElector(store, o, hooks), clock);
 }
 

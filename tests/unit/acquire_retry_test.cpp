@@ -97,7 +97,8 @@ TEST(AcquireRetry, TheGhostOfAGroupAttemptIsReleasedFromItsOwnSlot) {
   GhostWorld w(true);
   ASSERT_TRUE(w.server->try_acquire({"pool", new_owner_token(), "other", 60s, 2},
                                     Deadline::after(1s)));  // slot 0 is someone else's
-  LeaderGroupElector e(w.store, {.wait_time = 0s, .lease_time = 30s, .max_leaders = 2},
+  LeaderGroupElector e(w.store,
+                       {.election = {.wait_time = 0s, .lease_time = 30s}, .max_leaders = 2},
                        {.clock = w.clock});
   EXPECT_THROW((void)e.acquire("pool"), BackendError);
   auto state = w.server->inspect("pool", Deadline::after(1s));

@@ -235,7 +235,8 @@ TEST(Campaign, GroupFormKeepsNLeadersEachInItsOwnSlot) {
   std::set<int> slots;
   for (const char* n : {"a", "b", "c"}) {
     GroupOptions g{
-        .wait_time = 0s, .lease_time = 600ms, .auto_extend = true, .node_id = n, .max_leaders = 2};
+        .election = {.wait_time = 0s, .lease_time = 600ms, .auto_extend = true, .node_id = n},
+        .max_leaders = 2};
     CampaignCallbacks cb;
     cb.on_started_leading = [&](LeaderContext& ctx) {
       std::lock_guard lock(mu);

@@ -275,7 +275,8 @@ TEST(LeadershipState, OneBusSeesSeveralElectorsAndNotifiesOnce) {
   auto bus = std::make_shared<EventBus>();
   ElectorHooks hooks{.clock = w.clock, .events = bus};
   LeaderElector a(w.store, {.wait_time = 0s, .lease_time = 10s}, hooks);
-  LeaderGroupElector g(w.store, {.wait_time = 0s, .lease_time = 10s, .max_leaders = 2}, hooks);
+  LeaderGroupElector g(w.store,
+                       {.election = {.wait_time = 0s, .lease_time = 10s}, .max_leaders = 2}, hooks);
   std::atomic<int> fired{0};
   LeadershipState got;
   bus->notify_state_change("group", 0, [&](const LeadershipState& s) {

@@ -42,9 +42,10 @@ INSTANTIATE_TEST_SUITE_P(Options, DurationBound,
                                            TooLong{"call_timeout", {.call_timeout = kTooLong}}));
 
 TEST(DurationBound, CoversGroupAndStrategicOptionsAndExtend) {
-  EXPECT_THROW((GroupOptions{.wait_time = kTooLong}.validate()), InvalidArgument);
-  EXPECT_THROW((GroupOptions{.call_timeout = Duration::max()}.validate()), InvalidArgument);
-  EXPECT_NO_THROW((GroupOptions{.wait_time = kYear, .lease_time = kYear}.validate()));
+  EXPECT_THROW((GroupOptions{.election = {.wait_time = kTooLong}}.validate()), InvalidArgument);
+  EXPECT_THROW((GroupOptions{.election = {.call_timeout = Duration::max()}}.validate()),
+               InvalidArgument);
+  EXPECT_NO_THROW((GroupOptions{.election = {.wait_time = kYear, .lease_time = kYear}}.validate()));
   auto store = make_memory_store();
   EXPECT_THROW(StrategicElector(store, "g", strategies::fifo(), {.candidate_ttl = kTooLong}),
                InvalidArgument);

@@ -84,8 +84,8 @@ TEST(Reentrancy, WorksInsideAnAsyncAction) {
 }
 
 TEST(Reentrancy, GroupOptionsCarryTheFlag) {
-  GroupOptions g{.reentrant = true};
-  EXPECT_TRUE(g.election().reentrant);
+  GroupOptions g{.election = {.reentrant = true}};
+  EXPECT_TRUE(g.election.reentrant);
 }
 
 StrategicElector strategic(std::shared_ptr<LeaseStore> store, const std::string& node) {

@@ -37,14 +37,7 @@ Election::Election(std::shared_ptr<LeaseStore> store, const RunOptions& o) {
   hooks.listener = lost_;
   try {
     if (o.slots > 0) {
-      GroupOptions g{.wait_time = e.wait_time,
-                     .lease_time = e.lease_time,
-                     .min_lease_time = e.min_lease_time,
-                     .auto_extend = true,
-                     .node_id = e.node_id,
-                     .safety_margin = e.safety_margin,
-                     .max_leaders = o.slots};
-      group_.emplace(std::move(store), g, hooks);
+      group_.emplace(std::move(store), GroupOptions{.election = e, .max_leaders = o.slots}, hooks);
     } else {
       single_.emplace(std::move(store), e, hooks);
     }

@@ -26,49 +26,22 @@ namespace {
 
 constexpr std::size_t kMaxLocksSeen = 1000;
 
-// The last release failure on this thread: LeaseGuard::release() swallows it (the lease then
-// expires on the store at its ttl), but an API client asked for the release and must hear that it
-// failed (503).
-thread_local std::string release_failure;
-
-// The store, forwarding every call, remembering release failures in release_failure.
-class ReleaseWitness final : public LeaseStore {
- public:
-  explicit ReleaseWitness(std::shared_ptr<LeaseStore> inner) : inner_(std::move(inner)) {}
-  [[nodiscard]] std::string_view scheme() const override { return inner_->scheme(); }
-  Acquired try_acquire(const LeaseRequest& request, Deadline deadline) override {
-    return inner_->try_acquire(request, deadline);
+// Releases `lease` (its mutex held) and drops its guard: the store's failure as text, empty when
+// released. An API client asked for the release and must hear that it failed (503); the lease
+// then expires on the store at its ttl.
+std::string end_lease(ApiLease& lease) {
+  std::exception_ptr failure;
+  if (lease.guard) failure = lease.guard->release();
+  lease.guard.reset();
+  if (!failure) return {};
+  try {
+    std::rethrow_exception(failure);
+  } catch (const std::exception& e) {
+    return e.what();
+  } catch (...) {
+    return "a non-standard exception";
   }
-  Renewal renew(const Lease& lease, Duration ttl, Deadline deadline) override {
-    return inner_->renew(lease, ttl, deadline);
-  }
-  LeaseStatus release(const Lease& lease, Duration keep_for, Deadline deadline) override {
-    try {
-      return inner_->release(lease, keep_for, deadline);
-    } catch (const std::exception& e) {
-      release_failure = e.what();
-      throw;
-    }
-  }
-  [[nodiscard]] LockState inspect(std::string_view lock, Deadline deadline) override {
-    return inner_->inspect(lock, deadline);
-  }
-  void put_candidate(std::string_view group, const Candidate& candidate, Duration ttl,
-                     Deadline deadline) override {
-    inner_->put_candidate(group, candidate, ttl, deadline);
-  }
-  [[nodiscard]] std::vector<Candidate> list_candidates(std::string_view group,
-                                                       Deadline deadline) override {
-    return inner_->list_candidates(group, deadline);
-  }
-  void remove_candidate(std::string_view group, std::string_view node_id,
-                        Deadline deadline) override {
-    inner_->remove_candidate(group, node_id, deadline);
-  }
-
- private:
-  std::shared_ptr<LeaseStore> inner_;
-};
+}
 
 std::string random_lease_id() {
   std::random_device rd;
@@ -113,19 +86,14 @@ Acquisition acquire_with(const std::shared_ptr<LeaseStore>& store,
                          const std::string& node_id, const std::stop_token& stop) {
   ElectorHooks hooks;
   hooks.events = bus;
-  if (r.slots > 0) {
-    GroupOptions g;
-    g.wait_time = r.wait;
-    g.lease_time = r.ttl;
-    g.node_id = node_id;
-    g.max_leaders = r.slots;
-    LeaderGroupElector elector(store, g, hooks);
-    return elector.acquire(r.lock, stop);
-  }
   ElectionOptions o;
   o.wait_time = r.wait;
   o.lease_time = r.ttl;
   o.node_id = node_id;
+  if (r.slots > 0) {
+    LeaderGroupElector elector(store, {.election = o, .max_leaders = r.slots}, hooks);
+    return elector.acquire(r.lock, stop);
+  }
   LeaderElector elector(store, o, hooks);
   return elector.acquire(r.lock, stop);
 }
@@ -164,7 +132,7 @@ std::string wall_time_of(TimePoint deadline) {
 
 ClientLeases::ClientLeases(std::shared_ptr<LeaseStore> store, std::shared_ptr<EventBus> bus,
                            std::string default_node_id)
-    : store_(std::make_shared<ReleaseWitness>(std::move(store))),  // so release() hears failures
+    : store_(std::move(store)),
       bus_(std::move(bus)),
       default_node_id_(std::move(default_node_id)) {}
 
@@ -263,13 +231,10 @@ nlohmann::json ClientLeases::release(const std::string& lock, const std::string&
     forget(lease);
   }
   std::lock_guard lease_lock(lease->mu);
-  release_failure.clear();
-  if (lease->guard) lease->guard->release();
-  lease->guard.reset();
-  if (!release_failure.empty())
+  const std::string failure = end_lease(*lease);
+  if (!failure.empty())
     throw ApiError(503, "unavailable",
-                   "the lease of '" + lock + "' could not be released on the store (" +
-                       release_failure +
+                   "the lease of '" + lock + "' could not be released on the store (" + failure +
                        "); the sidecar no longer holds it and it expires on the store at its ttl");
   return {{"released", true}, {"lock", lock}};
 }
@@ -331,11 +296,8 @@ std::size_t ClientLeases::release_all(std::vector<std::string>* failures) {
   }
   for (auto& [lock, lease] : all) {
     std::lock_guard lease_lock(lease->mu);
-    release_failure.clear();
-    if (lease->guard) lease->guard->release();
-    lease->guard.reset();
-    if (!release_failure.empty() && failures)
-      failures->push_back("'" + lease->lock + "': " + release_failure);
+    const std::string failure = end_lease(*lease);
+    if (!failure.empty() && failures) failures->push_back("'" + lease->lock + "': " + failure);
   }
   return all.size();
 }

@@ -67,26 +67,13 @@ Duration ElectionOptions::effective_call_timeout() const {
 }
 
 void GroupOptions::validate() const {
-  validate_common(*this, "GroupOptions");
+  validate_common(election, "GroupOptions.election");
   if (max_leaders < 1)
     throw InvalidArgument("GroupOptions.max_leaders = " + std::to_string(max_leaders) +
                           " breaks the rule: max_leaders >= 1");
   if (max_leaders > 1000)
     throw InvalidArgument("GroupOptions.max_leaders = " + std::to_string(max_leaders) +
                           " breaks the rule: max_leaders <= 1000");
-}
-
-ElectionOptions GroupOptions::election() const {
-  return ElectionOptions{.wait_time = wait_time,
-                         .lease_time = lease_time,
-                         .min_lease_time = min_lease_time,
-                         .auto_extend = auto_extend,
-                         .node_id = node_id,
-                         .on_backend_error = on_backend_error,
-                         .safety_margin = safety_margin,
-                         .call_timeout = call_timeout,
-                         .reentrant = reentrant,
-                         .fair = fair};
 }
 
 }  // namespace leader

@@ -13,7 +13,7 @@ namespace {
 std::shared_ptr<detail::ElectionCore> group_core(std::shared_ptr<LeaseStore> store,
                                                  const GroupOptions& options, ElectorHooks hooks) {
   options.validate();
-  return std::make_shared<detail::ElectionCore>(std::move(store), options.election(),
+  return std::make_shared<detail::ElectionCore>(std::move(store), options.election,
                                                 options.max_leaders, std::move(hooks));
 }
 }  // namespace

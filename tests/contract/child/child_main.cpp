@@ -180,13 +180,13 @@ int main(int argc, char** argv) {
         while (true) std::this_thread::sleep_for(std::chrono::seconds(1));
       };
       if (slots > 0) {
-        leader::GroupOptions g;
-        g.lease_time = o.lease_time;
-        g.wait_time = o.wait_time;
-        g.auto_extend = o.auto_extend;
-        g.node_id = o.node_id;
-        g.max_leaders = slots;
-        leader::LeaderGroupElector(store, g).run_if_leader(a.at("--lock"), run);
+        leader::ElectionOptions e;
+        e.lease_time = o.lease_time;
+        e.wait_time = o.wait_time;
+        e.auto_extend = o.auto_extend;
+        e.node_id = o.node_id;
+        leader::LeaderGroupElector(store, {.election = e, .max_leaders = slots})
+            .run_if_leader(a.at("--lock"), run);
       } else {
         leader::LeaderElector(store, o).run_if_leader(a.at("--lock"), run);
       }

@@ -220,8 +220,8 @@ TEST_P(CoroutineTest, GroupElectionKeepsAtMostMaxLeaders) {
   constexpr int kCoroutines = 300;
   const std::string lock = unique_lock("group");
   GroupOptions options;
-  options.wait_time = Duration{0};
-  options.lease_time = 30s;
+  options.election.wait_time = Duration{0};
+  options.election.lease_time = 30s;
   options.max_leaders = 3;
   asio::AsyncElector async(LeaderGroupElector(store_, options), io_.get_executor());
   int active = 0, max_active = 0, elected = 0, bad_slot = 0, interrupted = 0;

@@ -147,7 +147,7 @@ TEST_P(FuturesTest, ExecutorDispatchAcceptsAnyCallableExecutor) {
     f();
   };
   GroupOptions g;
-  g.wait_time = Duration{0};
+  g.election.wait_time = Duration{0};
   g.max_leaders = 2;
   LeaderGroupElector group(store_, g);
   auto slot =

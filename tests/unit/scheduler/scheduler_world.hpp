@@ -42,8 +42,8 @@ bool eventually(Pred done) {
 /// Group options for scheduled tasks (wait 0, auto_extend on).
 inline GroupOptions group_scheduled_options(int slots) {
   GroupOptions g;
-  g.wait_time = Duration{0};
-  g.auto_extend = true;
+  g.election.wait_time = Duration{0};
+  g.election.auto_extend = true;
   g.max_leaders = slots;
   return g;
 }
