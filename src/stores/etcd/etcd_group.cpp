@@ -90,10 +90,9 @@ std::optional<EtcdStore::Claim> EtcdStore::claim_group(const LeaseRequest& reque
   const std::string value =
       Json{{"node_id", request.node_id}, {"owner", request.owner}, {"slots", request.slots}}.dump();
   Claim claim;
-  const auto granted = [&](int slot, const Json& reply) {
-    claim.lease = Lease{request.lock, request.owner, request.node_id, 0,
-                        slot,         request.slots, request.ttl,     sent};
-    claim.lease->fencing_token = static_cast<std::uint64_t>(int_field(reply["header"], "revision"));
+  const auto claimed = [&](int slot, const Json& reply) {
+    claim.lease =
+        granted(request, int_field(reply.value("header", Json()), "revision"), slot, sent);
   };
   for (int first = 0; first < request.slots; first += kSlotsPerTxn) {
     const int last = std::min(request.slots, first + kSlotsPerTxn);
@@ -103,7 +102,7 @@ std::optional<EtcdStore::Claim> EtcdStore::claim_group(const LeaseRequest& reque
                      deadline);
     if (!reply) return std::nullopt;
     if (txn_succeeded(*reply)) {  // the prefix was empty: slot 0
-      granted(0, *reply);
+      claimed(0, *reply);
       return claim;
     }
     const Json* mine = txn_response(*reply, 0, "response_txn");  // the owner check
@@ -116,7 +115,7 @@ std::optional<EtcdStore::Claim> EtcdStore::claim_group(const LeaseRequest& reque
         throw BackendError(ErrorCode::internal, "etcd", "group claim answered no nested reply");
       auto level = claimed_level(*levels);
       if (const int* depth = std::get_if<int>(&level)) {
-        granted(first + *depth, *reply);
+        claimed(first + *depth, *reply);
         return claim;
       }
       innermost = std::get<const Json*>(level);

@@ -70,6 +70,11 @@ std::optional<int> slot_of(std::string_view name) {
   return slot;
 }
 
+Lease granted(const LeaseRequest& request, std::int64_t token, int slot, TimePoint sent) {
+  return {request.lock, request.owner, request.node_id, static_cast<std::uint64_t>(token),
+          slot,         request.slots, request.ttl,     sent};
+}
+
 std::string owner_of(const KeyValue& kv) {
   return http::field<std::string>(Json::parse(kv.value, nullptr, false), "owner").value_or("");
 }
@@ -316,18 +321,8 @@ Acquired EtcdStore::try_acquire(const LeaseRequest& request, Deadline deadline) 
     // older session) adopt() moves it onto this one first.
     if (!claim->lease && claim->mine && !claim->seen.keys.empty() &&
         claim->seen.keys.front().key == claim->mine->key) {
-      if (claim->mine->lease != s.id) {
-        if (auto mine = adopt_or_abandon(request, *claim->mine, deadline)) return {std::move(mine)};
-        return {};
-      }
-      claim->lease = Lease{request.lock,
-                           request.owner,
-                           request.node_id,
-                           static_cast<std::uint64_t>(claim->mine->create_revision),
-                           0,
-                           0,
-                           request.ttl,
-                           now};
+      if (claim->mine->lease != s.id) return {adopt(request, *claim->mine, deadline)};
+      claim->lease = granted(request, claim->mine->create_revision, 0, now);
     }
     if (claim->lease) {
       // The key lives as long as the session lease: until (its last refresh's send + TTL) at
@@ -337,38 +332,31 @@ Acquired EtcdStore::try_acquire(const LeaseRequest& request, Deadline deadline) 
     }
     for (const KeyValue& kv : claim->seen.keys)  // ours: a retry after an unknown outcome
       if (owner_of(kv) == request.owner)
-        if (auto mine = adopt_or_abandon(request, kv, deadline)) return {std::move(mine)};
+        if (auto mine = adopt(request, kv, deadline)) return {std::move(mine)};
     refuse_other_shape(request, claim->seen);
     return {};
   }
 }
 
 // `kv` is this owner's holder key: the same token and slot, its server expiry reset by a renew.
+// A renewal that fails leaves the key on a session this store may keep alive, claimed by nobody
+// unless the caller asks again.
 std::optional<Lease> EtcdStore::adopt(const LeaseRequest& request, const KeyValue& kv,
                                       Deadline deadline) {
   const auto slot = slot_of(std::string_view(kv.key).substr(lock_prefix(request.lock).size()));
   if (request.slots >= 1 ? !slot || *slot >= request.slots : slot.has_value())
     return std::nullopt;  // held in another shape: the shape check reports it
-  Lease lease{request.lock,     request.owner,
-              request.node_id,  static_cast<std::uint64_t>(kv.create_revision),
-              slot.value_or(0), request.slots,
-              request.ttl,      steady_now()};
-  const Renewal renewed = renew(lease, request.ttl, deadline);
-  if (renewed.status != LeaseStatus::ok) return std::nullopt;
-  lease.ttl = renewed.ttl;
-  return lease;
-}
-
-// An adoption that fails leaves the owner's key on a session this store may keep alive, claimed
-// by nobody unless the caller asks again.
-std::optional<Lease> EtcdStore::adopt_or_abandon(const LeaseRequest& request, const KeyValue& kv,
-                                                 Deadline deadline) {
+  Lease lease = granted(request, kv.create_revision, slot.value_or(0), steady_now());
+  Renewal renewed;
   try {
-    return adopt(request, kv, deadline);
+    renewed = renew(lease, request.ttl, deadline);
   } catch (const BackendError&) {
     abandon_sessions();  // the key exists: on failure nobody may claim it (the caller gave up)
     throw;
   }
+  if (renewed.status != LeaseStatus::ok) return std::nullopt;
+  lease.ttl = renewed.ttl;
+  return lease;
 }
 
 std::pair<std::string, std::string> EtcdStore::contender(const LeaseRequest& request) const {
@@ -405,9 +393,7 @@ std::optional<EtcdStore::Claim> EtcdStore::claim_single(const LeaseRequest& requ
   if (!reply) return std::nullopt;
   Claim claim;
   if (txn_succeeded(*reply)) {
-    claim.lease = Lease{request.lock, request.owner, request.node_id, 0, 0, 0, request.ttl, sent};
-    claim.lease->fencing_token =
-        static_cast<std::uint64_t>(int_field((*reply)["header"], "revision"));
+    claim.lease = granted(request, int_field((*reply)["header"], "revision"), 0, sent);
     return claim;
   }
   const std::size_t at = request.wait_in_line ? 1 : 0;

@@ -151,10 +151,8 @@ class EtcdStore : public LeaseStore,
                                    TimePoint sent, Deadline deadline);
   /// release(): one Txn deleting the key, or its move to a lease of keep_for.
   LeaseStatus release_key(const Lease& lease, Duration keep_for, Deadline deadline);
+  /// The lease `kv` (this owner's key) holds, renewed; abandon_sessions() when that fails.
   std::optional<Lease> adopt(const LeaseRequest& request, const KeyValue& kv, Deadline deadline);
-  /// adopt(), and abandon_sessions() when it fails.
-  std::optional<Lease> adopt_or_abandon(const LeaseRequest& request, const KeyValue& kv,
-                                        Deadline deadline);
   void refuse_other_shape(const LeaseRequest& request, const Snapshot& seen) const;
   [[nodiscard]] std::string holder_key(const Lease& lease) const;
   [[nodiscard]] std::string slots_key(std::string_view lock) const;
@@ -205,6 +203,9 @@ class EtcdStore : public LeaseStore,
 [[nodiscard]] std::string slot_name(int slot);
 /// The slot index of a key suffix `slot-<i>`, or nullopt for any other name.
 [[nodiscard]] std::optional<int> slot_of(std::string_view name);
+/// The lease granted for `request`: key create revision `token`, `slot`, dated `sent`.
+[[nodiscard]] Lease granted(const LeaseRequest& request, std::int64_t token, int slot,
+                            TimePoint sent);
 /// The owner token recorded in a holder key's value ("" for etcdctl's empty values).
 [[nodiscard]] std::string owner_of(const KeyValue& kv);
 /// The lowest slots of a group lock are claimed in one nested Txn of at most this many levels.
