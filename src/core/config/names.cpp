@@ -123,7 +123,7 @@ void write_owner_token(char* out) {
     rng.seed(seq);
     seeded_for = g;
   }
-  // Eight hex digits at a time, in a 64-bit word (issue 14, target 5): each nibble spread to a
+  // Eight hex digits at a time, in a 64-bit word: each nibble spread to a
   // byte, then '0' + n, plus 'a' - '0' - 10 where n >= 10. Digits come low nibble first.
   const auto eight = [](std::uint32_t v, char* to) {
     std::uint64_t x = v;

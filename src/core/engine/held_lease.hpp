@@ -19,13 +19,14 @@
 
 #include "election_core.hpp"
 #include "lease_clock.hpp"
+#include "wait_queue.hpp"
 
 namespace leader::detail {
 
 struct HeldLease {
   /// `core`: the elector this lease belongs to. It outlives the lease through this pointer and
   /// owns everything every lease of the elector shares (store, clock, bus, options): one
-  /// pointer here instead of a copy of each (issue 14: memory per held lease).
+  /// pointer here instead of a copy of each.
   explicit HeldLease(std::shared_ptr<ElectionCore> owner) : core(std::move(owner)) {}
 
   std::shared_ptr<ElectionCore> core;    // never null
@@ -88,12 +89,12 @@ struct HeldLease {
     void operator()() const noexcept { self->request_stop(); }
   };
   /// Only when the caller's token can be stopped at all (run_if_leader's default token cannot):
-  /// 64 bytes less per lease otherwise (issue 14: memory per held lease).
+  /// 64 bytes less per lease otherwise.
   std::unique_ptr<std::stop_callback<StopRelay>> caller_link;
   WallTime started{};  // when the lease was granted (system clock), for events and history
   /// Counts this lease among the holders of its lock in this process's wait queue (taken by a
   /// waiter: wait_queue.hpp) until the store release; reset after it.
-  std::shared_ptr<void> local_hold;
+  LocalHold local_hold;
 
   /// Where the bus keeps this lease's lock state (EventBus::publish_lease's `slot`).
   mutable std::atomic<void*> bus_slot{nullptr};

@@ -120,27 +120,28 @@ bool WaitTicket::wait_while_held_here(const Clock& clock, TimePoint until,
   return slept;
 }
 
-std::shared_ptr<void> WaitTicket::mark_held() {
-  auto q = queue_;
+LocalHold WaitTicket::mark_held() {
+  {
+    std::lock_guard lock(queue_->mu);
+    ++queue_->held;
+  }
+  return LocalHold(queue_);
+}
+
+void LocalHold::reset() noexcept {
+  if (!queue_) return;
+  const std::shared_ptr<WaitTicket::Queue> q = std::move(queue_);
+  Registry& r = registry();
+  std::lock_guard lock_r(r.mu);
+  bool unused = false;
   {
     std::lock_guard lock(q->mu);
-    ++q->held;
+    --q->held;
+    ++q->releases;
+    q->cv.notify_all();
+    unused = q->order.empty() && q->held == 0;
   }
-  // The handle keeps the queue, and its entry in the registry, while the lease is held: a waiter
-  // arriving meanwhile joins this queue and sees the lease.
-  return {static_cast<void*>(q.get()), [q](void*) {
-            Registry& r = registry();
-            std::lock_guard lock_r(r.mu);
-            bool unused;
-            {
-              std::lock_guard lock(q->mu);
-              --q->held;
-              ++q->releases;
-              q->cv.notify_all();
-              unused = q->order.empty() && q->held == 0;
-            }
-            if (unused) erase_locked(r, q);
-          }};
+  if (unused) erase_locked(r, q);
 }
 
 void WaitTicket::before_attempt() {

@@ -179,7 +179,7 @@ class BusCore {
   std::condition_variable_any changed;
   // Hashed, not ordered: every renewal of every held lease looks its lock up here, and names
   // often share a long prefix ("tenant:acme:..."), which an ordered map compares ~log2(n) times
-  // (issue 14: a fifth of the core's CPU per renewal at 100,000 leases). states() sorts.
+  // (a fifth of the core's CPU per renewal at 100,000 leases). states() sorts.
   std::unordered_map<std::string, LockEntry, NameHash, std::equal_to<>> locks;
   std::vector<std::shared_ptr<Subscriber>> subscribers;
   std::map<std::uint64_t, Notification> notifications;

@@ -27,7 +27,7 @@ struct Row {
 
 // One lock's slots and fencing counter. A released slot keeps its row (expired at once), so the
 // next grant reuses its strings' buffers: an uncontended acquire + release allocates nothing
-// here after the first (issue 14, target 5). Rows beyond a group's size are expired ones of an
+// here after the first. Rows beyond a group's size are expired ones of an
 // earlier, larger group size.
 struct LockRows {
   std::uint64_t fence = 0;
