@@ -5,6 +5,7 @@
 #include <sstream>
 #include <vector>
 
+#include "http/json.hpp"
 #include "kubeconfig.hpp"
 #include "leader/errors.hpp"
 
@@ -189,11 +190,7 @@ Config Config::from_uri(const Uri& uri) {
   check_namespace(c.ns, c.shown);
   apply_token_params(uri, c);
   const std::string pool = uri.param("pool_size").value_or("8");
-  try {
-    c.pool_size = std::stoi(pool);
-  } catch (const std::exception&) {
-    c.pool_size = 0;
-  }
+  c.pool_size = http::whole_number<int>(pool).value_or(0);
   if (c.pool_size < 1 || c.pool_size > 256 || std::to_string(c.pool_size) != pool)
     throw InvalidArgument("URI parameter 'pool_size' of '" + shown + "' must be 1..256");
   c.connect_timeout = uri.duration_param("connect_timeout", c.connect_timeout);
