@@ -13,8 +13,8 @@
 
 #include "config.hpp"
 #include "gateway.hpp"
-#include "leader/detail/store_support.hpp"
 #include "leader/detail/capabilities.hpp"
+#include "leader/detail/store_support.hpp"
 #include "leader/lock_listing.hpp"
 #include "leader/lock_watching.hpp"
 #include "leader/store.hpp"
@@ -49,6 +49,7 @@ class EtcdStore : public LeaseStore,
   EtcdStore& operator=(const EtcdStore&) = delete;
 
   [[nodiscard]] std::string_view scheme() const override { return scheme_; }
+
   [[nodiscard]] Capabilities capabilities() noexcept override {
     return {.watch = this, .listing = this, .line = this};
   }

@@ -26,6 +26,7 @@ class K8sStore : public LeaseStore, public LockLister, public LockWatcher {
   explicit K8sStore(Config config);
 
   [[nodiscard]] std::string_view scheme() const override { return "k8s"; }
+
   [[nodiscard]] Capabilities capabilities() noexcept override {
     return {.watch = this, .listing = this};
   }
