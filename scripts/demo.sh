@@ -6,7 +6,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 REPLICAS=${1:-5} ROUNDS=${2:-3}
 LEADER=${LEADER_BIN:-build/tools/leader/leader}
-[ -x "$LEADER" ] || { echo "demo: $LEADER not built; run scripts/build.sh first" >&2; exit 1; }
+[ -x "$LEADER" ] || { echo "demo: $LEADER not built; run scripts/build.sh --cli first" >&2; exit 1; }
 out=$(mktemp -d /tmp/leader-demo.XXXXXX)
 trap 'rm -rf "$out"' EXIT
 echo "demo: $REPLICAS replicas, $ROUNDS rounds, lock 'nightly-report', store: the SQLite default"

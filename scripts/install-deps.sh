@@ -2,6 +2,8 @@
 # Installs the Debian 12 packages leader needs (as root). Idempotent: does nothing when all are
 # present.
 #   scripts/install-deps.sh                everything the build, the tests and the test servers need
+#   scripts/install-deps.sh --cli          only what building the library and the CLI with the SQLite
+#                                          default needs (scripts/build.sh --cli, scripts/demo.sh)
 #   scripts/install-deps.sh --store redis  only what building the CLI (and library) with the SQLite
 #                                          default and that one store needs; then configure with
 #                                          -DLEADER_WITH_<STORE>=ON and the other stores OFF (README)
@@ -19,7 +21,9 @@ declare -A STORE_PACKAGES=(
   [dynamodb]="libcurl4-openssl-dev libssl-dev" [consul]="libcurl4-openssl-dev"
   [k8s]="libcurl4-openssl-dev libyaml-cpp-dev" [mongodb]="libmongoc-dev libbson-dev"
 )
-if [ "${1:-}" = "--store" ]; then
+if [ "${1:-}" = "--cli" ]; then
+  PACKAGES=("${CLI_PACKAGES[@]}")
+elif [ "${1:-}" = "--store" ]; then
   store=${2:-}
   if [ -z "$store" ] || [ -z "${STORE_PACKAGES[$store]+set}" ]; then
     echo "install-deps: --store needs one of: ${!STORE_PACKAGES[*]}" >&2
@@ -28,7 +32,7 @@ if [ "${1:-}" = "--store" ]; then
   read -r -a extra <<< "${STORE_PACKAGES[$store]}"
   PACKAGES=("${CLI_PACKAGES[@]}" "${extra[@]}")
 elif [ $# -gt 0 ]; then
-  echo "install-deps: unknown argument '$1'; usage: scripts/install-deps.sh [--store STORE]" >&2
+  echo "install-deps: unknown argument '$1'; usage: scripts/install-deps.sh [--cli | --store STORE]" >&2
   exit 64
 else
 PACKAGES=(
@@ -47,9 +51,12 @@ PACKAGES=(
 # present (this machine kind ships Node 20 with npm 11, which conflicts with Debian's npm package).
 command -v npm > /dev/null 2>&1 || PACKAGES+=(nodejs npm)
 fi
+# One dpkg-query for all (it exits 1 when it knows some name not at all: those count as missing).
+installed=$(dpkg-query -W -f='${Package} ${Status}\n' "${PACKAGES[@]}" 2> /dev/null |
+  awk '/ install ok installed$/ { print $1 }' || true)
 missing=()
 for p in "${PACKAGES[@]}"; do
-  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
+  grep -qxF "$p" <<< "$installed" || missing+=("$p")
 done
 if [ ${#missing[@]} -eq 0 ]; then
   echo "install-deps: all ${#PACKAGES[@]} packages present"
