@@ -143,6 +143,7 @@ struct SubscribeOptions {
 };
 
 namespace detail {
+struct LeasePublishing;  // the engine's lease events (src/core/events/lease_publishing.hpp)
 class Subscriber;
 class BusCore;
 }  // namespace detail
@@ -237,35 +238,11 @@ class EventBus {
   /// Publishes `event`: stamps `at` and `sequence`, updates the state, queues it for every
   /// subscriber. Never blocks on a listener. Used by electors and schedulers.
   void publish(ElectionEvent event);
-  /// Builds the full event of publish_lease() on demand: `make(context)`.
-  struct EventMaker {
-    const void* context;
-    ElectionEvent (*make)(const void* context);
-  };
-  /// The electors' form of publish() for a lease event (`kind` elected, renewed, lost or
-  /// released of `lease`, whose local deadline is now `deadline`): the same sequence, state and
-  /// delivery, but the event itself is built (`make`) only when a subscriber or a pending
-  /// notification needs it, so an election on a bus nobody listens to builds none.
-  /// `slot`, when given, remembers where this bus keeps the state of the lease's lock (null at
-  /// first, set by the first publication that finds it; one per lease, on this bus only): the
-  /// later publications of the same lease skip the lookup by name.
-  void publish_lease(EventKind kind, const LeaseInfo& lease, TimePoint deadline, EventMaker make,
-                     std::atomic<void*>* slot = nullptr);
-  /// One lease event of publish_leases().
-  struct LeasePublication {
-    const LeaseInfo* lease;
-    TimePoint deadline;
-    EventMaker make;
-    std::atomic<void*>* slot = nullptr;  ///< as publish_lease's
-  };
-  /// publish_lease() of every item, in order, under one lock of the bus (a renewal batch's
-  /// `renewed` events: the workers renewing two halves of a batch do not queue on the bus per
-  /// lease).
-  void publish_leases(EventKind kind, std::span<const LeasePublication> items);
   /// The number of active subscriptions.
   [[nodiscard]] std::size_t subscribers() const;
 
  private:
+  friend struct detail::LeasePublishing;
   std::shared_ptr<detail::BusCore> core_;
 };
 

@@ -7,6 +7,7 @@
 #include <future>
 #include <thread>
 
+#include "events/lease_publishing.hpp"  // the engine's lease events (src/core, internal)
 #include "leader/leader.hpp"
 #include "leader/stores/memory.hpp"
 
@@ -319,7 +320,8 @@ TEST(LeadershipState, ABatchPublicationUpdatesEachLockInOrder) {
   }
   const TimePoint t0{std::chrono::seconds(100)};
   for (std::size_t i = 0; i < infos.size(); ++i)
-    bus.publish_lease(EventKind::elected, infos[i], t0, {&elected[i], make});
+    detail::LeasePublishing::publish_lease(bus, EventKind::elected, infos[i], t0,
+                                           {&elected[i], make});
   std::atomic<int> fired{0};
   LeadershipState got;
   bus.notify_state_change("c", bus.state("c").version, [&](const LeadershipState& s) {
@@ -331,10 +333,10 @@ TEST(LeadershipState, ABatchPublicationUpdatesEachLockInOrder) {
   auto waiter = std::async(std::launch::async, [&] {
     return bus.wait_state_change("a", a_version, give_up.get_token());
   });
-  std::vector<EventBus::LeasePublication> items;
+  std::vector<detail::LeasePublishing::LeasePublication> items;
   for (std::size_t i = 0; i < infos.size(); ++i)
     items.push_back({&infos[i], t0 + std::chrono::seconds(i + 1), {&events[i], make}});
-  bus.publish_leases(EventKind::renewed, items);
+  detail::LeasePublishing::publish_leases(bus, EventKind::renewed, items);
   const bool woken = waiter.wait_for(5s) == std::future_status::ready;
   give_up.request_stop();
   ASSERT_TRUE(woken) << "wait_state_change was not woken";

@@ -84,7 +84,8 @@ void HeldLease::publish(EventKind kind, std::string detail,
       pending.outcome = loss;
     }
     // The state of the lock is updated either way.
-    bus().publish_lease(kind, info, pending.deadline, {&pending, &Pending::make}, &bus_slot);
+    LeasePublishing::publish_lease(bus(), kind, info, pending.deadline, {&pending, &Pending::make},
+                                   &bus_slot);
   } catch (...) {  // events never disturb the election (allocation failure at worst)
   }
 }
@@ -93,7 +94,8 @@ void HeldLease::publish_read(EventKind kind, TimePoint deadline,
                              std::optional<LeaseOutcome> outcome, std::string detail) noexcept {
   try {
     Pending pending{this, kind, deadline, outcome, &detail, std::nullopt};
-    bus().publish_lease(kind, info, deadline, {&pending, &Pending::make}, &bus_slot);
+    LeasePublishing::publish_lease(bus(), kind, info, deadline, {&pending, &Pending::make},
+                                   &bus_slot);
   } catch (...) {  // events never disturb the election (allocation failure at worst)
   }
 }
@@ -108,7 +110,7 @@ void HeldLease::publish_renewed(std::span<const std::shared_ptr<HeldLease>> leas
       pending.push_back({held.get(), EventKind::renewed, held->clock_.deadline(), held->loss,
                          nullptr, std::nullopt});
     }
-    std::vector<EventBus::LeasePublication> items;
+    std::vector<LeasePublishing::LeasePublication> items;
     items.reserve(pending.size());
     for (std::size_t from = 0; from < pending.size();) {  // one call per run of one bus
       EventBus& bus = pending[from].self->bus();
@@ -119,7 +121,7 @@ void HeldLease::publish_renewed(std::span<const std::shared_ptr<HeldLease>> leas
                          pending[to].deadline,
                          {&pending[to], &Pending::make},
                          &pending[to].self->bus_slot});
-      bus.publish_leases(EventKind::renewed, items);
+      LeasePublishing::publish_leases(bus, EventKind::renewed, items);
       from = to;
     }
   } catch (...) {  // events never disturb the election (allocation failure at worst)

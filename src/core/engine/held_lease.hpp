@@ -18,6 +18,7 @@
 #include <utility>
 
 #include "election_core.hpp"
+#include "events/lease_publishing.hpp"
 #include "lease_clock.hpp"
 #include "wait_queue.hpp"
 
@@ -96,8 +97,8 @@ struct HeldLease {
   /// waiter: wait_queue.hpp) until the store release; reset after it.
   LocalHold local_hold;
 
-  /// Where the bus keeps this lease's lock state (EventBus::publish_lease's `slot`).
-  mutable std::atomic<void*> bus_slot{nullptr};
+  /// Where the bus keeps this lease's lock state (lease_publishing.hpp).
+  mutable BusSlot bus_slot{nullptr};
   std::mutex mu;
   std::optional<std::stop_source> stop_source;  // guarded by mu: made by stop_token()
   std::atomic<bool> stop_wanted{false};         // written under mu: request_stop() ran

@@ -9,6 +9,7 @@
 
 #include "bus_core.hpp"
 #include "leader/events.hpp"
+#include "lease_publishing.hpp"
 
 namespace leader {
 namespace detail {
@@ -253,22 +254,30 @@ void EventBus::publish(ElectionEvent event) {
   fire_notifications(fire, changed);
 }
 
-void EventBus::publish_lease(EventKind kind, const LeaseInfo& lease, TimePoint deadline,
-                             EventMaker make, std::atomic<void*>* slot) {
+std::size_t EventBus::subscribers() const {
+  std::lock_guard guard(core_->mu);
+  return core_->subscribers.size();
+}
+
+namespace detail {
+
+void LeasePublishing::publish_lease(EventBus& bus, EventKind kind, const LeaseInfo& lease,
+                                    TimePoint deadline, EventMaker make, BusSlot* slot) {
   std::vector<EventBus::StateWatcher> fire;
   LeadershipState changed;
   bool wake = false;
   {
-    std::lock_guard guard(core_->mu);
-    wake = core_->publish_locked(
+    std::lock_guard guard(bus.core_->mu);
+    wake = bus.core_->publish_locked(
         kind, lease.lock, lease.fail_open, lease.fencing_token, lease.slot, deadline,
         [&]() -> ElectionEvent { return make.make(make.context); }, fire, changed, slot);
   }
-  if (wake) core_->changed.notify_all();
+  if (wake) bus.core_->changed.notify_all();
   fire_notifications(fire, changed);
 }
 
-void EventBus::publish_leases(EventKind kind, std::span<const LeasePublication> items) {
+void LeasePublishing::publish_leases(EventBus& bus, EventKind kind,
+                                     std::span<const LeasePublication> items) {
   struct Fired {
     std::vector<EventBus::StateWatcher> fire;
     LeadershipState changed;
@@ -278,10 +287,10 @@ void EventBus::publish_leases(EventKind kind, std::span<const LeasePublication> 
   LeadershipState changed;
   bool wake = false;
   {
-    std::lock_guard guard(core_->mu);
+    std::lock_guard guard(bus.core_->mu);
     for (const LeasePublication& p : items) {
       const LeaseInfo& lease = *p.lease;
-      wake = core_->publish_locked(
+      wake = bus.core_->publish_locked(
                  kind, lease.lock, lease.fail_open, lease.fencing_token, lease.slot, p.deadline,
                  [&]() -> ElectionEvent { return p.make.make(p.make.context); }, fire, changed,
                  p.slot) ||
@@ -289,13 +298,10 @@ void EventBus::publish_leases(EventKind kind, std::span<const LeasePublication> 
       if (!fire.empty()) fired.push_back({std::exchange(fire, {}), changed});
     }
   }
-  if (wake) core_->changed.notify_all();
+  if (wake) bus.core_->changed.notify_all();
   for (auto& f : fired) fire_notifications(f.fire, f.changed);
 }
 
-std::size_t EventBus::subscribers() const {
-  std::lock_guard guard(core_->mu);
-  return core_->subscribers.size();
-}
+}  // namespace detail
 
 }  // namespace leader
