@@ -36,10 +36,9 @@ bool LeaderContext::extend(Duration lease_time) {
   {
     std::unique_lock lock(h.mu);
     // One renew call per lease at a time, so replies cannot be applied out of order.
-    h.cv().wait(lock, [&] { return !h.renewing || h.lost || h.finished; });
+    h.cv().wait(lock, [&] { return !h.renewal.taken() || h.lost || h.finished; });
     if (h.lost || h.finished) return false;
-    h.renewing = true;
-    h.calling = true;
+    h.renewal.take_and_call();
     h.clock_.request(lease_time);  // later renewals request this ttl too
     copy = h.store_lease_locked();
   }

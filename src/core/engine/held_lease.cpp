@@ -135,8 +135,7 @@ std::string HeldLease::end_renewal(TimePoint sent, Duration asked, std::optional
   {
     std::lock_guard lock(mu);
     renewed = outcome && outcome->status == LeaseStatus::ok && !lost;
-    renewing = false;
-    calling = false;
+    renewal.free();
     if (outcome && outcome->status == LeaseStatus::ok) {
       // Only the times change: the lease's identity does not change on renewal.
       if (!lost) clock_.confirm(sent, asked, outcome->ttl, margin_rule());

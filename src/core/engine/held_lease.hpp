@@ -1,7 +1,7 @@
 #pragma once
 // Internal: the shared state of one held lease, seen by the guard, the context and the renewal
 // scheduler. Its deadline and renewal times are its LeaseClock's (lease_clock.hpp: the deadline
-// rule); store renew calls of one lease are serialised (`renewing`).
+// rule); store renew calls of one lease are serialised (`renewal`, renew_slot.hpp).
 
 #include <array>
 #include <atomic>
@@ -20,6 +20,7 @@
 #include "election_core.hpp"
 #include "events/lease_publishing.hpp"
 #include "lease_clock.hpp"
+#include "renew_slot.hpp"
 #include "wait_queue.hpp"
 
 namespace leader::detail {
@@ -110,7 +111,7 @@ struct HeldLease {
     return has_owner ? std::string_view(lease.owner.data(), lease.owner.size())
                      : std::string_view();
   }
-  /// Notified when `renewing`, `calling` or `lost` change: one of a few condition variables
+  /// Notified when `renewal` or `lost` change: one of a few condition variables
   /// shared by all held leases (waits on it are rare: an extend() behind a renewal, an unwatch()
   /// behind a store call), 48 bytes less per lease; `_any` because leases sharing one wait with
   /// their own mutexes. A waiter re-checks its predicate, so another lease's notify is harmless.
@@ -120,12 +121,11 @@ struct HeldLease {
   /// Guarded by mu: the deadline, the renewal times and what renewals request (lease_time, then
   /// extend's).
   LeaseClock clock_;
-  bool renewing = false;   // guarded by mu: a renew (scheduled or extend) is queued or running
-  bool calling = false;    // guarded by mu: that renew's store call is under way
-  bool lost = false;       // guarded by mu
-  bool finished = false;   // guarded by mu
-  bool released = false;   // guarded by mu: finish() ran
-  bool fail_open = false;  // set before the lease is shared, then constant
+  RenewSlot renewal;                 // guarded by mu: one renew call at a time (renew_slot.hpp)
+  bool lost = false;                 // guarded by mu
+  bool finished = false;             // guarded by mu
+  bool released = false;             // guarded by mu: finish() ran
+  bool fail_open = false;            // set before the lease is shared, then constant
   std::optional<LeaseOutcome> loss;  // guarded by mu: how the lease ended (lost: set at once)
   std::unique_ptr<std::string> loss_reason;  // guarded by mu: why it was lost (set once, rarely)
 

@@ -93,7 +93,7 @@ std::exception_ptr ElectionCore::finish(HeldLease& held, bool failed, const std:
     if (!held.fail_open) {
       held.finished = true;
       // A renewal still queued sees `finished` and does nothing; only a running one is waited for.
-      held.cv().wait(lock, [&] { return !held.calling; });
+      held.cv().wait(lock, [&] { return !held.renewal.calling(); });
     }
     if (release) {
       try {

@@ -75,7 +75,7 @@ class Scheduler final : public RenewalScheduler {
         due[i] = TimePoint::min();  // not watched any more
         continue;
       }
-      due[i] = held.clock_.next_due(held.options().auto_extend && !held.renewing);
+      due[i] = held.clock_.next_due(held.options().auto_extend && !held.renewal.taken());
     }
     bool earliest = false;
     {
@@ -196,9 +196,9 @@ class Scheduler final : public RenewalScheduler {
         const TimePoint t = clock_->now();
         if (held->clock_.expired(t)) {
           expired = true;
-        } else if (held->options().auto_extend && !held->renewing && held->clock_.renewal_due(t)) {
-          renew = true;
-          held->renewing = true;  // one renew call per lease at a time: extend() waits for it
+        } else if (held->options().auto_extend && !held->renewal.taken() &&
+                   held->clock_.renewal_due(t)) {
+          renew = held->renewal.queue();  // one renew call per lease at a time: extend() waits
         }
       }
       if (expired) {
@@ -217,11 +217,11 @@ class Scheduler final : public RenewalScheduler {
       if (it == batches.end()) continue;
       {
         std::lock_guard hl(held->mu);
-        if (held->finished || held->lost || !held->options().auto_extend || held->renewing)
+        if (held->finished || held->lost || !held->options().auto_extend || held->renewal.taken())
           continue;
         if (held->clock_.expired(now)) continue;  // handled when its own entry is due
         if (held->clock_.next_renew() - now > early_window(held->clock_.renew_every())) continue;
-        held->renewing = true;
+        held->renewal.queue();
       }
       it->second.push_back(held);
       watched.push_back(held);
@@ -254,11 +254,11 @@ class Scheduler final : public RenewalScheduler {
   static std::optional<Attempt> begin_renewal(HeldLease& held) {
     std::lock_guard hl(held.mu);
     if (held.finished || held.lost) {
-      held.renewing = false;
+      held.renewal.free();
       held.cv().notify_all();
       return std::nullopt;
     }
-    held.calling = true;
+    held.renewal.start_call();
     return Attempt{held.store_lease_locked(), held.clock_.requested(), held.clock_.deadline()};
   }
 

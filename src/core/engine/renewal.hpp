@@ -20,8 +20,8 @@ class RenewalScheduler {
   /// Re-reads `held`'s times after an explicit extend().
   virtual void reschedule(const std::shared_ptr<HeldLease>& held) = 0;
   /// Stops watching `held`. The caller first set `held.finished` and waited for its in-flight
-  /// renewal call (`!calling`), both under `held.mu` (ElectionCore::finish, in the same lock as
-  /// its other end-of-lease reads).
+  /// renewal call (`!renewal.calling()`), both under `held.mu` (ElectionCore::finish, in the same
+  /// lock as its other end-of-lease reads).
   virtual void unwatch(HeldLease& held) = 0;
 };
 
