@@ -5,6 +5,7 @@
 
 #include <chrono>
 #include <exception>
+#include <memory>
 
 #include "leader/elector.hpp"
 #include "leader/stores/memory.hpp"
@@ -14,22 +15,22 @@ namespace {
 
 using namespace std::chrono_literals;
 
-ElectionOptions quick() { return {.wait_time = 0s, .lease_time = 5s, .node_id = "releaser"}; }
-
-TEST(ReleaseOutcome, AReleaseTheStoreConfirmsReportsNothingAndFreesTheLock) {
-  auto store = make_memory_store();
-  LeaderElector elector(store, quick());
+// A lease of "job" held on a memory store.
+struct ReleaseOutcome : ::testing::Test {
+  std::shared_ptr<LeaseStore> store = make_memory_store();
+  LeaderElector elector{store, {.wait_time = 0s, .lease_time = 5s, .node_id = "releaser"}};
   Acquisition got = elector.acquire("job");
+  [[nodiscard]] bool held() const { return store->inspect("job", Deadline::after(1s)).held(); }
+};
+
+TEST_F(ReleaseOutcome, AReleaseTheStoreConfirmsReportsNothingAndFreesTheLock) {
   ASSERT_TRUE(got);
   EXPECT_EQ(got.guard->release(), nullptr);
-  EXPECT_FALSE(store->inspect("job", Deadline::after(1s)).held());
+  EXPECT_FALSE(held());
   EXPECT_EQ(got.guard->release(), nullptr) << "a second release has nothing to report";
 }
 
-TEST(ReleaseOutcome, AFailedReleaseIsReportedAsTheStoresErrorAndTheLeaseStaysHeld) {
-  auto store = make_memory_store();
-  LeaderElector elector(store, quick());
-  Acquisition got = elector.acquire("job");
+TEST_F(ReleaseOutcome, AFailedReleaseIsReportedAsTheStoresErrorAndTheLeaseStaysHeld) {
   ASSERT_TRUE(got);
   set_memory_store_unavailable(*store, true);
   const std::exception_ptr failure = got.guard->release();
@@ -40,18 +41,14 @@ TEST(ReleaseOutcome, AFailedReleaseIsReportedAsTheStoresErrorAndTheLeaseStaysHel
   } catch (const BackendError& e) {
     EXPECT_EQ(e.code(), ErrorCode::unavailable) << e.what();
   }
-  EXPECT_TRUE(store->inspect("job", Deadline::after(1s)).held())
-      << "the store never heard the release: the lease runs out at its ttl";
+  EXPECT_TRUE(held()) << "the store never heard the release: the lease runs out at its ttl";
   EXPECT_EQ(got.guard->release(), nullptr) << "the lease already ended here";
 }
 
-TEST(ReleaseOutcome, AbandoningLeavesTheLeaseOnTheStoreAndAReleaseAfterItReportsNothing) {
-  auto store = make_memory_store();
-  LeaderElector elector(store, quick());
-  Acquisition got = elector.acquire("job");
+TEST_F(ReleaseOutcome, AbandoningLeavesTheLeaseOnTheStoreAndAReleaseAfterItReportsNothing) {
   ASSERT_TRUE(got);
   got.guard->abandon();
-  EXPECT_TRUE(store->inspect("job", Deadline::after(1s)).held());
+  EXPECT_TRUE(held());
   EXPECT_EQ(got.guard->release(), nullptr);
 }
 
