@@ -129,7 +129,7 @@ Acquisition ElectionCore::acquire(const std::string& lock, const std::stop_token
     const LeaseRequest& request_;
     Duration timeout_;
     bool granted_ = false;
-  } leave(request.wait_in_line ? line_ : nullptr, request, options_.effective_call_timeout());
+  } leave(request.wait_in_line ? line_ : nullptr, request, call_timeout_);
   if (turns_.check) {
     std::optional<Skipped> not_mine;
     try {

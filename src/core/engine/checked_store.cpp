@@ -178,12 +178,12 @@ Acquired CheckedStore::try_acquire_built(const LeaseRequest& request, Deadline d
   return got;
 }
 
-void check_grant_owner(std::string_view scheme, const LeaseRequest& request, const Acquired& got) {
-  if (got.lease && got.lease->owner != request.owner)
-    throw BackendError(ErrorCode::internal, std::string(scheme),
-                       CheckedStore::Call{"try_acquire", request.lock}.str() +
-                           ": the store granted a lease of owner " + shown(got.lease->owner) +
-                           " to a request of owner " + shown(request.owner));
+void refuse_grant_of_another_owner(std::string_view scheme, const LeaseRequest& request,
+                                   const Lease& granted) {
+  throw BackendError(ErrorCode::internal, std::string(scheme),
+                     CheckedStore::Call{"try_acquire", request.lock}.str() +
+                         ": the store granted a lease of owner " + shown(granted.owner) +
+                         " to a request of owner " + shown(request.owner));
 }
 
 void CheckedStore::check_grant(const LeaseRequest& request, Acquired& got, TimePoint sent) const {

@@ -29,10 +29,17 @@
 
 namespace leader::detail {
 
+/// The failure of check_grant_owner() for `granted` (out of line: the check itself is inline).
+[[noreturn]] void refuse_grant_of_another_owner(std::string_view scheme,
+                                                const LeaseRequest& request, const Lease& granted);
 /// Throws BackendError{internal} (naming `scheme`) when `got` is a grant to another owner than
 /// `request`'s: a store defect (renewals would miss the lease). The one owner check of a grant,
 /// for the CheckedStore and for an elector on a store without one.
-void check_grant_owner(std::string_view scheme, const LeaseRequest& request, const Acquired& got);
+inline void check_grant_owner(std::string_view scheme, const LeaseRequest& request,
+                              const Acquired& got) {
+  if (got.lease && got.lease->owner != request.owner)
+    refuse_grant_of_another_owner(scheme, request, *got.lease);
+}
 
 /// True when `store` is a CheckedStore itself (not one under a wrapper).
 [[nodiscard]] bool is_checked(LeaseStore& store) noexcept;

@@ -128,8 +128,7 @@ LocalHold WaitTicket::mark_held() {
   return LocalHold(queue_);
 }
 
-void LocalHold::reset() noexcept {
-  if (!queue_) return;
+void LocalHold::drop() noexcept {
   const std::shared_ptr<WaitTicket::Queue> q = std::move(queue_);
   Registry& r = registry();
   std::lock_guard lock_r(r.mu);

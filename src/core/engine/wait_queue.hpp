@@ -78,9 +78,12 @@ class LocalHold {
   LocalHold& operator=(const LocalHold&) = delete;
   ~LocalHold() { reset(); }
   /// Drops the hold now (no-op when empty).
-  void reset() noexcept;
+  void reset() noexcept {
+    if (queue_) drop();
+  }
 
  private:
+  void drop() noexcept;
   std::shared_ptr<WaitTicket::Queue> queue_;
 };
 
