@@ -245,7 +245,7 @@ LeaseStatus EtcdStore::release(const Lease& lease, Duration keep_for, Deadline d
   try {
     return release_key(lease, keep_for, deadline);
   } catch (const BackendError&) {
-    // Issue 37: whatever failed, the key may still be there, on a session that the renewals of
+    // Whatever failed, the key may still be there, on a session that the renewals of
     // this store's other keys keep alive, and nobody claims it any more: that session must
     // expire (and the holder's process may go on working for hours).
     abandon_sessions();
