@@ -16,10 +16,9 @@ class InstrumentedStore final : public ForwardingStore, public ::leader::detail:
  public:
   InstrumentedStore(std::shared_ptr<LeaseStore> inner, std::shared_ptr<detail::MetricsState> state)
       : ForwardingStore(std::move(inner)),
-        inner_(&this->inner()),
-        async_(inner_->capabilities().async),
+        async_(this->inner().capabilities().async),
         state_(std::move(state)),
-        scheme_(inner_->scheme()),
+        scheme_(this->inner().scheme()),
         histograms_(state_->store_histograms(scheme_)) {}
 
  private:
@@ -58,39 +57,39 @@ class InstrumentedStore final : public ForwardingStore, public ::leader::detail:
   }
 
   Acquired try_acquire(const LeaseRequest& request, Deadline deadline) override {
-    return timed(Operation::acquire, [&] { return inner_->try_acquire(request, deadline); });
+    return timed(Operation::acquire, [&] { return inner().try_acquire(request, deadline); });
   }
   Renewal renew(const Lease& lease, Duration ttl, Deadline deadline) override {
-    return timed(Operation::renew, [&] { return inner_->renew(lease, ttl, deadline); });
+    return timed(Operation::renew, [&] { return inner().renew(lease, ttl, deadline); });
   }
   // One latency observation per batch (one round trip); each lease's error is counted.
   std::vector<BatchRenewal> renew_batch(std::span<const RenewalRequest> requests,
                                         Deadline deadline) override {
-    auto out = timed(Operation::renew, [&] { return inner_->renew_batch(requests, deadline); });
+    auto out = timed(Operation::renew, [&] { return inner().renew_batch(requests, deadline); });
     for (const BatchRenewal& r : out)
       if (r.error)
         state_->store_error(scheme_, Operation::renew, std::string(to_string(r.error->code())));
     return out;
   }
   LeaseStatus release(const Lease& lease, Duration keep_for, Deadline deadline) override {
-    return timed(Operation::release, [&] { return inner_->release(lease, keep_for, deadline); });
+    return timed(Operation::release, [&] { return inner().release(lease, keep_for, deadline); });
   }
   [[nodiscard]] LockState inspect(std::string_view lock, Deadline deadline) override {
-    return timed(Operation::inspect, [&] { return inner_->inspect(lock, deadline); });
+    return timed(Operation::inspect, [&] { return inner().inspect(lock, deadline); });
   }
   void put_candidate(std::string_view group, const Candidate& candidate, Duration ttl,
                      Deadline deadline) override {
     timed(Operation::put_candidate,
-          [&] { inner_->put_candidate(group, candidate, ttl, deadline); });
+          [&] { inner().put_candidate(group, candidate, ttl, deadline); });
   }
   [[nodiscard]] std::vector<Candidate> list_candidates(std::string_view group,
                                                        Deadline deadline) override {
     return timed(Operation::list_candidates,
-                 [&] { return inner_->list_candidates(group, deadline); });
+                 [&] { return inner().list_candidates(group, deadline); });
   }
   void remove_candidate(std::string_view group, std::string_view node_id,
                         Deadline deadline) override {
-    timed(Operation::remove_candidate, [&] { inner_->remove_candidate(group, node_id, deadline); });
+    timed(Operation::remove_candidate, [&] { inner().remove_candidate(group, node_id, deadline); });
   }
   // Asynchronous attempts (the store's own, when it has them) are timed like try_acquire: from
   // the call to the outcome's delivery on the store's I/O thread.
@@ -132,7 +131,6 @@ class InstrumentedStore final : public ForwardingStore, public ::leader::detail:
   }
 
  private:
-  LeaseStore* inner_;                                 // the wrapped store (owned by the base)
   ::leader::detail::AsyncAttempts* async_ = nullptr;  // its asynchronous attempts, if any
   std::shared_ptr<detail::MetricsState> state_;
   std::string scheme_;
