@@ -98,11 +98,12 @@ Acquisition ElectionCore::acquire(const std::string& lock, const std::stop_token
   // This thread's request, reused (its strings keep their buffers: no allocation), unless an
   // acquire of this thread is under way further up the stack (a listener's): then its own.
   std::optional<LeaseRequest> own;
-  const bool scratch = !t_request.busy;
-  LeaseRequest& request = scratch ? t_request.value : own.emplace();
-  const ScratchUse<LeaseRequest> use(scratch ? &t_request : nullptr);
+  Scratch<LeaseRequest>& mine = t_request;  // one TLS access (each access calls its init wrapper)
+  const bool scratch = !mine.busy;
+  LeaseRequest& request = scratch ? mine.value : own.emplace();
+  const ScratchUse<LeaseRequest> use(scratch ? &mine : nullptr);
   request.lock.assign(lock);
-  request.owner.resize(kOwnerTokenLength);
+  if (request.owner.size() != kOwnerTokenLength) request.owner.resize(kOwnerTokenLength);
   write_owner_token(request.owner.data());
   request.node_id.assign(options_.node_id);
   request.ttl = options_.lease_time;

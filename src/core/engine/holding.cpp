@@ -83,8 +83,9 @@ std::exception_ptr ElectionCore::finish(HeldLease& held, bool failed, const std:
   std::exception_ptr release_failure;
   std::optional<Lease> own;  // when this thread's scratch lease is in use
   const bool release = !held.fail_open && on_store;
-  Lease* lease = release && !t_release.busy ? &t_release.value : nullptr;
-  const ScratchUse<Lease> use(lease != nullptr ? &t_release : nullptr);
+  Scratch<Lease>& mine = t_release;  // one TLS access
+  Lease* lease = release && !mine.busy ? &mine.value : nullptr;
+  const ScratchUse<Lease> use(lease != nullptr ? &mine : nullptr);
   {
     // One lock for everything the end reads and sets before the store call.
     std::unique_lock lock(held.mu);
