@@ -4,10 +4,10 @@
 #include <charconv>
 #include <set>
 
-#include "leader/campaign.hpp"
 #include "leader/detail/group_size.hpp"
 #include "leader/detail/store_support.hpp"
 #include "leader/errors.hpp"
+#include "leader/lock_watching.hpp"
 #include "leader/names.hpp"
 
 namespace leader::consul {
