@@ -46,7 +46,10 @@ PACKAGES=(
   libmongoc-dev libbson-dev python3-mongomock python3-bson python3-pymongo
   python3-kubernetes prometheus chromium
   help2man python3-yaml systemd zsh
+  buildah mmdebstrap lintian
 )
+# kubectl (deploy/k8s's offline check): Debian's kubernetes-client unless one is installed.
+command -v kubectl > /dev/null 2>&1 || PACKAGES+=(kubernetes-client)
 # dynalite (the DynamoDB API test server) comes from npm: use the machine's Node.js and npm when
 # present (this machine kind ships Node 20 with npm 11, which conflicts with Debian's npm package).
 command -v npm > /dev/null 2>&1 || PACKAGES+=(nodejs npm)
