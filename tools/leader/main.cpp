@@ -29,6 +29,7 @@
 #include "cron_command.hpp"
 #endif
 #ifdef LEADER_HAVE_SERVE
+#include "probe_command.hpp"
 #include "serve_command.hpp"
 #endif
 
@@ -197,6 +198,9 @@ int main(int argc, char** argv) {
 #endif
   std::vector<Subcommand> subcommands = {run_command, add_list_command(app),
                                          add_release_command(app), add_observe_command(app)};
+#ifdef LEADER_HAVE_SERVE
+  subcommands.push_back(add_probe_command(app));
+#endif
   for (const auto& c : subcommands) extra_usages()[c.app->get_name()] = c.usage;
   std::vector<std::string> names;
   for (const CLI::App* s : app.get_subcommands({})) names.push_back(s->get_name());
