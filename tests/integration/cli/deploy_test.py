@@ -123,12 +123,18 @@ for d in deployments:
         if "--campaign" not in args:
             fail("the sidecar does not campaign (--campaign)")
         listen = args[args.index("--listen") + 1] if "--listen" in args else ""
-        if not listen.startswith("127.0.0.1:"):
-            fail("the sidecar listens on %r, not loopback" % listen)
-        probes = [c.get(p, {}).get("httpGet", {}).get("path") for p in ("readinessProbe",
-                                                                         "livenessProbe")]
-        if probes != ["/readyz", "/healthz"]:
-            fail("sidecar probes are %s" % probes)
+        if not listen.startswith("127.0.0.1:") and not (
+                "--allow-remote" in args and "--token-file" in args):
+            fail("the sidecar listens on %r, not loopback, without --allow-remote --token-file"
+                 % listen)
+        # The kubelet probes from the node, not the pod's loopback: exec `leader probe`.
+        probes = [c.get(p, {}).get("exec", {}).get("command", []) for p in ("readinessProbe",
+                                                                            "livenessProbe")]
+        if [p[:2] for p in probes] != [["leader", "probe"]] * 2 or "--ready" not in probes[0]:
+            fail("sidecar probes are %s, not leader probe --ready / leader probe" % probes)
+        for p in probes:
+            if p[:1] == ["leader"]:
+                check_command_line(p[1:], "Deployment sidecar probe")
         check_command_line(args, "Deployment sidecar")
 for job in documents.get("CronJob", []):
     for c in job["spec"]["jobTemplate"]["spec"]["template"]["spec"]["containers"]:
