@@ -19,7 +19,7 @@ complete_words() {  # complete_words WORD... : the candidates bash offers for th
 [ "$(complete_words leader status --log-format j)" = "json" ] || fail "--log-format j<TAB>"
 [ -z "$(complete_words leader run --lock x -- ec)" ] || fail "completed after --"
 
-for command in run status observe list release cron serve; do
+for command in run status observe list release cron serve probe; do
   "$leader" "$command" --help > /dev/null 2>&1 || continue  # cron, serve: only when built
   offered=" $(complete_words leader "$command" --) "
   for option in $("$leader" "$command" --help | grep -oE -- '--[a-z][a-z-]+' | sort -u); do

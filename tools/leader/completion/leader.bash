@@ -16,6 +16,7 @@ _leader_options() {
     serve) echo "--store --listen --allow-remote --token-file --campaign --campaign-ttl --lock
                  --node-id --history --ready-timeout --max-wait --max-ttl --threads --verbose
                  --log-format --help" ;;
+    probe) echo "--listen --ready --timeout --help" ;;
   esac
 }
 
@@ -33,7 +34,7 @@ _leader() {
     esac
   done
   if [ -z "$sub" ]; then
-    COMPREPLY=($(compgen -W "run status observe list release cron serve --help --version" -- "$cur"))
+    COMPREPLY=($(compgen -W "run status observe list release cron serve probe --help --version" -- "$cur"))
     return 0
   fi
   case "$prev" in
@@ -47,7 +48,7 @@ _leader() {
     --crontab | --json-file | --token-file) COMPREPLY=($(compgen -f -- "$cur")); return 0 ;;
     --wait) COMPREPLY=($(compgen -W "forever 500ms 5s 30s 1m 1m30s 5m 1h 1d" -- "$cur")); return 0 ;;
     --ttl | --min-hold | --grace | --max-clock-skew | --interval | --campaign-ttl | \
-      --ready-timeout | --max-wait | --max-ttl)
+      --ready-timeout | --max-wait | --max-ttl | --timeout)
       COMPREPLY=($(compgen -W "500ms 5s 30s 1m 1m30s 5m 1h 1d" -- "$cur")); return 0 ;;
     --lock | --node-id | --prefix | --tenant | --schedule | --time-zone | --slots | --slot | \
       --skip-exit-code | --listen | --campaign | --history | --threads) return 0 ;;

@@ -9,7 +9,7 @@ include=$(mktemp)
 trap 'rm -f "$include"' EXIT
 {
   echo "[COMMANDS]"
-  for command in run status observe list release cron serve; do
+  for command in run status observe list release cron serve probe; do
     "$leader" "$command" --help > /dev/null 2>&1 || continue
     echo ".SS \"leader $command\""
     echo ".nf"
