@@ -11,7 +11,7 @@
 //                                        SELECT 1 (libpq round trip); TABLE created and dropped
 //   pg-parts CONNINFO PREFIX SECONDS     where ours' PostgreSQL time goes: the store's own prepared
 //                                        statements (tables PREFIX*, created by the store) one
-//                                        round trip each inside BEGIN/COMMIT, each timed
+//                                        round trip each, autocommitted, each timed
 //                                        separately, beside SELECT 1 and the fencing token's WAL
 //                                        timeline read alone (rows "pg_<statement>")
 //   redis-ping PORT SECONDS              PING over a plain blocking socket (C++ round trip)
@@ -162,15 +162,12 @@ void pg_parts(const std::string& conninfo, const std::string& prefix, double sec
                                "::bit(32)::bigint",
                                0, nullptr)));
   const std::string lock = "peers-parts";
-  std::vector<std::string> steps = {"begin",    pg::kFenceRow, pg::kLockFence,
-                                    pg::kGrant, "commit",      pg::kRelease};
-  std::vector<std::vector<double>> us(steps.size() + 5);
+  std::vector<std::string> steps = {pg::kAcquire, pg::kRelease};
+  std::vector<std::vector<double>> us(steps.size() + 4);
   auto run = [&](const std::string& name, std::vector<const char*> params) {
     auto t0 = Clock::now();
-    PGresult* r = name == "begin" || name == "commit"
-                      ? PQexec(c, name.c_str())
-                      : PQexecPrepared(c, name.c_str(), static_cast<int>(params.size()),
-                                       params.data(), nullptr, nullptr, 0);
+    PGresult* r = PQexecPrepared(c, name.c_str(), static_cast<int>(params.size()), params.data(),
+                                 nullptr, nullptr, 0);
     PQclear(checked(c, r));
     return std::chrono::duration<double, std::micro>(Clock::now() - t0).count();
   };
@@ -179,22 +176,18 @@ void pg_parts(const std::string& conninfo, const std::string& prefix, double sec
     const std::string owner = leader::new_owner_token();
     const char* l = lock.c_str();
     const char* o = owner.c_str();
-    us[0].push_back(run("begin", {}));
-    us[1].push_back(run(pg::kFenceRow, {l}));
-    us[2].push_back(run(pg::kLockFence, {l}));
-    us[3].push_back(run(pg::kGrant, {l, o, "peers", "30000", "0"}));
-    us[4].push_back(run("commit", {}));
-    us[5].push_back(run(pg::kRelease, {l, "0", o}));
-    // The same pair without NOTIFY (autocommit grant: the fence row exists by now).
+    us[0].push_back(run(pg::kAcquire, {l, o, "peers", "30000", "0"}));
+    us[1].push_back(run(pg::kRelease, {l, "0", o}));
+    // The same pair without NOTIFY.
     const std::string owner2 = leader::new_owner_token();
-    us[6].push_back(
-        run(std::string("quiet_") + pg::kGrant, {l, owner2.c_str(), "peers", "30000", "0"}));
-    us[7].push_back(run(std::string("quiet_") + pg::kRelease, {l, "0", owner2.c_str()}));
-    us[8].push_back(run("one", {}));
-    us[9].push_back(run("timeline", {}));
+    us[2].push_back(
+        run(std::string("quiet_") + pg::kAcquire, {l, owner2.c_str(), "peers", "30000", "0"}));
+    us[3].push_back(run(std::string("quiet_") + pg::kRelease, {l, "0", owner2.c_str()}));
+    us[4].push_back(run("one", {}));
+    us[5].push_back(run("timeline", {}));
   }
-  steps.insert(steps.end(),
-               {"grant_without_notify", "release_without_notify", "select1", "wal_timeline_read"});
+  steps.insert(steps.end(), {"acquire_without_notify", "release_without_notify", "select1",
+                             "wal_timeline_read"});
   for (std::size_t i = 0; i < steps.size(); ++i) {
     auto& v = us[i];
     std::sort(v.begin(), v.end());

@@ -38,12 +38,19 @@ std::string take_over_if_expired() {
          " WHERE l.expires_at <= now()";
 }
 
-// Statement 3 of an acquisition; returns at most one row (outcome, slot, fencing_token):
+// The acquisition, one statement; returns at most one row (outcome, slot, fencing_token):
 // "mismatch" (slot = the size the live holders use), "held" (the owner's own live lease, its
-// expiry reset) or "granted" (the lowest free-or-expired slot < max(N, 1), with the fence bumped
-// only when there is one). No row: contention. The upsert re-checks expiry on the latest row
-// version under its row lock, so a renewal that committed meanwhile wins.
-std::string grant(const Tables& t) {
+// expiry reset), "granted" (the lowest free-or-expired slot < max(N, 1), the fence bumped) or
+// "retry" (another acquisition of the lock committed after this statement's snapshot: its view of
+// the slots is stale, nothing was written). No row: contention.
+//
+// The fence row is the lock's serialisation point: the upsert that bumps it takes its row lock and
+// sees its latest committed version, and bumps it only while last_token still equals the value
+// in the statement's snapshot. Every grant bumps it, so an equal counter means no grant committed
+// since the snapshot, and the slots picked from the snapshot are the current ones. The lease
+// upsert then re-checks expiry on the latest version of its row under the row lock, so a renewal
+// that committed meanwhile wins (the token it consumed is skipped).
+std::string acquire(const Tables& t) {
   const std::string live = " AND e.expires_at > now()";
   return "WITH held AS (SELECT f.slots FROM " + t.fences +
          " f WHERE f.lock_name = $1::text AND f.slots IS NOT NULL AND f.slots <> $5::int"
@@ -56,11 +63,12 @@ std::string grant(const Tables& t) {
          " WHERE NOT EXISTS (SELECT 1 FROM held) AND NOT EXISTS (SELECT 1 FROM own)"
          " AND NOT EXISTS (SELECT 1 FROM " +
          t.leases + " e WHERE e.lock_name = $1::text AND e.slot = s" + live +
-         ") ORDER BY s LIMIT 1), fence AS (UPDATE " + t.fences +
-         " SET last_token = " + next_token("last_token") +
-         ", slots = $5::int WHERE lock_name = $1::text"
-         " AND EXISTS (SELECT 1 FROM pick) RETURNING last_token), ins AS (INSERT INTO " +
-         t.leases +
+         ") ORDER BY s LIMIT 1), fence AS (INSERT INTO " + t.fences +
+         " AS f (lock_name, last_token, slots) SELECT $1::text, " + next_token("0") +
+         ", $5::int FROM pick ON CONFLICT (lock_name) DO UPDATE SET last_token = " +
+         next_token("f.last_token") +
+         ", slots = EXCLUDED.slots WHERE f.last_token = (SELECT c.last_token FROM " + t.fences +
+         " c WHERE c.lock_name = $1::text) RETURNING last_token), ins AS (INSERT INTO " + t.leases +
          " AS l (lock_name, slot, owner, node_id, fencing_token, acquired_at, expires_at)"
          " SELECT $1::text, s, $2::text, $3::text, last_token, now(), now() + " +
          ms("$4") + " FROM pick, fence" + take_over_if_expired() +
@@ -68,20 +76,16 @@ std::string grant(const Tables& t) {
          ")"
          " SELECT 'mismatch', slots, NULL::bigint FROM held"
          " UNION ALL SELECT 'held', slot, fencing_token FROM own"
-         " UNION ALL SELECT 'granted', slot, fencing_token FROM ins";
+         " UNION ALL SELECT 'granted', slot, fencing_token FROM ins"
+         " UNION ALL SELECT 'retry', s, NULL::bigint FROM pick WHERE NOT EXISTS (SELECT 1 FROM "
+         "fence)";
 }
 
 }  // namespace
 
 std::vector<std::pair<std::string, std::string>> statements(const Tables& t) {
   return {
-      // Statements 1 and 2 of one implicit transaction (one pipeline): make sure the fence row
-      // exists, then lock it. This serialises the acquirers of a lock: statement 3 runs with a
-      // snapshot taken after the previous one committed.
-      {kFenceRow, "INSERT INTO " + t.fences +
-                      " (lock_name, last_token) VALUES ($1::text, 0) ON CONFLICT DO NOTHING"},
-      {kLockFence, "SELECT last_token FROM " + t.fences + " WHERE lock_name = $1::text FOR UPDATE"},
-      {kGrant, grant(t)},
+      {kAcquire, acquire(t)},
       {kRenew, "UPDATE " + t.leases + " SET expires_at = now() + " + ms("$4") +
                    " WHERE lock_name = $1::text AND slot = $2::int AND owner = $3::text"
                    " AND expires_at > now()"},

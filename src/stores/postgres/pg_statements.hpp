@@ -12,10 +12,9 @@
 namespace leader::postgres {
 
 /// Statement names, prepared on every connection.
-inline constexpr const char* kFenceRow = "le_fence_row";    ///< $1 lock
-inline constexpr const char* kLockFence = "le_fence_lock";  ///< $1 lock
-inline constexpr const char* kGrant =
-    "le_grant";  ///< $1 lock $2 owner $3 node $4 ttl_ms $5 slots (after the two above)
+/// The whole acquisition (single or group), one statement: $1 lock $2 owner $3 node $4 ttl_ms
+/// $5 slots. Returns (outcome, slot, token) or no row; outcome "retry": send it again.
+inline constexpr const char* kAcquire = "le_acquire";
 inline constexpr const char* kRenew = "le_renew";  ///< $1 lock $2 slot $3 owner $4 ttl_ms
 /// kRenew of many leases in one statement: $1 locks (text[]) $2 slots (int[]) $3 owners (text[])
 /// $4 ttls in ms (bigint[]), one element per lease; returns the 1-based position of each lease it

@@ -148,15 +148,19 @@ Acquired PostgresStore::try_acquire(const LeaseRequest& request, Deadline deadli
               request.slots,
               request.ttl,
               {}};  // sent_at: stamped by the CheckedStore
-  const std::string ttl = std::to_string(request.ttl.count());
-  auto results =
-      run({{kFenceRow, {request.lock}},
-           {kLockFence, {request.lock}},
-           {kGrant,
-            {request.lock, request.owner, request.node_id, ttl, std::to_string(request.slots)}}},
-          deadline);
-  auto granted = decode_grant(results[2].get());
-  if (!granted) return {};
+  const std::vector<std::optional<std::string>> params{request.lock, request.owner, request.node_id,
+                                                       std::to_string(request.ttl.count()),
+                                                       std::to_string(request.slots)};
+  // "retry" only when another acquisition of the lock committed while this one ran (contention),
+  // e.g. group acquirers racing for free slots: send it again with a fresh snapshot.
+  std::optional<GrantRow> granted;
+  for (int attempt = 0; attempt < kAcquireAttempts; ++attempt) {
+    auto results = run({{kAcquire, params}}, deadline);
+    granted = decode_grant(results[0].get());
+    if (!granted || granted->outcome != "retry") break;
+    if (deadline.expired()) return {};
+  }
+  if (!granted || granted->outcome == "retry") return {};
   if (granted->outcome == "mismatch")
     throw detail::group_size_mismatch(kScheme, request.lock, granted->slot, request.slots);
   lease.slot = granted->slot;

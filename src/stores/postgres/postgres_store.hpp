@@ -61,6 +61,9 @@ class PostgresStore final : public LeaseStore, public LockLister, public LockWat
                                                       Deadline deadline) override;
   /// Most leases one renew_batch statement carries.
   static constexpr std::size_t kBatchChunk = 1000;
+  /// Sends of the acquire statement per try_acquire while it answers "retry" (each one means
+  /// another acquisition of the lock committed meanwhile); then the attempt counts as contention.
+  static constexpr int kAcquireAttempts = 16;
   [[nodiscard]] std::vector<LockState> list_locks(std::string_view prefix,
                                                   Deadline deadline) override;
 
