@@ -1,6 +1,6 @@
 #!/usr/bin/python3
 """What the ways of renewing N held ZooKeeper nodes in one round trip cost (bench/README.md,
-"held leases", ZooKeeper's memory per lease). The store's way (src/stores/zookeeper/zk_renew.cpp)
+"held leases", ZooKeeper's memory per lease). The store's way (src/clients/zookeeper/own_nodes.cpp)
 keeps one data watch per held node registered in the C client and sends one exists("/") probe
 per batch: no server write, but the client keeps each watch's registration. The two ways without
 a per-node watch, measured here with kazoo against the same server, on N ephemeral nodes of one

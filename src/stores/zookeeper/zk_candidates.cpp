@@ -3,8 +3,6 @@
 // candidate is alive while its node's mtime (set by the server on each put) plus its ttl is not
 // older than the server's current time, read as the mtime of a write to the group node.
 
-#include <zookeeper/zookeeper.h>
-
 #include <nlohmann/json.hpp>
 
 #include "leader/errors.hpp"
@@ -41,11 +39,11 @@ void ZooKeeperStore::put_candidate(std::string_view group, const Candidate& cand
   std::int64_t registered = to_ms(std::chrono::system_clock::now());
   for (int attempt = 0; attempt < 4; ++attempt) {
     Reply cur = session().get(path, deadline);
-    if (cur.rc == ZNONODE) {
-      Reply r = session().create(path, candidate_data(candidate, registered, ttl), ZOO_EPHEMERAL,
-                                 deadline);
-      if (r.rc == ZOK) return;
-      if (r.rc != ZNODEEXISTS) session().fail(r.rc, "create " + path);
+    if (cur.rc == kNoNode) {
+      Reply r = session().create(path, candidate_data(candidate, registered, ttl),
+                                 CreateMode::ephemeral, deadline);
+      if (r.rc == kOk) return;
+      if (r.rc != kNodeExists) session().fail(r.rc, "create " + path);
       continue;  // created concurrently: update it
     }
     if (auto old = parse_candidate(cur.value)) registered = to_ms(old->registered_at);
@@ -56,7 +54,7 @@ void ZooKeeperStore::put_candidate(std::string_view group, const Candidate& cand
     }
     Reply r =
         session().set(path, candidate_data(candidate, registered, ttl), cur.stat.version, deadline);
-    if (r.rc == ZOK) return;
+    if (r.rc == kOk) return;
   }
   throw BackendError(ErrorCode::unavailable, config_.scheme,
                      "candidate " + candidate.node_id + " kept changing concurrently");
@@ -65,7 +63,7 @@ void ZooKeeperStore::put_candidate(std::string_view group, const Candidate& cand
 std::vector<Candidate> ZooKeeperStore::list_candidates(std::string_view group, Deadline deadline) {
   const std::string dir = candidate_dir(group);
   Reply clock = session().set(dir, "", -1, deadline);  // its mtime is the server's "now"
-  if (clock.rc == ZNONODE) return {};
+  if (clock.rc == kNoNode) return {};
   const std::int64_t server_now = clock.stat.mtime;
   Reply kids = session().children(dir, deadline);
   std::vector<Pending> pending;
@@ -75,7 +73,7 @@ std::vector<Candidate> ZooKeeperStore::list_candidates(std::string_view group, D
   std::vector<Candidate> out;
   for (std::size_t i = 0; i < pending.size(); ++i) {
     Reply r = pending[i].wait(deadline, "get " + dir + "/" + kids.children[i]);
-    if (r.rc != ZOK) continue;
+    if (r.rc != kOk) continue;
     auto c = parse_candidate(r.value);
     if (!c) continue;
     if (candidate_expired(r.value, r.stat.mtime, server_now)) {  // expired: drop it (best effort)
@@ -93,7 +91,7 @@ std::vector<Candidate> ZooKeeperStore::list_candidates(std::string_view group, D
 void ZooKeeperStore::remove_candidate(std::string_view group, std::string_view node_id,
                                       Deadline deadline) {
   const std::string path = candidate_dir(group) + "/" + escape_component(node_id);
-  session().remove(path, -1, deadline);  // ZNONODE is fine
+  session().remove(path, -1, deadline);  // kNoNode is fine
 }
 
 }  // namespace leader::zookeeper

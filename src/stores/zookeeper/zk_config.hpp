@@ -3,8 +3,8 @@
 
 #include <string>
 
+#include "clients/zookeeper/session.hpp"
 #include "leader/uri.hpp"
-#include "zk_session.hpp"
 
 namespace leader::zookeeper {
 

@@ -1,7 +1,5 @@
 #include "zk_core.hpp"
 
-#include <zookeeper/zookeeper.h>
-
 #include <algorithm>
 #include <map>
 #include <nlohmann/json.hpp>
@@ -152,11 +150,11 @@ std::optional<Lease> Core::adopt(const LeaseRequest& request, const std::string&
   const std::uint64_t generation = session_.generation();
   const TimePoint sent_at = steady_now();
   Reply r = session_.get(path, deadline);
-  if (r.rc != ZOK || r.stat.ephemeral_owner != session_.session_id()) return std::nullopt;
+  if (r.rc != kOk || r.stat.ephemeral_owner != session_.session_id()) return std::nullopt;
   auto recorded = nlohmann::json::parse(r.value, nullptr, false);
   if (!recorded.is_object() || recorded.value("owner", "") != request.owner) return std::nullopt;
   Reply set = session_.set(path, data, r.stat.version, deadline);
-  if (set.rc != ZOK || generation != session_.generation()) return std::nullopt;
+  if (set.rc != kOk || generation != session_.generation()) return std::nullopt;
   return track(request, path, r.stat, slot, sent_at, generation);
 }
 

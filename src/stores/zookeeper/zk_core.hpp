@@ -17,9 +17,9 @@
 #include <unordered_map>
 #include <vector>
 
+#include "clients/zookeeper/session.hpp"
 #include "leader/store.hpp"
 #include "zk_config.hpp"
-#include "zk_session.hpp"
 
 namespace leader::zookeeper {
 

@@ -4,8 +4,6 @@
 // held) and create-if-absent of the slot. At most N holders exist, a slot index is stable while
 // held, and all holders share one N. The fencing token is the slot node's czxid.
 
-#include <zookeeper/zookeeper.h>
-
 #include <nlohmann/json.hpp>
 #include <set>
 
@@ -32,7 +30,7 @@ Acquired ZooKeeperStore::acquire_slot(Core& core, const LeaseRequest& request,
   int lost_races = 0;
   while (true) {  // each round lost a race to another claim; bounded by lost_races and the deadline
     auto [meta, listed] = session.get_and_list(dir, dir, deadline);
-    if (meta.rc == ZNONODE) {
+    if (meta.rc == kNoNode) {
       session.ensure_path(dir, deadline);
       continue;
     }
@@ -47,18 +45,18 @@ Acquired ZooKeeperStore::acquire_slot(Core& core, const LeaseRequest& request,
     std::pair<Reply, Reply> r;
     try {
       r = session.set_create_and_list(dir, shape, meta.stat.version, path,
-                                      node_data(request, slot, core), ZOO_EPHEMERAL, deadline,
-                                      &generation);
+                                      node_data(request, slot, core), CreateMode::ephemeral,
+                                      deadline, &generation);
     } catch (const BackendError&) {  // the slot may be ours without us knowing
       core.add_orphan({path, request.owner, false, generation});
       throw;
     }
-    if (r.first.rc == ZBADVERSION || r.first.rc == ZNODEEXISTS) {
+    if (r.first.rc == kBadVersion || r.first.rc == kNodeExists) {
       if (++lost_races >= request.slots) return {};
       continue;
     }
-    if (r.first.rc == ZNONODE) continue;  // the directory went (an empty lock's clean-up)
-    if (r.first.rc != ZOK) session.fail(r.first.rc, "claim " + path);
+    if (r.first.rc == kNoNode) continue;  // the directory went (an empty lock's clean-up)
+    if (r.first.rc != kOk) session.fail(r.first.rc, "claim " + path);
     NodeStat stat = r.first.stat;
     stat.czxid = stat.mzxid;  // one multi, one zxid: the slot's creation
     if (!sorted_contenders(r.second.children).empty()) {  // a single leader came in meanwhile

@@ -1,7 +1,5 @@
 #include "zk_store.hpp"
 
-#include <zookeeper/zookeeper.h>
-
 #include <algorithm>
 #include <nlohmann/json.hpp>
 #include <set>
@@ -111,13 +109,13 @@ Acquired ZooKeeperStore::acquire_single(Core& core, const LeaseRequest& request,
   const std::string data = node_data(request, 0, core);
   Reply created, listed;
   try {  // one round trip: the create and the listing behind it
-    std::tie(created, listed) =
-        session.create_and_list(prefix, data, ZOO_EPHEMERAL_SEQUENTIAL, dir, deadline, &generation);
+    std::tie(created, listed) = session.create_and_list(
+        prefix, data, CreateMode::ephemeral_sequential, dir, deadline, &generation);
   } catch (const BackendError&) {  // the node may exist without us knowing its sequence
     core.add_orphan({dir, request.owner, true, generation});
     throw;
   }
-  if (created.rc != ZOK) session.fail(created.rc, "create " + prefix);
+  if (created.rc != kOk) session.fail(created.rc, "create " + prefix);
   const std::string name = created.value.substr(dir.size() + 1);
   Waiting mine{created.value, created.stat.czxid, generation, {}};
   refuse_if_group(core, request, dir, listed.children, mine, deadline);
@@ -158,7 +156,7 @@ std::optional<Acquired> ZooKeeperStore::take_turn(Core& core, const LeaseRequest
                                                   Deadline deadline) {
   Reply listed = core.session().children(dir, deadline);
   const std::string name = place.path.substr(dir.size() + 1);
-  if (listed.rc != ZOK ||
+  if (listed.rc != kOk ||
       std::find(listed.children.begin(), listed.children.end(), name) == listed.children.end()) {
     (void)core.leave_line(request.owner);
     return std::nullopt;
@@ -250,11 +248,11 @@ LeaseStatus ZooKeeperStore::release_untracked(const Lease& lease, Duration keep_
     if (path.empty()) return LeaseStatus::lost;
   }
   Reply r = session().get(path, deadline);
-  if (r.rc != ZOK || r.stat.czxid != static_cast<std::int64_t>(lease.fencing_token))
+  if (r.rc != kOk || r.stat.czxid != static_cast<std::int64_t>(lease.fencing_token))
     return LeaseStatus::lost;
   if (recorded_owner(r.value) != lease.owner) return LeaseStatus::lost;
   if (keep_for.count() > 0) return LeaseStatus::ok;
-  return session().remove(path, r.stat.version, deadline).rc == ZOK ? LeaseStatus::ok
+  return session().remove(path, r.stat.version, deadline).rc == kOk ? LeaseStatus::ok
                                                                     : LeaseStatus::lost;
 }
 
@@ -263,15 +261,15 @@ LockState ZooKeeperStore::inspect(std::string_view lock, Deadline deadline) {
   state.lock = std::string(lock);
   const std::string dir = lock_dir(lock);
   Reply kids = session().children(dir, deadline);
-  if (kids.rc == ZNONODE) return state;
+  if (kids.rc == kNoNode) return state;
   holders_of(dir, kids.children, deadline, state);
   return state;
 }
 
 std::vector<LockState> ZooKeeperStore::list_locks(std::string_view prefix, Deadline deadline) {
   Reply kids = session().children(config_.root, deadline);
-  if (kids.rc == ZNONODE) return {};  // nothing was ever locked under this root
-  if (kids.rc != ZOK) session().fail(kids.rc, "list " + config_.root);
+  if (kids.rc == kNoNode) return {};  // nothing was ever locked under this root
+  if (kids.rc != kOk) session().fail(kids.rc, "list " + config_.root);
   std::set<std::string> names;
   for (const auto& child : kids.children)
     if (child.compare(0, prefix.size(), prefix) == 0) names.insert(child);
@@ -292,7 +290,7 @@ void ZooKeeperStore::holders_of(const std::string& dir, const std::vector<std::s
     pending.push_back(session().get_async(parent + name, deadline));
   for (std::size_t i = 0; i < nodes.size(); ++i) {
     Reply r = pending[i].wait(deadline, "get " + dir + "/" + nodes[i].first);
-    if (r.rc != ZOK) continue;  // released meanwhile
+    if (r.rc != kOk) continue;  // released meanwhile
     Holder h;
     h.fencing_token = static_cast<std::uint64_t>(r.stat.czxid);
     h.slot = nodes[i].second;

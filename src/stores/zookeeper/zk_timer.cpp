@@ -2,8 +2,6 @@
 // session alone would keep it while the process lives), deletes kept nodes once keep_for has
 // passed (min_lease_time), and removes orphaned nodes left by calls whose outcome is unknown.
 
-#include <zookeeper/zookeeper.h>
-
 #include "leader/errors.hpp"
 #include "zk_core.hpp"
 #include "zk_data.hpp"

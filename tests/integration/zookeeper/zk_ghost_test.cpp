@@ -10,12 +10,12 @@
 
 #include <iostream>
 
+#include "clients/zookeeper/session.hpp"
 #include "leader/detail/capabilities.hpp"
 #include "leader/detail/store_support.hpp"
 #include "leader/leader.hpp"
 #include "observer.hpp"
 #include "zk_raw.hpp"
-#include "zk_session.hpp"
 #include "zk_store.hpp"
 #include "zk_test_util.hpp"
 

@@ -1,5 +1,5 @@
 // Issue 14, target 1 on ZooKeeper: renew_batch renews the held nodes of one session with one
-// probe once each node's renewal watch is armed (src/stores/zookeeper/zk_renew.cpp), and stays
+// probe once each node's renewal watch is armed (src/clients/zookeeper/own_nodes.cpp), and stays
 // exact per lease: a node deleted or changed from outside fires its watch and is read on its own,
 // a reconnection makes every watch unverified (full per-node reads), a session expiry loses
 // everything, a probe without a reply leaves every lease it covered unknown.
@@ -9,11 +9,11 @@
 #include <algorithm>
 #include <thread>
 
+#include "clients/zookeeper/session.hpp"
 #include "leader/detail/capabilities.hpp"
 #include "leader/detail/store_support.hpp"
 #include "leader/leader.hpp"
 #include "zk_raw.hpp"
-#include "zk_session.hpp"
 #include "zk_store.hpp"
 #include "zk_test_util.hpp"
 

@@ -11,11 +11,11 @@
 #include <cstdio>
 #include <thread>
 
+#include "clients/zookeeper/session.hpp"
 #include "leader/detail/capabilities.hpp"
 #include "leader/detail/store_support.hpp"
 #include "leader/leader.hpp"
 #include "leader/lock_watching.hpp"
-#include "zk_session.hpp"
 #include "zk_store.hpp"
 #include "zk_test_util.hpp"
 

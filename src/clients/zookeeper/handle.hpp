@@ -1,7 +1,7 @@
 #pragma once
-// The insides of a Session that zk_session.cpp (requests) and zk_watch.cpp (watches) share: the
-// state of a request in flight, one zhandle_t with its session state, and the watches armed on
-// that handle. Private to the store.
+// The insides of a Session that session.cpp (requests), own_nodes.cpp (renewal watches) and
+// watch.cpp (watches) share: the state of a request in flight, one zhandle_t with its session
+// state, and the watches armed on that handle. Private to the client.
 
 #include <zookeeper/zookeeper.h>
 
@@ -13,11 +13,16 @@
 #include <string>
 #include <unordered_map>
 
-#include "zk_session.hpp"
+#include "session.hpp"
 
 namespace leader::zookeeper {
 
 inline constexpr const char* kStore = "zookeeper";  ///< the store's name in its errors
+
+// NodeCode names ZooKeeper's own codes: a reply's rc is handed over unchanged.
+static_assert(int{kOk} == ZOK && int{kNoNode} == ZNONODE && int{kBadVersion} == ZBADVERSION &&
+              int{kNoChildrenForEphemerals} == ZNOCHILDRENFOREPHEMERALS &&
+              int{kNodeExists} == ZNODEEXISTS && int{kNotEmpty} == ZNOTEMPTY);
 
 /// Node-level outcomes, returned in Reply::rc; any other code is a connection-level failure.
 inline bool is_node_level(int rc) {
@@ -82,10 +87,10 @@ struct Session::Handle {
   std::map<const Watch::State*, std::shared_ptr<Watch::State>> watches;
   /// Connection epoch: bumped by every session event (connecting, connected, expired, ...), under
   /// mu. The C client queues session events, watch events and replies on one completion queue in
-  /// the order its I/O thread read them (zk_renew.cpp), so two replies handled at the same epoch
+  /// the order its I/O thread read them (own_nodes.cpp), so two replies handled at the same epoch
   /// came over one connection, with every watch event the server sent between them in between.
   std::uint64_t epoch = 0;
-  /// A held node's renewal watch (zk_renew.cpp): a data watch set by a get of the node, whose C
+  /// A held node's renewal watch (own_nodes.cpp): a data watch set by a get of the node, whose C
   /// client context is only the watch's id (never a pointer), looked up here by on_own_watch.
   struct OwnWatch {
     std::int64_t czxid = 0;   ///< of the held node it watches

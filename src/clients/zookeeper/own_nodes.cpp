@@ -4,7 +4,8 @@
 // since, one probe (an exists of "/") renews every such node at once; any other node is read
 // again on its own, which also re-arms its watch. Why the probe proves each node (the C client
 // hands a connection's events and replies to one completion thread in the order they came), and
-// why the watch's C context is an id, never a pointer: README.md, "Batched renewals".
+// why the watch's C context is an id, never a pointer: src/stores/zookeeper/README.md, "Batched
+// renewals".
 
 #include <zookeeper/zookeeper.h>
 
@@ -12,9 +13,9 @@
 #include <memory>
 #include <thread>
 
+#include "handle.hpp"
 #include "leader/errors.hpp"
-#include "zk_handle.hpp"
-#include "zk_session.hpp"
+#include "session.hpp"
 
 namespace leader::zookeeper {
 namespace {

@@ -1,9 +1,10 @@
 #pragma once
 // One ZooKeeper client session over the asynchronous C API (libzookeeper_mt), with every call
-// bounded by a Deadline: a request is sent with zoo_a*(), and the caller waits on a condition
-// variable until the completion arrives or the deadline passes (the synchronous C API would block
-// without a timeout while disconnected). An expired session is replaced by a new one on the next
-// call; `generation()` tells callers that the ephemeral nodes of the old session are gone.
+// bounded by a Deadline (the session half of the ZooKeeper store; it knows nothing of leases): a
+// request is sent with zoo_a*(), and the caller waits on a condition variable until the completion
+// arrives or the deadline passes (the synchronous C API would block without a timeout while
+// disconnected). An expired session is replaced by a new one on the next call; `generation()` tells
+// callers that the ephemeral nodes of the old session are gone.
 
 #include <atomic>
 #include <condition_variable>
@@ -33,6 +34,20 @@ struct SessionConfig {
   bool creator_acl = false;           ///< create nodes with ZOO_CREATOR_ALL_ACL
 };
 
+/// Node-level outcomes of a request (Reply::rc), ZooKeeper's own codes named here so that callers
+/// need no ZooKeeper header. Any other code is a connection-level failure: the call throws.
+enum NodeCode : int {
+  kOk = 0,
+  kNoNode = -101,
+  kBadVersion = -103,
+  kNoChildrenForEphemerals = -108,
+  kNodeExists = -110,
+  kNotEmpty = -111,
+};
+
+/// How create() makes a node.
+enum class CreateMode { persistent, ephemeral, ephemeral_sequential };
+
 /// The subset of a znode's Stat the store uses.
 struct NodeStat {
   std::int64_t czxid = 0;
@@ -43,8 +58,7 @@ struct NodeStat {
   std::int64_t ephemeral_owner = 0;
 };
 
-/// The outcome of one request: the ZooKeeper return code (ZOK, ZNONODE, ZNODEEXISTS, ...)
-/// and whatever the operation returns.
+/// The outcome of one request: its NodeCode and whatever the operation returns.
 struct Reply {
   int rc = 0;
   std::string value;  ///< created path, or node data
@@ -74,8 +88,9 @@ class Pending {
 
 class Watch;
 
-/// One session; thread-safe. Connection-level failures throw BackendError; node-level outcomes
-/// (ZNONODE, ZNODEEXISTS, ZBADVERSION, ZNOTEMPTY) are returned in `Reply::rc`.
+/// One session; thread-safe. Connection-level failures throw BackendError (unavailable,
+/// deadline_exceeded, failed_precondition for authentication); node-level outcomes (NodeCode)
+/// are returned in `Reply::rc`.
 class Session {
  public:
   explicit Session(SessionConfig config);
@@ -87,23 +102,24 @@ class Session {
   void connect(Deadline deadline);
 
   /// Creates `path` (its missing parent first, with its ancestors, as persistent nodes).
-  Reply create(const std::string& path, const std::string& data, int mode, Deadline deadline);
+  Reply create(const std::string& path, const std::string& data, CreateMode mode,
+               Deadline deadline);
   /// Sends a create and, pipelined behind it on the same session, a listing of `dir` (a missing
   /// `dir` is created first, with its ancestors, and the create sent again). The
   /// generation of the session the create was sent on is written to `*sent_on` before it is sent
   /// (a call may replace an expired session first): also when the call then throws, it names the
   /// session that may hold the node.
   std::pair<Reply, Reply> create_and_list(const std::string& path, const std::string& data,
-                                          int mode, const std::string& dir, Deadline deadline,
-                                          std::uint64_t* sent_on = nullptr);
+                                          CreateMode mode, const std::string& dir,
+                                          Deadline deadline, std::uint64_t* sent_on = nullptr);
   /// One multi: setData(`dir`, `dir_data`, `dir_version`) and create(`path`), atomically, with a
-  /// listing of `dir` pipelined behind it. The first reply's rc is the failing op's code (ZOK,
-  /// ZBADVERSION, ZNODEEXISTS, ...); on ZOK its stat is `dir`'s new stat, whose mzxid is also
+  /// listing of `dir` pipelined behind it. The first reply's rc is the failing op's code (kOk,
+  /// kBadVersion, kNodeExists, ...); on ZOK its stat is `dir`'s new stat, whose mzxid is also
   /// the created node's czxid. `sent_on` as for create_and_list.
   std::pair<Reply, Reply> set_create_and_list(const std::string& dir, const std::string& dir_data,
                                               int dir_version, const std::string& path,
-                                              const std::string& data, int mode, Deadline deadline,
-                                              std::uint64_t* sent_on = nullptr);
+                                              const std::string& data, CreateMode mode,
+                                              Deadline deadline, std::uint64_t* sent_on = nullptr);
   /// Sends a sync of `dir`, then a get of `first` and a listing of `dir` pipelined behind it:
   /// both read at least every change committed before the sync (current on any ensemble member).
   std::pair<Reply, Reply> get_and_list(const std::string& first, const std::string& dir,
@@ -130,7 +146,7 @@ class Session {
     std::int64_t czxid = 0;
     std::uint64_t watch = 0;
   };
-  /// stat_own for many `nodes` of the session of `generation` in one round trip (zk_renew.cpp):
+  /// stat_own for many `nodes` of the session of `generation` in one round trip (own_nodes.cpp):
   /// one probe of the session covers every node whose renewal watch is armed, verified and quiet
   /// on the current connection; every other node is read with a get that arms its watch. Result
   /// i: the stat (only its czxid when the probe covered it), nullopt (not ours, or that session
@@ -153,11 +169,11 @@ class Session {
   Pending get_async(const std::string& path, Deadline deadline);
   /// Creates `path` and its missing ancestors as persistent nodes; existing ones are fine.
   void ensure_path(const std::string& path, Deadline deadline);
-  /// Lists `dir`'s children and leaves a child watch on it (zk_watch.cpp): the listing is read
+  /// Lists `dir`'s children and leaves a child watch on it (watch.cpp): the listing is read
   /// after the watch is set, so every later change of the children fires it. When `dir` does not
-  /// exist (rc ZNONODE, no children) the watch is an exists watch, fired by its creation.
+  /// exist (rc kNoNode, no children) the watch is an exists watch, fired by its creation.
   std::pair<Reply, Watch> watch_children(const std::string& dir, Deadline deadline);
-  /// Reads whether `path` exists and leaves an exists watch on it (zk_watch.cpp), fired by its
+  /// Reads whether `path` exists and leaves an exists watch on it (watch.cpp), fired by its
   /// deletion, a change of its data or its creation; joins a watch already armed on it.
   std::pair<Reply, Watch> watch_exists(const std::string& path, Deadline deadline);
 

@@ -1,4 +1,4 @@
-#include "zk_session.hpp"
+#include "session.hpp"
 
 #include <zookeeper/zookeeper.h>
 
@@ -6,8 +6,8 @@
 #include <cstdlib>
 #include <thread>
 
+#include "handle.hpp"
 #include "leader/errors.hpp"
-#include "zk_handle.hpp"
 
 namespace leader::zookeeper {
 
@@ -146,8 +146,9 @@ std::shared_ptr<Session::Handle> Session::ready_handle(Deadline deadline) {
                              "cannot create a ZooKeeper client for '" + config_.shown + "'");
         // By default the C client resolves every server name again (getaddrinfo: sockets,
         // /etc/hosts, netlink) each time its I/O thread polls, i.e. for nearly every request:
-        // about half the client CPU of renewals (README.md, "Batched renewals"). At most once per
-        // kResolveDelayMs instead (a connection loss is not a routine resolution: zookeeper.h).
+        // about half the client CPU of renewals (src/stores/zookeeper/README.md, "Batched
+        // renewals"). At most once per kResolveDelayMs instead (a connection loss is not a routine
+        // resolution: zookeeper.h).
         zoo_set_servers_resolution_delay(fresh->zh, kResolveDelayMs);
         if (const std::string* digest = config_.digest ? &*config_.digest : nullptr)
           zoo_add_auth(fresh->zh, "digest", digest->data(), static_cast<int>(digest->size()),
@@ -210,6 +211,18 @@ struct Submit {
   }
 };
 
+int zoo_mode(CreateMode mode) {
+  switch (mode) {
+    case CreateMode::ephemeral:
+      return ZOO_EPHEMERAL;
+    case CreateMode::ephemeral_sequential:
+      return ZOO_EPHEMERAL_SEQUENTIAL;
+    case CreateMode::persistent:
+      break;
+  }
+  return ZOO_PERSISTENT;
+}
+
 const ACL_vector* acl(const SessionConfig& config) {
   return config.creator_acl ? &ZOO_CREATOR_ALL_ACL : &ZOO_OPEN_ACL_UNSAFE;
 }
@@ -244,12 +257,12 @@ std::pair<Reply, Reply> Session::write_and_list(const std::string& what, const s
   return {std::move(first), std::move(second)};
 }
 
-Reply Session::create(const std::string& path, const std::string& data, int mode,
+Reply Session::create(const std::string& path, const std::string& data, CreateMode mode,
                       Deadline deadline) {
   for (int attempt = 0;; ++attempt) {
     Reply r = call("create " + path, deadline, [&](zhandle_t* zh, const void* ctx) {
       return zoo_acreate2(zh, path.c_str(), data.data(), static_cast<int>(data.size()),
-                          acl(config_), mode, on_string_stat, ctx);
+                          acl(config_), zoo_mode(mode), on_string_stat, ctx);
     });
     const std::size_t parent = path.rfind('/');
     if (r.rc != ZNONODE || attempt > 0 || parent == 0 || parent == std::string::npos) return r;
@@ -258,13 +271,13 @@ Reply Session::create(const std::string& path, const std::string& data, int mode
 }
 
 std::pair<Reply, Reply> Session::create_and_list(const std::string& path, const std::string& data,
-                                                 int mode, const std::string& dir,
+                                                 CreateMode mode, const std::string& dir,
                                                  Deadline deadline, std::uint64_t* sent_on) {
   for (int attempt = 0;; ++attempt) {
     auto r = write_and_list(
         "create " + path, dir, deadline, sent_on, [&](zhandle_t* zh, auto&&, const void* ctx) {
           return zoo_acreate2(zh, path.c_str(), data.data(), static_cast<int>(data.size()),
-                              acl(config_), mode, on_string_stat, ctx);
+                              acl(config_), zoo_mode(mode), on_string_stat, ctx);
         });
     if (r.first.rc != ZNONODE || attempt > 0) return r;
     ensure_path(dir, deadline);  // the first create under `dir`
@@ -274,7 +287,7 @@ std::pair<Reply, Reply> Session::create_and_list(const std::string& path, const 
 std::pair<Reply, Reply> Session::set_create_and_list(const std::string& dir,
                                                      const std::string& dir_data, int dir_version,
                                                      const std::string& path,
-                                                     const std::string& data, int mode,
+                                                     const std::string& data, CreateMode mode,
                                                      Deadline deadline, std::uint64_t* sent_on) {
   const std::string what = "multi set " + dir + " + create " + path;
   return write_and_list(
@@ -285,7 +298,7 @@ std::pair<Reply, Reply> Session::set_create_and_list(const std::string& dir,
         zoo_set_op_init(&ops[0], dir.c_str(), dir_data.data(), static_cast<int>(dir_data.size()),
                         dir_version, &buffers->dir_stat);
         zoo_create_op_init(&ops[1], path.c_str(), data.data(), static_cast<int>(data.size()),
-                           acl(config_), mode, buffers->created, sizeof buffers->created);
+                           acl(config_), zoo_mode(mode), buffers->created, sizeof buffers->created);
         return zoo_amulti(zh, 2, ops, buffers->results, on_multi, ctx);
       });
 }
@@ -357,7 +370,7 @@ Reply Session::set(const std::string& path, const std::string& data, int version
 void Session::ensure_path(const std::string& path, Deadline deadline) {
   for (std::size_t pos = path.find('/', 1);; pos = path.find('/', pos + 1)) {
     std::string prefix = path.substr(0, pos);
-    Reply r = create(prefix, "", ZOO_PERSISTENT, deadline);
+    Reply r = create(prefix, "", CreateMode::persistent, deadline);
     if (r.rc != ZOK && r.rc != ZNODEEXISTS) fail(r.rc, "create " + prefix);
     if (pos == std::string::npos) break;
   }
