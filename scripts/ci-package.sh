@@ -45,6 +45,7 @@ cmake -S tests/package -B "$work/cmake" -G Ninja -DCMAKE_PREFIX_PATH="$prefix" \
 cmake --build "$work/cmake" -j"$(nproc)" > "$work/build.log" 2>&1 || { cat "$work/build.log" >&2; exit 1; }
 "$work/cmake/app/consumer" "$work/a.db" > /dev/null
 for c in "${components[@]}"; do
+  [ "$c" = c ] && continue  # the C interface: its own consumer, below
   "$work/cmake/component-$c/consumer_$c" "$c" "$(kind "$c")" "$work/cmake-$c.db"
 done
 echo "find_package(leader COMPONENTS <c>): ${#components[@]} consumers built and ran"
@@ -76,6 +77,7 @@ fi
 g++ -std=c++20 -c -o "$work/component.o" tests/package/component.cpp $(pc --cflags leader)
 for c in "${components[@]}"; do
   [ "$c" = asio ] && continue  # header-only: its .pc adds a define; covered by the CMake consumer
+  [ "$c" = c ] && continue     # the C interface: below
   module=leader-$c
   [ "$c" = core ] && module=leader
   # shellcheck disable=SC2046
@@ -84,4 +86,14 @@ for c in "${components[@]}"; do
 done
 pc --cflags leader-asio > /dev/null
 echo "pkg-config leader-<c>: $(( ${#components[@]} - 1 )) consumers linked and ran"
+# The C interface (component c, libleader.so.0): a C11 consumer through CMake and through
+# pkg-config leader-c, warnings as errors; it links libleader.so.0 alone (no C++ library).
+if [[ " ${components[*]} " == *" c "* ]]; then
+  LD_LIBRARY_PATH="$prefix/lib" "$work/cmake/c/consumer_c_api" "$work/c-cmake.db" > /dev/null
+  # shellcheck disable=SC2046
+  gcc -std=c11 -Wall -Wextra -Werror -pedantic -o "$work/c-pc" tests/package/c/main.c $(pc --cflags --libs leader-c)
+  LD_LIBRARY_PATH="$prefix/lib" "$work/c-pc" "$work/c-pc.db"
+  readelf -d "$work/c-pc" | grep -q 'NEEDED.*libleader\.so\.0' ||
+    { echo "the C consumer does not link libleader.so.0" >&2; exit 1; }
+fi
 printf 'package tests: %.1f s\n' "$(echo "$(date +%s.%N) - $T0" | bc)"

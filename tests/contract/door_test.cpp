@@ -1,7 +1,7 @@
-// Every door, judged (issue 37): the judged scenarios run through each door of the library
-// (doors.hpp: the blocking elector, futures, an executor of the caller's, leader::asio, Campaign),
-// on every backend and topology the contract runs on. The judge is a second client of the same
-// backend, never the holder's arithmetic:
+// Every door, judged: the judged scenarios run through each door of the library (doors.hpp: the
+// blocking elector, futures, an executor of the caller's, leader::asio, Campaign, the C
+// interface), on every backend and topology the contract runs on. The judge is a second client of
+// the same backend, never the holder's arithmetic:
 // - renewals fail: the holder's stop fires at least the margin before the server lets the judge
 //   in (the blocking door has its own case in judged_test.cpp);
 // - a release frees the lock at once: the judge's first attempt after the door returned is
@@ -121,6 +121,7 @@ LEADER_DOOR_CASES(Futures, "futures")
 LEADER_DOOR_CASES(Executor, "executor")
 LEADER_DOOR_CASES(Asio, "asio")
 LEADER_DOOR_CASES(Campaign, "campaign")
+LEADER_DOOR_CASES(C, "c")
 
 TEST_P(ContractTest, DoorBlockingReleaseFreesTheLockAtOnce) {
   LEADER_DOOR_OR_SKIP(d, "blocking");

@@ -147,20 +147,28 @@ RunResult<void> campaign(const LeaderElector& e, const std::string& lock, Action
   return Elected<void>{*lease};
 }
 
-const Door kDoors[] = {
-    {"blocking", blocking, false}, {"futures", futures, false}, {"executor", executor, true},
+std::deque<Door>& doors() {
+  static std::deque<Door> all{
+      {"blocking", blocking, false}, {"futures", futures, false}, {"executor", executor, true},
 #ifdef LEADER_CONTRACT_HAS_ASIO
-    {"asio", asio_door, true},
+      {"asio", asio_door, true},
 #endif
-    {"campaign", campaign, false},
-};
+      {"campaign", campaign, false},
+  };
+  return all;
+}
 
 }  // namespace
 
 const Door* find_door(const std::string& name) {
-  for (const Door& d : kDoors)
+  for (const Door& d : doors())
     if (name == d.name) return &d;
   return nullptr;
+}
+
+bool register_door(Door door) {
+  doors().push_back(std::move(door));
+  return true;
 }
 
 }  // namespace leader::contract

@@ -26,7 +26,12 @@ struct Door {
   bool dispatches = false;
 };
 
-/// The door named `name`, or nullptr when this build lacks it (asio without libasio-dev).
+/// The door named `name`, or nullptr when this build lacks it (asio without libasio-dev; the C
+/// interface outside the project's own contract programs).
 const Door* find_door(const std::string& name);
+
+/// Adds a door that lives outside the kit (the C interface's: tests/contract/c_door.cpp, linked
+/// into the project's own programs). Call before the tests run (a static initializer).
+bool register_door(Door door);
 
 }  // namespace leader::contract
