@@ -28,6 +28,7 @@
 #include "log.hpp"
 #include "process_group.hpp"
 #include "run_options.hpp"
+#include "service_notify.hpp"
 #include "store_location.hpp"
 #include "supervise.hpp"
 
@@ -44,12 +45,14 @@ std::string iso(WallTime t) {
   return out;
 }
 
-// One log line per firing: ran here / ran elsewhere / skipped / failed (log lines carry the time).
+// One log line per firing: ran here / ran elsewhere (with -v only: every replica but one says it at
+// every firing) / skipped / failed (log lines carry the time).
 class FiringLog : public SchedulerListener, public ElectionListener {
  public:
-  explicit FiringLog(const Log& log) : log_(log) {}
+  FiringLog(const Log& log, std::string node) : log_(log), node_(std::move(node)) {}
   void on_firing(const FiringRecord& r) override {
     std::string what;
+    bool routine = false;
     switch (r.outcome) {
       case FiringOutcome::ran:
         what = "ran here (fencing token " + std::to_string(r.fencing_token) + ", exit 0)";
@@ -60,6 +63,7 @@ class FiringLog : public SchedulerListener, public ElectionListener {
         break;
       case FiringOutcome::ran_elsewhere:
         what = "ran elsewhere" + (r.detail.empty() ? "" : " (" + r.detail + ")");
+        routine = true;
         break;
       case FiringOutcome::cancelled:
         what = "cancelled (stopping)";
@@ -68,8 +72,14 @@ class FiringLog : public SchedulerListener, public ElectionListener {
         what = "skipped: " + std::string(to_string(r.outcome)) +
                (r.detail.empty() ? "" : " (" + r.detail + ")");
     }
-    log_.notice("'" + r.task + "' firing " + (r.instant ? iso(*r.instant) : std::string("-")) +
-                (r.catch_up ? " (catch-up)" : "") + ": " + what);
+    std::string line = "'" + r.task + "' firing " +
+                       (r.instant ? iso(*r.instant) : std::string("-")) +
+                       (r.catch_up ? " (catch-up)" : "") + ": " + what;
+    LogFields fields{r.task, node_, r.fencing_token, std::string(to_string(r.outcome))};
+    if (routine)
+      log_.info(line, fields);
+    else
+      log_.notice(line, fields);
   }
   void on_lost(const LeaseInfo&, const std::string& reason) override {
     std::lock_guard lock(mu_);
@@ -82,6 +92,7 @@ class FiringLog : public SchedulerListener, public ElectionListener {
 
  private:
   const Log& log_;
+  std::string node_;
   mutable std::mutex mu_;
   std::string reason_;
 };
@@ -142,7 +153,7 @@ int cron_job(const CronOptions& o) {
   e.lease_time = o.ttl;
   e.safety_margin = safety_margin_for(o.ttl, o.grace);
   if (!o.node_id.empty()) e.node_id = o.node_id;
-  auto flog = std::make_shared<FiringLog>(log);
+  auto flog = std::make_shared<FiringLog>(log, e.node_id);
   std::optional<Scheduler> scheduler;
   TaskOptions task{.name = o.lock,
                    .misfire = o.run_once ? MisfirePolicy::run_once : MisfirePolicy::skip};
@@ -169,11 +180,13 @@ int cron_job(const CronOptions& o) {
     throw UsageError(err.what());
   }
   scheduler->start();
+  notify_ready("'" + o.lock + "': " + task.trigger.describe());
   auto status = scheduler->task(o.lock);
   log.notice("'" + o.lock + "': " + task.trigger.describe() + " as " + e.node_id +
              "; next firing " +
              (status && status->next_firing ? iso(*status->next_firing) : "none"));
   int sig = wait_for_stop(signals, log);
+  notify_stopping("stopping (signal " + std::to_string(sig) + "): releasing every lease");
   shutdown.request_stop();
   scheduler->stop();
   log.notice("'" + o.lock + "': stopped (signal " + std::to_string(sig) +
@@ -217,6 +230,7 @@ pid_t start_job(const std::vector<std::string>& args, const std::string& store) 
     ::prctl(PR_SET_PDEATHSIG, SIGTERM);
     if (::getppid() != parent) ::_exit(kExitOsError);
     if (!store.empty()) ::putenv(store_var.data());  // the URI never shows in ps
+    ::unsetenv("NOTIFY_SOCKET");                     // the parent speaks to systemd
     ::execv("/proc/self/exe", argv.data());
     ::_exit(kExitOsError);
   }
@@ -236,6 +250,7 @@ int cron_table(const CronOptions& o) {
   std::map<pid_t, const CrontabJob*> running;
   for (const auto& job : jobs) running[start_job(job_argv(o, job), store)] = &job;
   log.notice(std::to_string(jobs.size()) + " job(s) from " + o.crontab);
+  notify_ready(std::to_string(jobs.size()) + " job(s) from " + o.crontab);
   int code = 0;
   bool stopping = false;
   while (!running.empty()) {
@@ -243,6 +258,7 @@ int cron_table(const CronOptions& o) {
     if (::poll(&fd, 1, 1000) < 0 && errno != EINTR) break;
     for (int sig : signals.drain()) {
       if (sig == SIGCHLD || sig == SIGHUP) continue;
+      if (!stopping) notify_stopping("stopping (signal " + std::to_string(sig) + ")");
       stopping = true;
       for (const auto& [pid, job] : running) ::kill(pid, sig);
     }

@@ -16,6 +16,7 @@
 #include "process_group.hpp"
 #include "run_election.hpp"
 #include "run_report.hpp"
+#include "service_notify.hpp"
 #include "store_location.hpp"
 #include "supervise.hpp"
 
@@ -90,16 +91,20 @@ int standby_pause(SignalChannel& signals) {
 // report; returns `code`.
 int report_held_end(LeaderContext& ctx, int code, const Election& election, const RunOptions& o,
                     const Log& log, RunReport& report) {
+  LogFields fields{ctx.lock_name(), ctx.node_id(), ctx.fencing_token(), "lost"};
   if (code == kExitLeaseLost) {
     report.outcome = "lost";
     report.error = election.lost()->get();
     log.error("the lease on '" + ctx.lock_name() + "' was lost, not released" +
-              (report.error.empty() ? "" : " (" + report.error + ")") +
-              "; its command group was terminated (exit 75)");
+                  (report.error.empty() ? "" : " (" + report.error + ")") +
+                  "; its command group was terminated (exit 75)",
+              fields);
   } else {
     report.outcome = "ran";
+    fields.event = "released";
     log.info("command finished (exit " + std::to_string(code) + "); released '" + ctx.lock_name() +
-             "'" + (o.min_hold > Duration{0} ? " (held at least --min-hold)" : ""));
+                 "'" + (o.min_hold > Duration{0} ? " (held at least --min-hold)" : ""),
+             fields);
   }
   return code;
 }
@@ -132,16 +137,23 @@ int run_held(LeaseGuard& guard, const CommandSpec& base, SignalChannel& signals,
       return kExitOsError;
     }
     log.info((round == 0 ? "acquired '" : "still holding '") + ctx.lock_name() + "' as " +
-             ctx.node_id() + " (fencing token " + std::to_string(ctx.fencing_token()) +
-             (o.slots > 0 ? ", slot " + std::to_string(ctx.slot()) : std::string()) +
-             "); running " + o.command.front() + " as process group " +
-             std::to_string(group->pgid()));
+                 ctx.node_id() + " (fencing token " + std::to_string(ctx.fencing_token()) +
+                 (o.slots > 0 ? ", slot " + std::to_string(ctx.slot()) : std::string()) +
+                 "); running " + o.command.front() + " as process group " +
+                 std::to_string(group->pgid()),
+             {ctx.lock_name(), ctx.node_id(), ctx.fencing_token(),
+              round == 0 ? "acquired" : "restarted"});
+    notify_status("leader of '" + ctx.lock_name() + "' as " + ctx.node_id() + " (fencing token " +
+                  std::to_string(ctx.fencing_token()) + ")");
     LeaseWatch watch{ctx.stop_token(),
                      ctx.lock_name(),
                      [lost = election.lost()] { return lost->get(); },
                      [&ctx] { return ctx.deadline(); },
                      {},
-                     [&stop_signalled] { stop_signalled = true; }};
+                     [&stop_signalled, &o] {
+                       stop_signalled = true;
+                       notify_stopping("stopping: releasing '" + o.lock + "'");
+                     }};
     code = supervise(*group, signals, watch, o, log);
     if (stop_signalled || !runs_again(o, code) || !ctx.still_leader()) break;
     log.notice("command exited (exit " + std::to_string(code) + "); --restart: running it again");
@@ -174,7 +186,55 @@ AcquireOutcome attempt(const Election& election, const RunOptions& o, SignalChan
   return outcome;
 }
 
+// Who holds o.lock, as the store lists them, for a message and its log line's fields (the first
+// holder's node and token).
+struct HeldBy {
+  std::optional<LockState> state;
+  std::string text;
+  LogFields fields;
+};
+
+HeldBy held_by(const Election& election, const RunOptions& o, const std::string& fallback,
+               const char* event) {
+  HeldBy h{election.inspect(o.lock), {}, {.lock = o.lock, .event = event}};
+  h.text = describe_holders(h.state, fallback);
+  if (h.state && h.state->held()) {
+    h.fields.node = h.state->holders.front().node_id;
+    h.fields.token = h.state->holders.front().fencing_token;
+  }
+  return h;
+}
+
+// On a terminal or with -v, `leader run --wait` says what it waits for and who holds the lock:
+// once, and again only when the holders change.
+class WaitAnnouncer {
+ public:
+  WaitAnnouncer(const Election& election, const RunOptions& o, const Log& log)
+      : election_(election), o_(o), log_(log) {}
+  void announce() {
+    if (!log_.shows_routine() || (!o_.wait_forever && o_.wait <= Duration{0})) return;
+    HeldBy h = held_by(election_, o_, "", "waiting");
+    if (!h.state || !h.state->held()) return;
+    std::string who;
+    for (const Holder& holder : h.state->holders) who += holder.node_id + "/" + holder.owner + " ";
+    if (who == last_) return;
+    last_ = who;
+    log_.routine("waiting for '" + o_.lock + "' (--wait " +
+                     (o_.wait_forever ? std::string("forever") : format_duration(o_.wait)) +
+                     "): held by " + h.text,
+                 h.fields);
+    notify_status("waiting for '" + o_.lock + "', held by " + h.text);
+  }
+
+ private:
+  const Election& election_;
+  const RunOptions& o_;
+  const Log& log_;
+  std::string last_;  // the holders last announced
+};
+
 int interrupted(int sig, const RunOptions& o, const Log& log, RunReport& report) {
+  notify_stopping("stopping (signal " + std::to_string(sig) + ")");
   log.notice("interrupted by signal " + std::to_string(sig) + " while waiting for '" + o.lock +
              "'");
   report.outcome = "interrupted";
@@ -186,21 +246,28 @@ int interrupted(int sig, const RunOptions& o, const Log& log, RunReport& report)
 int campaign(const Election& election, const CommandSpec& spec, SignalChannel& signals,
              const RunOptions& o, const Log& log, RunReport& report) {
   bool store_down = false;  // --wait forever: an outage was logged, not its end yet
-  for (;;) {
+  WaitAnnouncer waiting(election, o, log);
+  if (!o.wait_forever) waiting.announce();  // the elector waits up to --wait in one call
+  for (bool first = true;; first = false) {
     AcquireOutcome outcome = attempt(election, o, signals, log, store_down);
+    // Type=notify: up once the first attempt is done, holding the lease or standing by.
+    if (first) notify_ready(outcome.acquisition ? "" : "waiting for '" + o.lock + "'");
     if (outcome.signal != 0) {
       if (outcome.acquisition.guard) outcome.acquisition.guard->release();
       return interrupted(outcome.signal, o, log, report);
     }
     if (!outcome.acquisition) {
       if (o.wait_forever) {
+        if (!store_down) waiting.announce();
         if (int sig = standby_pause(signals); sig != 0) return interrupted(sig, o, log, report);
         continue;
       }
       report.outcome = "skipped";
-      report.holders = election.holders(o.lock, outcome.acquisition.skipped);
-      log.routine("'" + o.lock + "' is held by " + report.holders + "; not running " +
-                  o.command.front());
+      HeldBy h = held_by(election, o, outcome.acquisition.skipped.detail, "skipped");
+      report.holders = h.text;
+      report.holder_state = h.state;
+      log.routine("'" + o.lock + "' is held by " + h.text + "; not running " + o.command.front(),
+                  h.fields);
       return o.skip_exit_code;
     }
     check_granted_ttl(*outcome.acquisition.guard, o);

@@ -2,6 +2,9 @@
 
 #include "run_election.hpp"
 
+#include <algorithm>
+#include <chrono>
+
 #include "exit_codes.hpp"
 #include "leader/errors.hpp"
 #include "leader/uri.hpp"
@@ -81,20 +84,25 @@ AcquireOutcome Election::acquire_interruptibly(const std::string& lock,
   return out;
 }
 
-std::string Election::holders(const std::string& lock, const Skipped& skipped) const {
+std::optional<LockState> Election::inspect(const std::string& lock) const {
   try {
-    LockState state = elector().inspect(lock);
-    std::string out;
-    for (const Holder& h : state.holders) {
-      out += out.empty() ? "" : ", ";
-      out += h.node_id + " (fencing token " + std::to_string(h.fencing_token) + ", expires in " +
-             format_duration(h.expires_in) + ")";
-    }
-    if (!out.empty()) return out;
+    return elector().inspect(lock);
   } catch (const std::exception&) {
-    // best effort: fall back to what the elector said
+    return std::nullopt;  // best effort: the caller falls back to what the elector said
   }
-  return skipped.detail.empty() ? "another replica" : skipped.detail;
+}
+
+std::string describe_holders(const std::optional<LockState>& state, const std::string& fallback) {
+  std::string out;
+  if (state) {
+    for (const Holder& h : state->holders) {
+      auto left = std::chrono::ceil<std::chrono::seconds>(h.expires_in).count();
+      out += out.empty() ? "" : ", ";
+      out += h.node_id + " (token " + std::to_string(h.fencing_token) + ", " +
+             std::to_string(std::max<std::int64_t>(left, 0)) + " s left)";
+    }
+  }
+  return out.empty() ? (fallback.empty() ? "another replica" : fallback) : out;
 }
 
 Subscription Election::log_renewal_failures(const Log& log) const {

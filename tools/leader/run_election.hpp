@@ -32,6 +32,10 @@ class LostReason : public ElectionListener {
   std::string last_renew_error_;
 };
 
+/// The holders of `state` for messages: "web-2 (token 41, 23 s left)", several joined by ", ";
+/// `fallback` when there are none.
+std::string describe_holders(const std::optional<LockState>& state, const std::string& fallback);
+
 /// The outcome of waiting for the lease: the acquisition, or the signal that interrupted it.
 struct AcquireOutcome {
   Acquisition acquisition;
@@ -47,9 +51,8 @@ class Election {
   /// Waits for --lock (--wait, or one attempt with --wait forever) until SIGINT, SIGTERM or
   /// SIGHUP arrives on `signals`. Store errors become StoreFailure, bad arguments UsageError.
   [[nodiscard]] AcquireOutcome acquire(const RunOptions& o, SignalChannel& signals) const;
-  /// Who holds `lock`, for the skipped message: the holders the store lists, else what the
-  /// elector said.
-  [[nodiscard]] std::string holders(const std::string& lock, const Skipped& skipped) const;
+  /// Who holds `lock` as the store lists them; nullopt when the store cannot say (best effort).
+  [[nodiscard]] std::optional<LockState> inspect(const std::string& lock) const;
   /// Logs every failed renewal as a warning (the cause of a later loss) and remembers it.
   [[nodiscard]] Subscription log_renewal_failures(const Log& log) const;
   /// Why the lease was lost, when known.

@@ -10,6 +10,7 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 
+#include "holders_json.hpp"
 #include "leader/history.hpp"
 #include "leader/uri.hpp"
 #include "log.hpp"
@@ -30,6 +31,10 @@ void write_report(const RunOptions& o, const RunReport& r) {
   if (r.fencing_token != 0) j["fencing_token"] = r.fencing_token;
   if (r.slot >= 0) j["slot"] = r.slot;
   if (!r.holders.empty()) j["held_by"] = r.holders;
+  if (r.holder_state && r.holder_state->held()) {
+    j["holders"] = holders_json(*r.holder_state);
+    j["holder"] = j["holders"][0];
+  }
   if (!r.error.empty()) j["error"] = without_secrets(r.error);
   std::string text = j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
   if (o.json_file.empty()) {

@@ -4,6 +4,7 @@
 /// goes, and written once when leader ends.
 
 #include <cstdint>
+#include <optional>
 #include <string>
 
 #include "leader/store.hpp"
@@ -20,8 +21,9 @@ struct RunReport {
   std::string node_id;
   std::uint64_t fencing_token = 0;
   int slot = -1;
-  std::string holders;  ///< skipped: who holds the lock
-  std::string error;    ///< lost: the cause; error: the message
+  std::string holders;                    ///< skipped: who holds the lock
+  std::optional<LockState> holder_state;  ///< skipped: the holders as the store listed them
+  std::string error;                      ///< lost: the cause; error: the message
   WallTime started{};
   WallTime finished{};
 };

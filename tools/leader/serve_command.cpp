@@ -21,6 +21,7 @@
 #include "log.hpp"
 #include "serve_http.hpp"
 #include "serve_sidecar.hpp"
+#include "service_notify.hpp"
 #include "store_location.hpp"
 
 namespace leader::cli {
@@ -90,7 +91,10 @@ int serve_until_signal(httplib::Server& svr, Sidecar& sidecar, const sigset_t& s
   std::thread waiter([&] {
     int sig = 0;
     sigwait(&signals, &sig);
-    if (!listen_failed) got_signal = sig;
+    if (!listen_failed) {
+      got_signal = sig;
+      notify_stopping("stopping (signal " + std::to_string(sig) + "): releasing leases");
+    }
     sidecar.stop_waits();
     // stop() does nothing until listen_after_bind() has started: a signal right after the bind
     // would otherwise be lost and the process would serve on, deaf to SIGTERM.
@@ -138,6 +142,7 @@ int serve(const ServeOptions& o) {
   log.notice("serving http://" + (host.find(':') != std::string::npos ? "[" + host + "]" : host) +
              ":" + std::to_string(port) + "/ (store " + opened.shown + ", node " +
              (o.node_id.empty() ? default_node_id() : o.node_id) + ")");
+  notify_ready("serving on port " + std::to_string(port));
   return serve_until_signal(svr, sidecar, signals, log);
 }
 

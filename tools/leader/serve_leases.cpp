@@ -9,6 +9,7 @@
 #include "leader/group.hpp"
 #include "leader/history.hpp"
 #include "leader/names.hpp"
+#include "run_election.hpp"
 
 namespace leader::cli {
 
@@ -160,9 +161,14 @@ nlohmann::json ClientLeases::acquire(const AcquireRequest& request, const std::s
   if (!acq) {
     if (acq.skipped.reason == SkipReason::cancelled)
       throw ApiError(503, "shutting_down", "the sidecar is stopping");
+    std::optional<LockState> state;
+    try {
+      state = store_->inspect(request.lock, Deadline::after(std::chrono::seconds(2)));
+    } catch (const std::exception&) {
+      // best effort: the message says "another owner"
+    }
     throw ApiError(409, "held_elsewhere",
-                   "'" + request.lock + "' is held by another owner" +
-                       (acq.skipped.detail.empty() ? "" : " (" + acq.skipped.detail + ")"));
+                   "'" + request.lock + "' is held by " + describe_holders(state, "another owner"));
   }
   lease->acquired_at = std::chrono::system_clock::now();
   std::lock_guard lease_lock(lease->mu);

@@ -51,7 +51,7 @@ TEST_F(CronTest, ThreeReplicasRunEachFiringOnceAndStopCleanly) {
   std::vector<Process> replicas;
   for (const char* node : {"a", "b", "c"})
     replicas.push_back(start_cron({"--schedule", "* * * * * *", "--max-clock-skew", "200ms",
-                                   "--lock", "tick", "--node-id", node},
+                                   "--lock", "tick", "--node-id", node, "-v"},
                                   sh(kRecord + path("firings"))));
   std::this_thread::sleep_for(7s);
   for (auto& r : replicas) r.signal(SIGTERM);
@@ -65,6 +65,22 @@ TEST_F(CronTest, ThreeReplicasRunEachFiringOnceAndStopCleanly) {
   EXPECT_THAT(logs, HasSubstr("ran elsewhere"));
   EXPECT_THAT(logs, HasSubstr("stopped (signal 15); every lease released"));
   EXPECT_EQ(status("tick").code, 3) << "the lock is still held after SIGTERM";
+}
+
+TEST_F(CronTest, RanElsewhereIsSaidOnlyWithVerbose) {
+  std::vector<Process> replicas;
+  for (const char* node : {"a", "b"})
+    replicas.push_back(start_cron({"--schedule", "* * * * * *", "--max-clock-skew", "200ms",
+                                   "--lock", "tock", "--node-id", node},
+                                  sh(kRecord + path("firings"))));
+  std::this_thread::sleep_for(5s);
+  for (auto& r : replicas) r.signal(SIGTERM);
+  for (auto& r : replicas) EXPECT_EQ(r.wait(), 0) << r.err();
+  EXPECT_GE(firings("firings").size(), 3u);
+  std::string logs;
+  for (auto& r : replicas) logs += r.err();
+  EXPECT_THAT(logs, HasSubstr("ran here (fencing token"));
+  EXPECT_THAT(logs, ::testing::Not(HasSubstr("ran elsewhere")));
 }
 
 TEST_F(CronTest, ACrontabRunsEveryJobAndSigtermStopsThemAll) {

@@ -134,6 +134,9 @@ class ApiTest(Base):
 
         status, other = s.post("/v1/locks/job/acquire", {"ttl": "20s"})
         self.assertEqual((status, other["error"]), (409, "held_elsewhere"))
+        self.assertRegex(other["reason"],
+                         r"^'job' is held by py-client \(token %d, (19|20) s left\)$"
+                         % lease["fencing_token"])
 
         status, renewed = s.post("/v1/locks/job/renew", {"lease_id": lease["lease_id"], "ttl": 25})
         self.assertEqual(status, 200, renewed)
