@@ -170,6 +170,20 @@ typedef struct leader_lease leader_lease;
  * is NULL (LEADER_NOT_ELECTED, LEADER_CANCELLED, or the store's status). */
 LEADER_C_API leader_status leader_acquire(leader_elector* elector, const char* lock,
                                           leader_cancel* cancel, leader_lease** out);
+/** What leader_acquire_async reports, once: LEADER_OK and the lease (the callee owns it: release
+ * it with leader_lease_release, not inside this call), or another status, NULL and the message
+ * (valid during the call). Runs on a library thread and must not block. */
+typedef void (*leader_acquired)(leader_status status, leader_lease* lease, const char* message,
+                                void* user);
+
+/** leader_acquire without blocking the calling thread: `done` runs once with the outcome. On a
+ * store with asynchronous I/O of its own (Redis) the wait holds no thread at all; on the others it
+ * runs on a thread of the library's pool. Returns LEADER_OK when started (then `done` will run),
+ * or an error (then it will not). `cancel`, when not NULL, must live until `done` ran. */
+LEADER_C_API leader_status leader_acquire_async(leader_elector* elector, const char* lock,
+                                                leader_cancel* cancel, leader_acquired done,
+                                                void* user);
+
 /** The lease's context (owned by the lease). */
 LEADER_C_API leader_context* leader_lease_context(leader_lease* lease);
 /** Releases the lease and frees the handle. `failed` marks the work as failed in the history.

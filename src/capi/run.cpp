@@ -4,6 +4,7 @@
 #include <string>
 
 #include "handles.hpp"
+#include "leader/blocking_pool.hpp"
 
 namespace {
 
@@ -83,6 +84,56 @@ leader_status leader_acquire(leader_elector* elector, const char* lock, leader_c
     leader::Acquisition acq = elector->base().acquire(lock, leader::capi::token_of(cancel));
     if (!acq) return skipped_status(acq.skipped, lock);
     *out = new leader_lease(std::move(*acq.guard));
+    return LEADER_OK;
+  });
+}
+
+leader_status leader_acquire_async(leader_elector* elector, const char* lock, leader_cancel* cancel,
+                                   leader_acquired done, void* user) {
+  leader_status bad = LEADER_OK;
+  if (bad_args(elector, lock, "leader_acquire_async", bad)) return bad;
+  if (done == nullptr)
+    return fail(LEADER_INVALID_ARGUMENT, "leader_acquire_async: done must not be NULL");
+  return guarded([&] {
+    // What acquire() gave or threw, turned into the callback's arguments (on the thread it ran on).
+    auto finish = [done, user, name = std::string(lock)](leader::Acquisition* acq,
+                                                         const std::exception_ptr& error) {
+      leader_status s = LEADER_OK;
+      leader_lease* lease = nullptr;
+      try {
+        if (error) std::rethrow_exception(error);
+        if (*acq) {
+          lease = new leader_lease(std::move(*acq->guard));
+        } else {
+          s = skipped_status(acq->skipped, name.c_str());
+        }
+      } catch (...) {
+        s = leader::capi::from_current_exception();
+      }
+      done(s, lease, s == LEADER_OK ? "" : leader_last_error(), user);
+    };
+    const leader::Elector& e = elector->base();
+    std::stop_token stop = leader::capi::token_of(cancel);
+    if (e.acquires_async()) {
+      e.acquire_async(lock, std::move(stop),
+                      [finish](leader::Acquisition acq, const std::exception_ptr& error) {
+                        finish(&acq, error);
+                      });
+    } else {
+      leader::BlockingPool::shared().post([finish, copy = leader_elector{elector->elector},
+                                           name = std::string(lock),
+                                           stop = std::move(stop)]() mutable {
+        std::exception_ptr error;
+        try {
+          leader::Acquisition acq = copy.base().acquire(name, stop);
+          finish(&acq, nullptr);
+          return;
+        } catch (...) {
+          error = std::current_exception();
+        }
+        finish(nullptr, error);
+      });
+    }
     return LEADER_OK;
   });
 }

@@ -1,8 +1,9 @@
 /* The C interface (leader.h) from C11: every call once, on the store whose URI is argv[1]
- * (memory: or sqlite:///path). Compiled with -std=c11 -Wall -Wextra -Werror -pedantic. Exits 0
- * when every check held; prints the failed check otherwise. */
+ * (memory:, sqlite:///path, or a server's). Compiled with -std=c11 -Wall -Wextra -Werror
+ * -pedantic. Exits 0 when every check held; prints the failed check otherwise. */
 #include <leader/leader.h>
 #include <poll.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -175,6 +176,55 @@ static void group(leader_store *store) {
   CHECK(leader_elector_new(store, &o, &e) == LEADER_INVALID_ARGUMENT);
 }
 
+struct async_result {
+  atomic_int done;
+  leader_status status;
+  leader_lease *lease;
+  char message[256];
+};
+
+static void acquired(leader_status status, leader_lease *lease, const char *message, void *user) {
+  struct async_result *r = user;
+  r->status = status;
+  r->lease = lease;
+  snprintf(r->message, sizeof r->message, "%s", message);
+  atomic_store(&r->done, 1);
+}
+
+static void wait_done(struct async_result *r) {
+  for (int i = 0; i < 500 && !atomic_load(&r->done); ++i) sleep_ms(10);
+}
+
+static void asynchronous(leader_store *store) {
+  leader_elector *e = elector_on(store, 0, false, 0);
+  struct async_result first = {0};
+  CHECK(leader_acquire_async(e, "capi-async", NULL, acquired, &first) == LEADER_OK);
+  wait_done(&first);
+  CHECK(atomic_load(&first.done) && first.status == LEADER_OK && first.lease != NULL);
+  struct async_result second = {0};
+  CHECK(leader_acquire_async(e, "capi-async", NULL, acquired, &second) == LEADER_OK);
+  wait_done(&second);
+  CHECK(second.status == LEADER_NOT_ELECTED && second.lease == NULL);
+  CHECK(strstr(second.message, "capi-async") != NULL);
+  CHECK(leader_lease_release(first.lease, false) == LEADER_OK);
+  /* A wait that is cancelled ends with LEADER_CANCELLED, the lock being held meanwhile. */
+  leader_elector *waiter = elector_on(store, 10000, false, 0);
+  leader_lease *held = NULL;
+  CHECK(leader_acquire(e, "capi-async", NULL, &held) == LEADER_OK);
+  leader_cancel *cancel = leader_cancel_new();
+  struct async_result third = {0};
+  CHECK(leader_acquire_async(waiter, "capi-async", cancel, acquired, &third) == LEADER_OK);
+  sleep_ms(50);
+  leader_cancel_request(cancel);
+  wait_done(&third);
+  CHECK(third.status == LEADER_CANCELLED && third.lease == NULL);
+  leader_cancel_free(cancel);
+  CHECK(leader_lease_release(held, false) == LEADER_OK);
+  CHECK(leader_acquire_async(e, "capi-async", NULL, NULL, NULL) == LEADER_INVALID_ARGUMENT);
+  leader_elector_free(waiter);
+  leader_elector_free(e);
+}
+
 struct term {
   int started, stopped, changes;
   uint64_t token;
@@ -228,6 +278,7 @@ int main(int argc, char **argv) {
   run_once(store);
   contention_and_lease(store);
   cancellation(store);
+  asynchronous(store);
   group(store);
   campaign(store);
   leader_store_close(store);
