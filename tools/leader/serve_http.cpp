@@ -2,8 +2,10 @@
 
 #include "serve_http.hpp"
 
+#include <chrono>
 #include <cstdint>
 #include <exception>
+#include <optional>
 
 #include "leader/errors.hpp"
 #include "leader/names.hpp"
@@ -82,11 +84,17 @@ std::string checked_lock(const std::string& name) {
 
 namespace {
 
-// 401 for an API request without the bearer token; the probes and the page stay open.
-void require_token(httplib::Server& svr, const std::string& token) {
+// When the request being answered on this thread reached routing (a request httplib refuses
+// while reading it never does): the start of its latency.
+thread_local std::optional<std::chrono::steady_clock::time_point> request_started;
+
+// Notes the request's start; then 401 for an API request without the bearer token (when `token`
+// is set); the probes and the page stay open.
+void start_request(httplib::Server& svr, const std::string& token) {
   svr.set_pre_routing_handler([token](const httplib::Request& req,
                                       httplib::Response& res) -> httplib::Server::HandlerResponse {
-    if (req.path == "/healthz" || req.path == "/readyz" || req.path == "/")
+    request_started = std::chrono::steady_clock::now();
+    if (token.empty() || req.path == "/healthz" || req.path == "/readyz" || req.path == "/")
       return httplib::Server::HandlerResponse::Unhandled;
     if (same_secret(req.get_header_value("Authorization"), "Bearer " + token))
       return httplib::Server::HandlerResponse::Unhandled;
@@ -127,12 +135,20 @@ void exception_body(const httplib::Request& /*req*/, httplib::Response& res,
 
 }  // namespace
 
-void install_guards(httplib::Server& svr, const std::string& token, const Log& log) {
-  if (!token.empty()) require_token(svr, token);
+void install_guards(httplib::Server& svr, const std::string& token, const Log& log,
+                    RequestObserver observe) {
+  start_request(svr, token);
   svr.set_error_handler(httplib::Server::HandlerWithResponse(http_error_body));
   svr.set_exception_handler(exception_body);
-  svr.set_logger([log](const httplib::Request& req, const httplib::Response& res) {
+  svr.set_logger([log, observe = std::move(observe)](const httplib::Request& req,
+                                                     const httplib::Response& res) {
     log.info(req.method + " " + req.path + " -> " + std::to_string(res.status));
+    double seconds = 0;
+    if (request_started)
+      seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - *request_started)
+                    .count();
+    request_started.reset();
+    if (observe) observe(req, res, seconds);
   });
 }
 

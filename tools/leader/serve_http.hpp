@@ -7,6 +7,7 @@
 #include <httplib.h>
 
 #include <cstddef>
+#include <functional>
 #include <nlohmann/json.hpp>
 #include <set>
 #include <string>
@@ -45,9 +46,14 @@ std::string query_or(const httplib::Request& req, const char* name, const std::s
 /// `name` when it is a valid lock name; 400 invalid_lock_name otherwise.
 std::string checked_lock(const std::string& name);
 
+/// Called once per answered request with the seconds it took (e.g. to count it in metrics).
+using RequestObserver =
+    std::function<void(const httplib::Request&, const httplib::Response&, double seconds)>;
+
 /// Installs what runs around every route: the bearer token check (all but /, /healthz and
-/// /readyz, when `token` is not empty), JSON bodies for HTTP errors and exceptions, and one log
-/// line (-v) per request.
-void install_guards(httplib::Server& svr, const std::string& token, const Log& log);
+/// /readyz, when `token` is not empty), JSON bodies for HTTP errors and exceptions, one log
+/// line (-v) per request, and `observe` (when set) for every answered request.
+void install_guards(httplib::Server& svr, const std::string& token, const Log& log,
+                    RequestObserver observe);
 
 }  // namespace leader::cli

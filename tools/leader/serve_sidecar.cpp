@@ -89,13 +89,20 @@ std::shared_ptr<LeaseStore> Sidecar::instrumented(std::shared_ptr<LeaseStore> st
 void Sidecar::routes(httplib::Server& svr, const std::string& token) {
   using Request = httplib::Request;
   using Response = httplib::Response;
-  install_guards(svr, token, log_);
+#ifdef LEADER_HAVE_METRICS
+  install_guards(svr, token, log_, [this](const Request& req, const Response& res, double seconds) {
+    serve_metrics_.observe(req.method, req.path, res.status, seconds);
+  });
+#else
+  install_guards(svr, token, log_, {});
+#endif
   svr.Get("/healthz", [](const Request&, Response& res) {
     send_json(res, 200, {{"status", "ok"}});
   });
   svr.Get("/readyz", [this](const Request&, Response& res) { ready(res); });
   svr.Get("/metrics", [this](const Request&, Response& res) {
 #ifdef LEADER_HAVE_METRICS
+    serve_metrics_.refresh_process();
     res.set_content(metrics_.serialize(), "text/plain; version=0.0.4; charset=utf-8");
 #else
     res.status = 503;

@@ -21,6 +21,7 @@
 #include "leader/store.hpp"
 #ifdef LEADER_HAVE_METRICS
 #include "leader/metrics.hpp"
+#include "serve_metrics.hpp"
 #endif
 #include "log.hpp"
 #include "serve_campaign.hpp"
@@ -70,6 +71,7 @@ class Sidecar {
 
 #ifdef LEADER_HAVE_METRICS
   metrics::Metrics metrics_;  // declared first: store_ is instrumented by it
+  ServeMetrics serve_metrics_{*metrics_.registry(), LEADER_VERSION};
 #endif
   const ServeOptions& o_;
   Log log_;
