@@ -1,8 +1,9 @@
 // A three-process election through the C interface, judged by a second client of the real store:
 //   capi_judge REPLICA URI
-// Starts three capi_replica processes (C programs on libleader.so.0, three terms each) on one lock,
-// while this process, a second client of the same store (leader::open), reads the lock's holders
-// every few milliseconds. Passes when:
+// Starts three REPLICA processes (capi_replica, a C program on libleader.so.0, or a binding's
+// replica with the same arguments and log lines: go/cmd/leader-replica), three terms each, on one
+// lock, while this process, a second client of the same store (leader::open), reads the lock's
+// holders every few milliseconds. Passes when:
 // - every replica led its terms and exited 0;
 // - the terms' fencing tokens strictly increase in the order the terms started, and no two terms
 //   overlap in time (CLOCK_MONOTONIC, shared by the processes of one machine);
@@ -168,8 +169,9 @@ int judge_election(const std::string& replica, const std::string& uri) {
     if (t.seen == 0)
       return fail("no read of the judge fell inside " + t.replica + "'s term (token " +
                   std::to_string(t.token) + ")");
-  std::cout << "capi_judge: " << terms.size() << " terms of " << kReplicas
-            << " C replicas, tokens increasing, no overlap; " << reads.size()
+  std::cout << "capi_judge: " << terms.size() << " terms of " << kReplicas << " "
+            << std::filesystem::path(replica).filename().string()
+            << " processes, tokens increasing, no overlap; " << reads.size()
             << " reads of the server agree (" << uri.substr(0, uri.find(':')) << ")\n";
   return 0;
 }

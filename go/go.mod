@@ -1,0 +1,3 @@
+module leader.dev/leader
+
+go 1.19
