@@ -69,6 +69,25 @@ std::string required_lease_id(const json& body) {
   return id;
 }
 
+httplib::Server::HandlerWithContentReader optional_body(
+    std::function<void(const httplib::Request&, httplib::Response&)> handler) {
+  return [handler = std::move(handler)](const httplib::Request& req, httplib::Response& res,
+                                        const httplib::ContentReader& reader) {
+    if (req.has_header("Content-Length") || req.has_header("Transfer-Encoding")) {
+      std::string body;
+      bool read = reader([&body](const char* data, std::size_t size) {
+        body.append(data, size);
+        return true;
+      });
+      if (!read) return;  // too large (413) or cut short (400): httplib set the status
+      // httplib owns the request and passes it as const; its body is filled in here, before
+      // any handler reads it.
+      const_cast<httplib::Request&>(req).body = std::move(body);
+    }
+    handler(req, res);
+  };
+}
+
 std::string query_or(const httplib::Request& req, const char* name, const std::string& fallback) {
   return req.has_param(name) ? req.get_param_value(name) : fallback;
 }

@@ -46,6 +46,12 @@ std::string query_or(const httplib::Request& req, const char* name, const std::s
 /// `name` when it is a valid lock name; 400 invalid_lock_name otherwise.
 std::string checked_lock(const std::string& name);
 
+/// A POST route whose body may be absent: httplib answers 400 to a POST without Content-Length
+/// (and not chunked) before a plain handler runs; this one runs first, reads the body only when
+/// one is announced (into req.body, within kMaxBodyBytes), then calls `handler`.
+httplib::Server::HandlerWithContentReader optional_body(
+    std::function<void(const httplib::Request&, httplib::Response&)> handler);
+
 /// Called once per answered request with the seconds it took (e.g. to count it in metrics).
 using RequestObserver =
     std::function<void(const httplib::Request&, const httplib::Response&, double seconds)>;

@@ -118,11 +118,11 @@ void Sidecar::routes(httplib::Server& svr, const std::string& token) {
     send_json(res, 200, lock_json(checked_lock(req.matches[1])));
   });
   svr.Post(R"(/v1/locks/([^/]+)/acquire)",
-           [this](const Request& req, Response& res) { acquire(req, res); });
+           optional_body([this](const Request& req, Response& res) { acquire(req, res); }));
   svr.Post(R"(/v1/locks/([^/]+)/renew)",
-           [this](const Request& req, Response& res) { renew(req, res); });
+           optional_body([this](const Request& req, Response& res) { renew(req, res); }));
   svr.Post(R"(/v1/locks/([^/]+)/release)",
-           [this](const Request& req, Response& res) { release(req, res); });
+           optional_body([this](const Request& req, Response& res) { release(req, res); }));
   svr.Get("/v1/leases", [this](const Request&, Response& res) {
     send_json(res, 200, {{"leases", leases_.list()}});
   });

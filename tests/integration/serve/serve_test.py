@@ -171,6 +171,21 @@ class ApiTest(Base):
         status, one = s.get("/v1/locks/pool")
         self.assertEqual((one["slots"], one["available"]), (2, 0))
 
+    def test_a_post_without_a_body_takes_the_defaults(self):
+        s = self.sidecar()
+        # urllib sends no Content-Length and no body for data=None, as `curl -X POST` does.
+        status, lease = http("POST", s.url + "/v1/locks/bare/acquire")
+        self.assertEqual(status, 200, lease)
+        self.assertGreater(lease["fencing_token"], 0)
+        status, other = http("POST", s.url + "/v1/locks/bare/acquire")
+        self.assertEqual((status, other["error"]), (409, "held_elsewhere"))
+        status, reply = http("POST", s.url + "/v1/locks/bare/release")
+        self.assertEqual((status, reply["error"]), (400, "missing_lease_id"), reply)
+        status, reply = http("POST", s.url + "/v1/locks/bare/release",
+                             raw=json.dumps({"lease_id": lease["lease_id"]}).encode(),
+                             headers={"Transfer-Encoding": "chunked"})
+        self.assertEqual(status, 200, reply)
+
     def test_bad_requests_get_4xx_json_with_a_reason(self):
         s = self.sidecar("--max-wait", "5s")
         cases = [
