@@ -38,7 +38,7 @@ endif()
 foreach(c IN LISTS _leader_used_internals LEADER_COMPONENTS ITEMS core)
   install(TARGETS leader_${c} EXPORT leader-${c}-targets
           ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
-          LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}
+          LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR} COMPONENT lib NAMELINK_COMPONENT dev
           RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
   install(EXPORT leader-${c}-targets NAMESPACE leader:: DESTINATION ${LEADER_CMAKE_DIR})
 endforeach()
