@@ -55,11 +55,13 @@
 #   leader_add_library(<name> SOURCES ... [same keywords])
 # declares a component that is not a store (leader::<name>, e.g. scheduler): packaged the same way.
 #
-#   leader_add_internal(<name> SOURCES ... [same keywords but INTERNAL])
+#   leader_add_internal(<name> SOURCES ... [same keywords])
 # declares an internal library leader_<name> (e.g. src/http -> leader_http), not a component of
 # its own: it is built when its DEPENDS are found, installed and exported (its own export set,
 # pulled in by the components that list it in INTERNAL) so static consumers link it, and gets a
-# leader-<name>.pc that the components' .pc files require.
+# leader-<name>.pc that the components' .pc files require. It may list other internal libraries,
+# declared before it, in INTERNAL (src/clients/etcd: INTERNAL http); a component that lists it
+# then pulls those in too.
 
 # Runs find_package for each entry of `deps`; sets <out> to the entries that were not found.
 function(_leader_find_deps out)
@@ -171,7 +173,14 @@ function(_leader_add_component kind name)
     list(APPEND consumer_deps "${dep}")
   endforeach()
   set_property(GLOBAL PROPERTY LEADER_${name}_DEPENDS "${consumer_deps}")
-  set_property(GLOBAL PROPERTY LEADER_${name}_INTERNAL "${ARG_INTERNAL}")
+  # Each internal library's own internals first (they are loaded and linked before it).
+  set(internal_closure "")
+  foreach(lib IN LISTS ARG_INTERNAL)
+    get_property(inner GLOBAL PROPERTY LEADER_${lib}_INTERNAL)
+    list(APPEND internal_closure ${inner} ${lib})
+  endforeach()
+  list(REMOVE_DUPLICATES internal_closure)
+  set_property(GLOBAL PROPERTY LEADER_${name}_INTERNAL "${internal_closure}")
   set_property(GLOBAL PROPERTY LEADER_${name}_PKGCONFIG "${ARG_PKGCONFIG}")
   set_property(GLOBAL PROPERTY LEADER_${name}_PKGCONFIG_LIBS "${ARG_PKGCONFIG_LIBS}")
   set_property(GLOBAL PROPERTY LEADER_${name}_DEBIAN_DEV "${ARG_DEBIAN_DEV}")
