@@ -26,8 +26,8 @@
 #include <string>
 #include <vector>
 
+#include "clients/etcd/ops.hpp"
 #include "etcd/etcd_store.hpp"
-#include "etcd/ops.hpp"
 #include "leader/leader.hpp"
 #include "support.hpp"
 

@@ -1,9 +1,10 @@
 // etcd v3 JSON gateway replies: the HTTP body goes through parse_reply (status 200 and an error
 // status) and the result through every decoder the store applies to Range, Txn, lease and
-// keep-alive replies (etcd/replies.hpp, etcd/codec.hpp).
+// keep-alive replies (clients/etcd/replies.hpp, clients/etcd/codec.hpp, etcd/etcd_store.hpp).
 
-#include "etcd/codec.hpp"
-#include "etcd/replies.hpp"
+#include "clients/etcd/codec.hpp"
+#include "clients/etcd/replies.hpp"
+#include "etcd/etcd_store.hpp"
 #include "fuzz_support.hpp"
 
 namespace {

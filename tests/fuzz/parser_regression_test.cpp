@@ -8,7 +8,7 @@
 #include <string>
 
 #include "dynamodb/replies.hpp"
-#include "etcd/replies.hpp"
+#include "etcd/etcd_store.hpp"
 #include "leader/detail/store_support.hpp"
 #include "leader/errors.hpp"
 #include "leader/uri.hpp"

@@ -3,12 +3,12 @@
 
 #include <chrono>
 
+#include "clients/etcd/codec.hpp"
+#include "clients/etcd/ops.hpp"
 #include "etcd_store.hpp"
 #include "leader/detail/store_support.hpp"
 #include "leader/errors.hpp"
 #include "leader/names.hpp"
-#include "ops.hpp"
-#include "replies.hpp"
 
 namespace leader::etcd {
 namespace {
@@ -58,7 +58,7 @@ std::optional<Candidate> decode_candidate(const std::string& text) {
 }
 
 std::string EtcdStore::candidate_prefix(std::string_view group) const {
-  return gateway_.config().prefix + "-candidates/" + std::string(group) + "/";
+  return prefix_ + "-candidates/" + std::string(group) + "/";
 }
 
 void EtcdStore::put_candidate(std::string_view group, const Candidate& candidate, Duration ttl,

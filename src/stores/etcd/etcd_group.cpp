@@ -4,14 +4,14 @@
 #include <set>
 #include <variant>
 
+#include "clients/etcd/codec.hpp"
+#include "clients/etcd/ops.hpp"
 #include "etcd_store.hpp"
 #include "http/json.hpp"
 #include "leader/campaign.hpp"
 #include "leader/detail/watch_reads.hpp"
 #include "leader/errors.hpp"
 #include "leader/names.hpp"
-#include "ops.hpp"
-#include "replies.hpp"
 
 namespace leader::etcd {
 namespace {
@@ -52,23 +52,6 @@ Json claim_lowest_free(const std::string& prefix, int first, int last, const std
 }
 
 }  // namespace
-
-// How many levels deep the nested Txn succeeded (0: the outermost), or the innermost reply.
-std::variant<int, const Json*> claimed_level(const Json& reply) {
-  const Json* node = &reply;
-  for (int depth = 0;; ++depth) {
-    if (txn_succeeded(*node)) return depth;
-    const Json* inner = txn_response(*node, 0, "response_txn");
-    if (inner == nullptr) return node;
-    node = inner;
-  }
-}
-
-// The kvs of the i-th Range response of a Txn reply node.
-std::vector<KeyValue> range_kvs(const Json& node, std::size_t i) {
-  const Json* range = txn_response(node, i, "response_range");
-  return range != nullptr ? decode_kvs(*range) : std::vector<KeyValue>();
-}
 
 // The group size recorded for the lock, from the Range of its slots key.
 std::optional<int> recorded_slots(const std::vector<KeyValue>& kvs) {
@@ -183,7 +166,7 @@ LockState EtcdStore::read_lock(std::string_view lock, Deadline deadline, std::in
 }
 
 std::vector<LockState> EtcdStore::list_locks(std::string_view prefix, Deadline deadline) {
-  const std::string root = gateway_.config().prefix + "/";
+  const std::string root = prefix_ + "/";
   std::set<std::string> names;
   for (const KeyValue& kv : list(root + std::string(prefix), deadline)) {
     // Holder keys are `<root><lock>/<name>`; the group size key `<root><lock>` has no '/'.

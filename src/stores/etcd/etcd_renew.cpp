@@ -3,9 +3,9 @@
 
 #include <algorithm>
 
+#include "clients/etcd/codec.hpp"
+#include "clients/etcd/ops.hpp"
 #include "etcd_store.hpp"
-#include "ops.hpp"
-#include "replies.hpp"
 
 namespace leader::etcd {
 namespace {

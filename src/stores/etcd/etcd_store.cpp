@@ -2,12 +2,12 @@
 
 #include <algorithm>
 
+#include "clients/etcd/codec.hpp"
+#include "clients/etcd/ops.hpp"
 #include "http/json.hpp"
 #include "leader/detail/group_size.hpp"
 #include "leader/errors.hpp"
 #include "leader/names.hpp"
-#include "ops.hpp"
-#include "replies.hpp"
 
 namespace leader::etcd {
 namespace {
@@ -24,40 +24,25 @@ bool outcome_unknown(const BackendError& e) {
 
 }  // namespace
 
-const Json* txn_response(const Json& reply, std::size_t i, const char* kind) {
-  const Json* rs = http::member(reply, "responses");
-  if (rs == nullptr || !rs->is_array() || rs->size() <= i) return nullptr;
-  return http::member((*rs)[i], kind);
+std::int64_t lease_id_for_owner(std::string_view owner) {
+  std::uint64_t v = 0;
+  bool hex = owner.size() >= 15;
+  for (std::size_t i = 0; hex && i < 15; ++i) {
+    char c = owner[i];
+    int d = c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1;
+    if (d < 0) hex = false;
+    v = v * 16 + static_cast<std::uint64_t>(d < 0 ? 0 : d);
+  }
+  if (!hex) {
+    v = 1469598103934665603ULL;  // FNV-1a 64
+    for (unsigned char c : owner) v = (v ^ c) * 1099511628211ULL;
+    v &= (1ULL << 60) - 1;
+  }
+  return static_cast<std::int64_t>(v == 0 ? 1 : v);
 }
 
-// The first kv of a Range, DeleteRange (prev_kvs) or Put (prev_kv) response inside a Txn reply.
-std::optional<KeyValue> first_kv(const Json& txn_reply, const char* response, const char* field) {
-  const Json* r = txn_response(txn_reply, 0, response);
-  const Json* kv = r != nullptr ? http::member(*r, field) : nullptr;
-  if (kv == nullptr || (kv->is_array() && kv->empty())) return std::nullopt;
-  return decode_kv(kv->is_array() ? (*kv)[0] : *kv);
-}
-
-std::vector<KeyValue> decode_kvs(const Json& reply, const char* field) {
-  std::vector<KeyValue> out;
-  if (const Json* kvs = http::member(reply, field); kvs != nullptr && kvs->is_array())
-    for (const auto& kv : *kvs) out.push_back(decode_kv(kv));
-  return out;
-}
-
-bool txn_succeeded(const Json& reply) {
-  auto it = reply.find("succeeded");
-  return it != reply.end() && it->is_boolean() && it->get<bool>();
-}
-
-KeyValue decode_kv(const Json& kv) {
-  KeyValue out;
-  out.key = bytes_field(kv, "key");
-  out.value = bytes_field(kv, "value");
-  out.create_revision = int_field(kv, "create_revision");
-  out.mod_revision = int_field(kv, "mod_revision");
-  out.lease = int_field(kv, "lease");
-  return out;
+Duration covered(TimePoint sent, std::int64_t granted, TimePoint now) {
+  return std::chrono::floor<Duration>(sent + std::chrono::seconds(granted) - now);
 }
 
 std::string slot_name(int slot) { return "slot-" + std::to_string(slot); }
@@ -79,7 +64,8 @@ std::string owner_of(const KeyValue& kv) {
   return http::field<std::string>(Json::parse(kv.value, nullptr, false), "owner").value_or("");
 }
 
-EtcdStore::EtcdStore(Config config) : gateway_(std::move(config)), scheme_("etcd") {}
+EtcdStore::EtcdStore(Config config)
+    : gateway_(config), prefix_(std::move(config.prefix)), scheme_("etcd") {}
 
 EtcdStore::~EtcdStore() {
   const Deadline all = Deadline::after(std::chrono::seconds(1));
@@ -110,7 +96,7 @@ EtcdStore::~EtcdStore() {
 }
 
 std::string EtcdStore::lock_prefix(std::string_view lock) const {
-  return gateway_.config().prefix + "/" + std::string(lock) + "/";
+  return prefix_ + "/" + std::string(lock) + "/";
 }
 
 std::string EtcdStore::holder_key(const Lease& lease) const {
@@ -287,7 +273,7 @@ std::vector<KeyValue> EtcdStore::list(const std::string& prefix, Deadline deadli
 }
 
 std::string EtcdStore::slots_key(std::string_view lock) const {
-  return gateway_.config().prefix + "/" + std::string(lock);  // outside the Mutex prefix
+  return prefix_ + "/" + std::string(lock);  // outside the Mutex prefix
 }
 
 // ---- acquire -----------------------------------------------------------------------------------

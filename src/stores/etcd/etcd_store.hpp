@@ -11,8 +11,9 @@
 #include <string>
 #include <vector>
 
+#include "clients/etcd/gateway.hpp"
+#include "clients/etcd/replies.hpp"
 #include "config.hpp"
-#include "gateway.hpp"
 #include "leader/detail/capabilities.hpp"
 #include "leader/detail/store_support.hpp"
 #include "leader/lock_listing.hpp"
@@ -20,15 +21,6 @@
 #include "leader/store.hpp"
 
 namespace leader::etcd {
-
-/// One key read back from etcd.
-struct KeyValue {
-  std::string key;
-  std::string value;
-  std::int64_t create_revision = 0;
-  std::int64_t mod_revision = 0;
-  std::int64_t lease = 0;
-};
 
 /// The etcd store. Thread-safe. Holder keys are attached to session leases, one per distinct
 /// ttl (whole seconds) per store object, granted on first use and kept alive by the renewals
@@ -177,6 +169,7 @@ class EtcdStore : public LeaseStore,
   void retry_leaving(Deadline deadline) noexcept;
 
   Gateway gateway_;
+  std::string prefix_;  ///< Config::prefix
   std::string scheme_;
   /// The largest TTL (s) the server granted above a smaller one asked: its minimum lease TTL
   /// (etcd raises every grant to 1.5 x the election timeout, rounded up to seconds). A renewal
@@ -198,8 +191,13 @@ class EtcdStore : public LeaseStore,
   std::atomic<bool> any_leaving_{false};
 };
 
-/// Decodes one `kvs` entry of a Range reply.
-[[nodiscard]] KeyValue decode_kv(const nlohmann::json& kv);
+/// The lease id used for an acquisition by `owner`: its first 15 hex digits (60 bits, never 0),
+/// or a 60-bit FNV-1a hash when the owner is not hex. Deterministic, so renew and release need
+/// no client-side state.
+[[nodiscard]] std::int64_t lease_id_for_owner(std::string_view owner);
+/// How long a lease last refreshed `granted` s after local time `sent` still lives from `now`, at
+/// least: the server restarted its TTL when it ran that grant or keep-alive, after `sent`.
+[[nodiscard]] Duration covered(TimePoint sent, std::int64_t granted, TimePoint now);
 /// `<prefix>/<lock>/slot-<i>`'s key suffix for slot `i`.
 [[nodiscard]] std::string slot_name(int slot);
 /// The slot index of a key suffix `slot-<i>`, or nullopt for any other name.
@@ -209,6 +207,13 @@ class EtcdStore : public LeaseStore,
                             TimePoint sent);
 /// The owner token recorded in a holder key's value ("" for etcdctl's empty values).
 [[nodiscard]] std::string owner_of(const KeyValue& kv);
+/// The group size recorded for a lock, from the Range of its slots key.
+[[nodiscard]] std::optional<int> recorded_slots(const std::vector<KeyValue>& kvs);
+/// Fills `h`'s node id and owner from the value of holder key `name` (`etcdctl lock` writes
+/// none: the owner is then the key name).
+void read_holder_value(const std::string& value, const std::string& name, Holder& h);
+/// A candidate value written by this library, or nullopt for any other value.
+[[nodiscard]] std::optional<Candidate> decode_candidate(const std::string& text);
 /// The lowest slots of a group lock are claimed in one nested Txn of at most this many levels.
 inline constexpr int kSlotsPerTxn = 16;
 

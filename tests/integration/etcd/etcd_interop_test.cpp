@@ -6,7 +6,7 @@
 
 #include <filesystem>
 
-#include "etcd/codec.hpp"
+#include "clients/etcd/codec.hpp"
 #include "etcd/etcd_store.hpp"
 #include "etcd_test_util.hpp"
 

@@ -15,7 +15,7 @@
 #include <thread>
 #include <vector>
 
-#include "etcd/codec.hpp"
+#include "clients/etcd/codec.hpp"
 #include "etcd/etcd_store.hpp"
 #include "etcd_test_util.hpp"
 

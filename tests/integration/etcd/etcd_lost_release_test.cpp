@@ -7,7 +7,7 @@
 
 #include <gtest/gtest.h>
 
-#include "etcd/codec.hpp"
+#include "clients/etcd/codec.hpp"
 #include "etcd/etcd_store.hpp"
 #include "etcd_test_util.hpp"
 #include "fault_proxy.hpp"

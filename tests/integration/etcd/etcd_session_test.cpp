@@ -13,9 +13,9 @@
 #include <set>
 #include <thread>
 
-#include "etcd/codec.hpp"
+#include "clients/etcd/codec.hpp"
+#include "clients/etcd/ops.hpp"
 #include "etcd/etcd_store.hpp"
-#include "etcd/ops.hpp"
 #include "etcd_test_util.hpp"
 
 namespace leader::etcdtest {

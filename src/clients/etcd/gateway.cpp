@@ -1,7 +1,6 @@
 #include "gateway.hpp"
 
 #include "codec.hpp"
-#include "http/json.hpp"
 #include "leader/errors.hpp"
 #include "replies.hpp"
 
@@ -12,7 +11,7 @@ BackendError error(ErrorCode code, const std::string& message) {
   return BackendError(code, "etcd", message);
 }
 
-http::ClientOptions http_options(const Config& config) {
+http::ClientOptions http_options(const GatewayConfig& config) {
   http::ClientOptions o;
   o.store = "etcd";
   o.base_urls = config.endpoints;
@@ -28,46 +27,7 @@ http::ClientOptions http_options(const Config& config) {
 
 }  // namespace
 
-// Reads etcd's status out of a reply: unary errors are {"error","code","message"}, streamed
-// ones {"error":{"grpc_code","message"}}, streamed results {"result":{...}}.
-Reply parse_reply(const std::string& text, long http_status, const std::string& where) {
-  Reply r;
-  auto line = std::string_view(text).substr(0, text.find('\n'));
-  r.body = nlohmann::json::parse(line, nullptr, /*allow_exceptions=*/false);
-  if (r.body.is_discarded() || !r.body.is_object())
-    throw error(ErrorCode::internal,
-                where + " answered HTTP " + std::to_string(http_status) + " without a JSON object");
-  if (auto res = r.body.find("result"); res != r.body.end() && res->is_object()) {
-    nlohmann::json inner = std::move(*res);
-    r.body = std::move(inner);
-    return r;
-  }
-  auto err = r.body.find("error");
-  if (err == r.body.end()) {
-    if (http_status != 200)
-      throw error(ErrorCode::internal,
-                  where + " answered HTTP " + std::to_string(http_status) + ": " + text);
-    return r;
-  }
-  const nlohmann::json* code =
-      http::member(err->is_object() ? *err : r.body, err->is_object() ? "grpc_code" : "code");
-  const nlohmann::json* message = http::member(err->is_object() ? *err : r.body, "message");
-  if ((code != nullptr && !code->is_number_integer()) ||
-      (message != nullptr && !message->is_string()))
-    throw error(ErrorCode::internal,
-                where + " answered a malformed error: " + std::string(line.substr(0, 200)));
-  r.code = code != nullptr ? code->get<int>() : 2;
-  if (message != nullptr)
-    r.message = message->get<std::string>();
-  else if (err->is_object())
-    r.message = "unknown error";
-  else if (err->is_string())
-    r.message = err->get<std::string>();
-  if (r.code == kOk) r.code = 2;  // an error object always means failure
-  return r;
-}
-
-Gateway::Gateway(Config config) : config_(std::move(config)), http_(http_options(config_)) {}
+Gateway::Gateway(GatewayConfig config) : config_(std::move(config)), http_(http_options(config_)) {}
 
 Reply Gateway::send(std::string_view path, const std::string& payload, const std::string& token,
                     Deadline deadline) {

@@ -50,27 +50,6 @@ std::string lease_hex(std::int64_t id) {
   return std::string(buf, p);
 }
 
-std::int64_t lease_id_for_owner(std::string_view owner) {
-  std::uint64_t v = 0;
-  bool hex = owner.size() >= 15;
-  for (std::size_t i = 0; hex && i < 15; ++i) {
-    char c = owner[i];
-    int d = c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1;
-    if (d < 0) hex = false;
-    v = v * 16 + static_cast<std::uint64_t>(d < 0 ? 0 : d);
-  }
-  if (!hex) {
-    v = 1469598103934665603ULL;  // FNV-1a 64
-    for (unsigned char c : owner) v = (v ^ c) * 1099511628211ULL;
-    v &= (1ULL << 60) - 1;
-  }
-  return static_cast<std::int64_t>(v == 0 ? 1 : v);
-}
-
 std::int64_t ttl_seconds(std::int64_t ms) { return ms <= 1000 ? 1 : (ms + 999) / 1000; }
-
-Duration covered(TimePoint sent, std::int64_t granted, TimePoint now) {
-  return std::chrono::floor<Duration>(sent + std::chrono::seconds(granted) - now);
-}
 
 }  // namespace leader::etcd

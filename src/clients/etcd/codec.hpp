@@ -7,7 +7,6 @@
 #include <string_view>
 
 #include "http/base64.hpp"
-#include "leader/time.hpp"
 
 namespace leader::etcd {
 
@@ -26,16 +25,7 @@ using http::base64_encode;  // keys and values are sent as standard padded base6
 /// `id` as lower-case hex without padding, as Go's `%x` prints it (concurrency.Mutex key names).
 [[nodiscard]] std::string lease_hex(std::int64_t id);
 
-/// The lease id used for an acquisition by `owner`: its first 15 hex digits (60 bits, never 0),
-/// or a 60-bit FNV-1a hash when the owner is not hex. Deterministic, so renew and release need
-/// no client-side state.
-[[nodiscard]] std::int64_t lease_id_for_owner(std::string_view owner);
-
 /// Seconds for an etcd lease TTL: `ms` rounded up, at least 1.
 [[nodiscard]] std::int64_t ttl_seconds(std::int64_t ms);
-
-/// How long a lease last refreshed `granted` s after local time `sent` still lives from `now`, at
-/// least: the server restarted its TTL when it ran that grant or keep-alive, after `sent`.
-[[nodiscard]] Duration covered(TimePoint sent, std::int64_t granted, TimePoint now);
 
 }  // namespace leader::etcd

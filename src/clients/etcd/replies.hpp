@@ -2,17 +2,25 @@
 // Decoding of etcd JSON gateway replies, declared here so that the fuzz harness (tests/fuzz) can
 // feed them any reply. Malformed replies throw BackendError(internal).
 
+#include <cstdint>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
-#include <string_view>
 #include <variant>
 #include <vector>
 
-#include "etcd_store.hpp"
 #include "gateway.hpp"
 
 namespace leader::etcd {
+
+/// One key read back from etcd.
+struct KeyValue {
+  std::string key;
+  std::string value;
+  std::int64_t create_revision = 0;
+  std::int64_t mod_revision = 0;
+  std::int64_t lease = 0;
+};
 
 /// etcd's status and body out of one reply: unary errors are {"error","code","message"},
 /// streamed ones {"error":{"grpc_code","message"}}, streamed results {"result":{...}}.
@@ -21,6 +29,8 @@ namespace leader::etcd {
 /// True when a Txn reply says its compare held (`succeeded` is a JSON true; etcd omits it when
 /// false).
 [[nodiscard]] bool txn_succeeded(const nlohmann::json& reply);
+/// Decodes one `kvs` entry of a Range reply.
+[[nodiscard]] KeyValue decode_kv(const nlohmann::json& kv);
 /// The first kv of a Range, DeleteRange (prev_kvs) or Put (prev_kv) response inside a Txn reply.
 [[nodiscard]] std::optional<KeyValue> first_kv(const nlohmann::json& txn_reply,
                                                const char* response, const char* field);
@@ -31,16 +41,10 @@ namespace leader::etcd {
 /// The kvs of `reply`'s array `field` (a Range's "kvs", a DeleteRange's "prev_kvs"), decoded.
 [[nodiscard]] std::vector<KeyValue> decode_kvs(const nlohmann::json& reply,
                                                const char* field = "kvs");
-/// How many levels deep a nested group Txn succeeded (0: the outermost), or its innermost reply.
+/// How many levels deep a nested Txn succeeded (0: the outermost; a failed level's first response
+/// is the next level's Txn), or the innermost reply when none did.
 [[nodiscard]] std::variant<int, const nlohmann::json*> claimed_level(const nlohmann::json& reply);
 /// The kvs of the i-th Range response of a Txn reply node.
 [[nodiscard]] std::vector<KeyValue> range_kvs(const nlohmann::json& node, std::size_t i);
-/// The group size recorded for a lock, from the Range of its slots key.
-[[nodiscard]] std::optional<int> recorded_slots(const std::vector<KeyValue>& kvs);
-/// Fills `h`'s node id and owner from the value of holder key `name` (`etcdctl lock` writes
-/// none: the owner is then the key name).
-void read_holder_value(const std::string& value, const std::string& name, Holder& h);
-/// A candidate value written by this library, or nullopt for any other value.
-[[nodiscard]] std::optional<Candidate> decode_candidate(const std::string& text);
 
 }  // namespace leader::etcd

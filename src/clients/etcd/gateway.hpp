@@ -7,12 +7,12 @@
 #include <functional>
 #include <mutex>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <stop_token>
 #include <string>
 #include <string_view>
 #include <vector>
 
-#include "config.hpp"
 #include "http/client.hpp"
 #include "leader/time.hpp"
 
@@ -31,6 +31,19 @@ enum GrpcCode : int {
   kUnauthenticated = 16,
 };
 
+/// Connection settings of one etcd cluster's gateway.
+struct GatewayConfig {
+  std::vector<std::string> endpoints;  ///< base URLs, e.g. "http://127.0.0.1:2379", tried in order
+  std::optional<std::string> user;     ///< etcd v3 auth user
+  std::optional<std::string> password;
+  std::string ca_file;    ///< https: CA bundle (PEM); empty = the system trust store
+  std::string cert_file;  ///< https: client certificate (PEM) for --client-cert-auth
+  std::string key_file;   ///< https: client private key (PEM)
+  Duration connect_timeout = std::chrono::seconds(1);  ///< per endpoint connection attempt
+  Duration request_timeout = Duration{0};  ///< upper bound of one HTTP call; 0 = the deadline only
+  std::string shown;                       ///< the cluster's URI, password redacted, for messages
+};
+
 /// The outcome of one gateway call: etcd's status and its reply.
 struct Reply {
   int code = kOk;       ///< gRPC status code; kOk on success
@@ -43,7 +56,7 @@ struct Reply {
 class Gateway {
  public:
   /// Keeps `config`; connects lazily on the first call.
-  explicit Gateway(Config config);
+  explicit Gateway(GatewayConfig config);
 
   /// POSTs `request` to `path` (e.g. "/v3/kv/txn") and returns etcd's status and reply. Tries
   /// the next endpoint only when the request was certainly not sent (leader::http), except for
@@ -73,7 +86,7 @@ class Gateway {
   /// Throws the BackendError for a failed reply; `what` names the operation.
   [[noreturn]] void fail(const Reply& reply, std::string_view what) const;
   /// The settings this client was made from.
-  [[nodiscard]] const Config& config() const { return config_; }
+  [[nodiscard]] const GatewayConfig& config() const { return config_; }
 
  private:
   Reply send(std::string_view path, const std::string& payload, const std::string& token,
@@ -85,7 +98,7 @@ class Gateway {
   static constexpr Duration kMinTry = std::chrono::milliseconds(50);
   std::string auth_token(Deadline deadline, const std::string& rejected);
 
-  Config config_;
+  GatewayConfig config_;
   http::Client http_;
   std::mutex mu_;
   std::string token_;  // v3 auth token (simple or JWT), refreshed when rejected
