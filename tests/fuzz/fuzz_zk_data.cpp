@@ -3,8 +3,8 @@
 // also used as the children of a lock directory.
 
 #include "fuzz_support.hpp"
+#include "zookeeper/zk_core.hpp"
 #include "zookeeper/zk_data.hpp"
-#include "zookeeper/zk_store.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   using leader::fuzz::expect_value_or_error;

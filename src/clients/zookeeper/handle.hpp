@@ -118,10 +118,6 @@ struct Session::Handle {
     const clientid_t* id = zoo_client_id(zh);
     return id != nullptr && ephemeral_owner == id->client_id;
   }
-  bool dead() {
-    std::lock_guard lock(mu);
-    return expired || auth_failed;
-  }
 };
 
 }  // namespace leader::zookeeper

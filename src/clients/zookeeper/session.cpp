@@ -85,6 +85,12 @@ void on_multi(int rc, const void* data) {
   complete(data, std::move(r));
 }
 
+// Whether `h`'s session is over: expired, or refused (authentication). The next call replaces it.
+bool dead(Session::Handle& h) {
+  std::lock_guard lock(h.mu);
+  return h.expired || h.auth_failed;
+}
+
 // A create reply the fault hook drops: the server applied it, the caller learns nothing.
 void lose_reply_if_hooked(const std::string& what) {
   auto& lose = fault_hooks().lose_create_replies;
@@ -134,7 +140,7 @@ std::shared_ptr<Session::Handle> Session::ready_handle(Deadline deadline) {
     std::shared_ptr<Handle> old;  // closed outside the lock
     {
       std::lock_guard lock(mu_);
-      if (!handle_ || handle_->dead()) {
+      if (!handle_ || dead(*handle_)) {
         if (handle_) last_negotiated_ = negotiated_of(*handle_).value_or(last_negotiated_);
         old = std::move(handle_);
         auto fresh = std::make_shared<Handle>();
@@ -381,7 +387,7 @@ std::shared_ptr<Session::Handle> Session::handle_of(std::uint64_t generation, De
   std::shared_ptr<Handle> h;
   {
     std::lock_guard lock(mu_);
-    if (generation_ != generation || !handle_ || handle_->dead()) return nullptr;
+    if (generation_ != generation || !handle_ || dead(*handle_)) return nullptr;
     h = handle_;
   }
   std::unique_lock lock(h->mu);

@@ -15,11 +15,13 @@
 #include <optional>
 #include <stop_token>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
 #include "leader/errors.hpp"
 #include "leader/time.hpp"
+#include "leader/uri.hpp"
 
 typedef struct _zhandle zhandle_t;  // NOLINT: the C library's own typedef
 
@@ -32,7 +34,19 @@ struct SessionConfig {
   Duration session_timeout{10000};    ///< requested; the server clamps it to its min/max
   std::optional<std::string> digest;  ///< "user:password" for zoo_add_auth("digest"); a secret
   bool creator_acl = false;           ///< create nodes with ZOO_CREATOR_ALL_ACL
+
+  /// The connection part of `zk://[user:password@]host[:port][,host[:port]...][/chroot]` and its
+  /// `acl` option (open | creator); throws InvalidArgument naming the redacted URI and the rule.
+  /// Other options are the caller's to read and check.
+  static SessionConfig from_uri(const Uri& uri);
 };
+
+/// Throws InvalidArgument (naming `uri` redacted, `what` and the rule) unless `path` is a znode
+/// path: starts with '/', no empty, "." or ".." component, no trailing '/'.
+void validate_znode_path(const Uri& uri, const std::string& what, const std::string& path);
+
+/// Escapes a name for use as one znode path component ('/', '%' and control bytes as %XX).
+std::string escape_component(std::string_view name);
 
 /// Node-level outcomes of a request (Reply::rc), ZooKeeper's own codes named here so that callers
 /// need no ZooKeeper header. Any other code is a connection-level failure: the call throws.

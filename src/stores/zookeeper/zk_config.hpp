@@ -4,7 +4,6 @@
 #include <string>
 
 #include "clients/zookeeper/session.hpp"
-#include "leader/uri.hpp"
 
 namespace leader::zookeeper {
 
@@ -17,12 +16,10 @@ struct Config {
   /// seconds) whose timeout is that ttl, so a dead holder's node goes after about its ttl.
   bool session_per_ttl = true;
 
-  /// Parses `zk://[user:password@]host[:port][,host[:port]...][/chroot][?options]`; throws
-  /// InvalidArgument naming the redacted URI and the rule on bad input.
+  /// Parses `zk://[user:password@]host[:port][,host[:port]...][/chroot][?options]` (the
+  /// connection part with SessionConfig::from_uri); throws InvalidArgument naming the redacted
+  /// URI and the rule on bad input.
   static Config from_uri(const Uri& uri);
 };
-
-/// Escapes a name for use as one znode path component ('/', '%' and control bytes as %XX).
-std::string escape_component(std::string_view name);
 
 }  // namespace leader::zookeeper

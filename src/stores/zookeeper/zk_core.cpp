@@ -1,83 +1,20 @@
 #include "zk_core.hpp"
 
+// A Core's leases after their acquisition: the same owner asking again, adoption of a node whose
+// create reply was lost, places in line, renewal, release, and the orphans left to its timer.
+
 #include <algorithm>
 #include <map>
 #include <nlohmann/json.hpp>
-#include <thread>
 
 #include "leader/errors.hpp"
 
 namespace leader::zookeeper {
 namespace {
 
-struct Registry {
-  std::mutex mu;
-  std::vector<std::weak_ptr<Core>> cores;
-};
-// Never destroyed: lingering timer threads may still use it during static destruction.
-Registry& registry() {
-  static auto* r = new Registry;
-  return *r;
-}
-
 TimePoint steady_now() { return std::chrono::steady_clock::now(); }
 
-constexpr Duration kConnectTimeout{5000};  // bound of the first connection of a store
-constexpr std::size_t kMaxSessions = 8;    // distinct-ttl sessions per store (auto mode)
-
 }  // namespace
-
-Sessions::Sessions(Config config)
-    : config_(std::move(config)),
-      base_(Core::start(config_, Deadline::after(std::min(config_.session.session_timeout * 2,
-                                                          kConnectTimeout)))) {}
-
-Sessions::~Sessions() {
-  for (const auto& core : all()) core->close();
-}
-
-std::shared_ptr<Core> Sessions::for_ttl(Duration ttl, Deadline deadline) {
-  if (!config_.session_per_ttl) return base_;
-  const Duration key = std::max(Duration(1000), (ttl + Duration(999)) / 1000 * 1000);
-  std::lock_guard lock(mu_);
-  if (auto it = by_timeout_.find(key); it != by_timeout_.end()) return it->second;
-  if (by_timeout_.size() >= kMaxSessions) {  // reuse the nearest longer (else longest) session
-    auto it = by_timeout_.lower_bound(key);
-    return it != by_timeout_.end() ? it->second : by_timeout_.rbegin()->second;
-  }
-  Config c = config_;
-  c.session.session_timeout = key;
-  auto core = Core::start(std::move(c), deadline);
-  by_timeout_[key] = core;
-  return core;
-}
-
-std::vector<std::shared_ptr<Core>> Sessions::all() {
-  std::vector<std::shared_ptr<Core>> out{base_};
-  std::lock_guard lock(mu_);
-  for (const auto& [timeout, core] : by_timeout_) out.push_back(core);
-  return out;
-}
-
-std::shared_ptr<Core> Core::start(Config config, Deadline deadline) {
-  auto core = std::make_shared<Core>(std::move(config));
-  core->session_.connect(deadline);
-  core->self_ = core;
-  std::thread([c = core.get()] { c->timer_loop(); }).detach();
-  auto& r = registry();
-  std::lock_guard lock(r.mu);
-  std::erase_if(r.cores, [](const std::weak_ptr<Core>& w) { return w.expired(); });
-  r.cores.push_back(core);
-  return core;
-}
-
-std::shared_ptr<Core> Core::holding(const std::string& owner) {
-  auto& r = registry();
-  std::lock_guard lock(r.mu);
-  for (const auto& w : r.cores)
-    if (auto c = w.lock(); c && c->holds(owner)) return c;
-  return nullptr;
-}
 
 Core::Core(Config config) : config_(std::move(config)), session_(config_.session) {}
 
@@ -87,42 +24,6 @@ void Core::close() {
     closing_ = true;
   }
   cv_.notify_all();
-}
-
-Duration Core::granted(Duration ttl) const { return std::min(ttl, session_.negotiated_timeout()); }
-
-Lease Core::track(const LeaseRequest& request, const std::string& path, const NodeStat& stat,
-                  int slot, TimePoint sent_at, std::uint64_t generation) {
-  Lease lease{
-      request.lock, request.owner, request.node_id,      static_cast<std::uint64_t>(stat.czxid),
-      slot,         request.slots, granted(request.ttl), sent_at};
-  bool sooner = false;  // the timer sleeps past this lease's deletion time: wake it
-  {
-    std::lock_guard lock(mu_);
-    // The node is deleted at the requested ttl; lease.ttl (capped by the session timeout) is
-    // what the server guarantees when the session cannot be confirmed.
-    Held& h = held_[request.owner];
-    // The same node tracked again (an adoption) keeps its renewal watch: no second one on it.
-    const std::uint64_t watch =
-        h.path == path && h.czxid == stat.czxid && h.generation == generation ? h.watch : 0;
-    h = Held{path, stat.czxid, generation, sent_at + request.ttl, false, slot, watch};
-    sooner = h.expire_at < timer_wake_;
-  }
-  if (sooner) cv_.notify_all();
-  return lease;
-}
-
-Core::HeldMap::iterator Core::current(const std::string& owner, std::uint64_t generation) {
-  auto it = held_.find(owner);
-  if (it == held_.end() || it->second.generation == generation) return it;
-  held_.erase(it);  // its session has gone, and its node with it
-  return held_.end();
-}
-
-bool Core::holds(const std::string& owner) {
-  const std::uint64_t generation = session_.generation();
-  std::lock_guard lock(mu_);
-  return current(owner, generation) != held_.end();
 }
 
 std::optional<Held> Core::held(const std::string& owner) {
@@ -191,25 +92,6 @@ std::vector<std::string> Core::orphans_of(const std::string& owner) {
     for (const Orphan& o : *list)
       if (!o.scan && o.owner == owner) out.push_back(o.path);
   return out;
-}
-
-Core::Acquiring::Acquiring(Core& core, std::string owner) : core_(core), owner_(std::move(owner)) {
-  std::lock_guard lock(core_.mu_);
-  ++core_.acquiring_[owner_];
-}
-
-Core::Acquiring::~Acquiring() {
-  bool sweep = false;
-  {
-    std::lock_guard lock(core_.mu_);
-    if (auto it = core_.acquiring_.find(owner_);
-        it != core_.acquiring_.end() && --it->second == 0) {
-      core_.acquiring_.erase(it);
-      core_.sweep_now_ = !core_.orphans_.empty() || !core_.sweeping_.empty();
-      sweep = core_.sweep_now_;
-    }
-  }
-  if (sweep) core_.cv_.notify_all();
 }
 
 Renewal Core::renew(const Lease& lease, Duration ttl, Deadline deadline) {

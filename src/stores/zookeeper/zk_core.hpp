@@ -1,6 +1,8 @@
 #pragma once
-// The session side of the ZooKeeper store: one Session, the leases it holds, and the store's own
-// timer thread. A Core outlives its ZooKeeperStore while it still holds leases ("lingering"), so a
+// The lease recipe of the ZooKeeper store over the session of src/clients/zookeeper: a Core is one
+// Session, the leases it holds and the store's own timer thread; Sessions picks the Core of a
+// lease and runs an acquisition on it (zk_acquire.cpp, zk_group.cpp). A Core outlives its
+// ZooKeeperStore while it still holds leases ("lingering"), so a
 // lease lives until its ttl even when the store object that took it is destroyed, as it would in
 // any other store; the session is closed once nothing is held any more. Every live Core is listed
 // in a process-wide registry so that any store instance of the process can renew or release a
@@ -14,6 +16,7 @@
 #include <optional>
 #include <span>
 #include <string>
+#include <string_view>
 #include <unordered_map>
 #include <vector>
 
@@ -22,6 +25,19 @@
 #include "zk_config.hpp"
 
 namespace leader::zookeeper {
+
+/// A contender node of a single lock, with its sequence number.
+struct Contender {
+  std::string name;
+  std::int64_t seq = 0;
+};
+
+/// Contenders among `children` ("...__lock__<seq>", "...__rlock__<seq>", Curator's
+/// "...lock-<seq>"), sorted by sequence number.
+std::vector<Contender> sorted_contenders(const std::vector<std::string>& children);
+
+/// The slot index of a child named `slot-<i>`, or nullopt.
+std::optional<int> slot_index(std::string_view name);
 
 /// A lease this Core holds: the node, the session generation that created it, and the local
 /// steady time at which the timer deletes the node unless the lease is renewed.
@@ -70,11 +86,23 @@ class Core {
   /// The owning store is gone: keep serving held leases, then close the session.
   void close();
 
+  /// One attempt at `request`'s single lock in the lock directory `dir`: one create of an
+  /// ephemeral sequential node with a listing pipelined behind it (README.md "Single lock").
+  Acquired acquire_single(const LeaseRequest& request, const std::string& dir, Deadline deadline);
+  /// One claim of a free slot of `request`'s group in `dir` (zk_group.cpp, README.md "Group").
+  Acquired acquire_slot(const LeaseRequest& request, const std::string& dir, Deadline deadline);
+  /// Throws when the live holders in `children` of the lock directory (whose get is `dir`) have
+  /// another shape than `request`: lock contenders against a group, a group of another size.
+  void refuse_other_shape(const LeaseRequest& request, const Reply& dir,
+                          const std::vector<std::string>& children) const;
+
   [[nodiscard]] Session& session() { return session_; }
   [[nodiscard]] const Config& config() const { return config_; }
   /// The ttl a lease gets: the requested one, capped by the negotiated session timeout.
   [[nodiscard]] Duration granted(Duration ttl) const;
 
+  /// The data of `request`'s node for `slot`: owner, node id, granted ttl, slot (JSON).
+  [[nodiscard]] std::string node_data(const LeaseRequest& request, int slot) const;
   /// Records a fresh lease and returns it.
   Lease track(const LeaseRequest& request, const std::string& path, const NodeStat& stat, int slot,
               TimePoint sent_at, std::uint64_t generation);
@@ -136,6 +164,12 @@ class Core {
   std::optional<Waiting> leave_line(const std::string& owner);
 
  private:
+  std::optional<Acquired> take_turn(const LeaseRequest& request, const std::string& dir,
+                                    const Waiting& place, Deadline deadline);
+  void refuse_if_group(const LeaseRequest& request, const std::string& dir,
+                       const std::vector<std::string>& children, const Waiting& mine,
+                       Deadline deadline);
+  [[noreturn]] void refuse(const LeaseRequest& request, int held) const;
   void timer_loop();  // zk_timer.cpp
   void delete_due(const std::vector<Held>& due);
   void sweep(std::vector<Orphan> orphans);
@@ -176,6 +210,9 @@ class Sessions {
   ~Sessions();
 
   [[nodiscard]] Core& base() { return *base_; }
+  /// One attempt at `request` in the lock directory `dir`: the lease this owner holds already
+  /// (asking again), else one attempt on the Core of its ttl.
+  Acquired acquire(const LeaseRequest& request, const std::string& dir, Deadline deadline);
   /// The Core for a lease of `ttl`; a new one is connected by `deadline`.
   std::shared_ptr<Core> for_ttl(Duration ttl, Deadline deadline);
   /// Every Core, the base one first.

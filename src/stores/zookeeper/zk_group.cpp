@@ -8,17 +8,16 @@
 #include <set>
 
 #include "leader/errors.hpp"
-#include "zk_store.hpp"
+#include "zk_core.hpp"
 
 namespace leader::zookeeper {
 
-Acquired ZooKeeperStore::acquire_slot(Core& core, const LeaseRequest& request,
-                                      const std::string& dir, Deadline deadline) {
-  Session& session = core.session();
-  for (const auto& path : core.orphans_of(request.owner))  // an attempt whose reply was lost
+Acquired Core::acquire_slot(const LeaseRequest& request, const std::string& dir,
+                            Deadline deadline) {
+  for (const auto& path : orphans_of(request.owner))  // an attempt whose reply was lost
     if (auto slot = slot_index(path.substr(path.rfind('/') + 1));
         slot && path == dir + "/slot-" + std::to_string(*slot) && *slot < request.slots)
-      if (auto mine = core.adopt(request, path, node_data(request, *slot, core), *slot, deadline))
+      if (auto mine = adopt(request, path, node_data(request, *slot), *slot, deadline))
         return {std::move(mine)};
   const std::string shape = nlohmann::json{{"slots", request.slots}}.dump();
   // Every claim bumps the directory's version, so of the claims sent against one version only
@@ -29,9 +28,9 @@ Acquired ZooKeeperStore::acquire_slot(Core& core, const LeaseRequest& request,
   // got. k <= N claimants arriving at once all get in: the i-th one to win lost i - 1 races.
   int lost_races = 0;
   while (true) {  // each round lost a race to another claim; bounded by lost_races and the deadline
-    auto [meta, listed] = session.get_and_list(dir, dir, deadline);
+    auto [meta, listed] = session_.get_and_list(dir, dir, deadline);
     if (meta.rc == kNoNode) {
-      session.ensure_path(dir, deadline);
+      session_.ensure_path(dir, deadline);
       continue;
     }
     refuse_other_shape(request, meta, listed.children);
@@ -40,15 +39,15 @@ Acquired ZooKeeperStore::acquire_slot(Core& core, const LeaseRequest& request,
     while (slot < request.slots && taken.count("slot-" + std::to_string(slot)) != 0) ++slot;
     if (slot == request.slots) return {};
     const std::string path = dir + "/slot-" + std::to_string(slot);
-    std::uint64_t generation = session.generation();  // the session the claim goes out on
+    std::uint64_t generation = 0;  // the session the claim goes out on, named by the call
     const TimePoint sent_at = std::chrono::steady_clock::now();
     std::pair<Reply, Reply> r;
     try {
-      r = session.set_create_and_list(dir, shape, meta.stat.version, path,
-                                      node_data(request, slot, core), CreateMode::ephemeral,
-                                      deadline, &generation);
+      r = session_.set_create_and_list(dir, shape, meta.stat.version, path,
+                                       node_data(request, slot), CreateMode::ephemeral, deadline,
+                                       &generation);
     } catch (const BackendError&) {  // the slot may be ours without us knowing
-      core.add_orphan({path, request.owner, false, generation});
+      add_orphan({path, request.owner, false, generation});
       throw;
     }
     if (r.first.rc == kBadVersion || r.first.rc == kNodeExists) {
@@ -56,14 +55,14 @@ Acquired ZooKeeperStore::acquire_slot(Core& core, const LeaseRequest& request,
       continue;
     }
     if (r.first.rc == kNoNode) continue;  // the directory went (an empty lock's clean-up)
-    if (r.first.rc != kOk) session.fail(r.first.rc, "claim " + path);
+    if (r.first.rc != kOk) session_.fail(r.first.rc, "claim " + path);
     NodeStat stat = r.first.stat;
     stat.czxid = stat.mzxid;  // one multi, one zxid: the slot's creation
     if (!sorted_contenders(r.second.children).empty()) {  // a single leader came in meanwhile
-      core.withdraw(path, stat.czxid, request.owner, generation, deadline);
+      withdraw(path, stat.czxid, request.owner, generation, deadline);
       refuse(request, 0);
     }
-    return {core.track(request, path, stat, slot, sent_at, generation)};
+    return {track(request, path, stat, slot, sent_at, generation)};
   }
 }
 

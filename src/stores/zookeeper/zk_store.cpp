@@ -1,58 +1,17 @@
 #include "zk_store.hpp"
 
 #include <algorithm>
-#include <nlohmann/json.hpp>
 #include <set>
-#include <tuple>
 
-#include "leader/detail/group_size.hpp"
 #include "leader/errors.hpp"
-#include "leader/names.hpp"
 #include "zk_data.hpp"
 
 namespace leader::zookeeper {
 namespace {
 
-using Json = nlohmann::json;
-
 TimePoint steady_now() { return std::chrono::steady_clock::now(); }
 
-// The sequence number of a lock contender, or nullopt: the name ends in 10 digits (a '-' before
-// them after a 32-bit wrap) preceded by kazoo's "__lock__"/"__rlock__" or Curator's "lock-".
-std::optional<std::int64_t> contender_sequence(std::string_view name) {
-  constexpr std::size_t kDigits = 10;
-  if (name.size() < kDigits) return std::nullopt;
-  std::string_view digits = name.substr(name.size() - kDigits);
-  if (!std::all_of(digits.begin(), digits.end(), [](char c) { return c >= '0' && c <= '9'; }))
-    return std::nullopt;
-  std::string_view head = name.substr(0, name.size() - kDigits);
-  bool negative = head.ends_with('-') && !head.ends_with("lock-");
-  if (negative) head.remove_suffix(1);
-  if (!head.ends_with("__lock__") && !head.ends_with("__rlock__") && !head.ends_with("lock-"))
-    return std::nullopt;
-  std::int64_t seq = std::stoll(std::string(digits));
-  return negative ? -seq : seq;
-}
-
 }  // namespace
-
-std::optional<int> slot_index(std::string_view name) {
-  if (!name.starts_with("slot-") || name.size() <= 5 || name.size() >= 15) return std::nullopt;
-  name.remove_prefix(5);
-  if (!std::all_of(name.begin(), name.end(), [](char c) { return c >= '0' && c <= '9'; }))
-    return std::nullopt;
-  return std::stoi(std::string(name));
-}
-
-std::vector<Contender> sorted_contenders(const std::vector<std::string>& children) {
-  std::vector<Contender> out;
-  for (const auto& c : children)
-    if (auto seq = contender_sequence(c)) out.push_back({c, *seq});
-  std::sort(out.begin(), out.end(), [](const Contender& a, const Contender& b) {
-    return a.seq != b.seq ? a.seq < b.seq : a.name < b.name;
-  });
-  return out;
-}
 
 ZooKeeperStore::ZooKeeperStore(Config config) : config_(config), sessions_(std::move(config)) {}
 
@@ -62,119 +21,8 @@ std::string ZooKeeperStore::lock_dir(std::string_view lock) const {
   return config_.root + "/" + std::string(lock);
 }
 
-std::string ZooKeeperStore::node_data(const LeaseRequest& request, int slot, const Core& core) {
-  return Json{{"owner", request.owner},
-              {"node_id", request.node_id},
-              {"ttl_ms", core.granted(request.ttl).count()},
-              {"slot", slot}}
-      .dump();
-}
-
-namespace {
-// The full path of the contender just ahead of `name` among `contenders` (sorted), or empty.
-std::string ahead_of(const std::vector<Contender>& contenders, const std::string& dir,
-                     const std::string& name) {
-  for (std::size_t i = 1; i < contenders.size(); ++i)
-    if (contenders[i].name == name) return dir + "/" + contenders[i - 1].name;
-  return {};
-}
-
-bool has_slots(const std::vector<std::string>& children) {
-  return std::any_of(children.begin(), children.end(),
-                     [](const std::string& c) { return slot_index(c).has_value(); });
-}
-}  // namespace
-
 Acquired ZooKeeperStore::try_acquire(const LeaseRequest& request, Deadline deadline) {
-  const std::string dir = lock_dir(request.lock);
-  if (auto holder = Core::holding(request.owner))  // this owner asks again: its own lease
-    if (auto mine = holder->reacquire(request, dir, deadline)) return {std::move(mine)};
-  auto core = sessions_.for_ttl(request.ttl, deadline);
-  Core::Acquiring busy(*core, request.owner);
-  return request.slots >= 1 ? acquire_slot(*core, request, dir, deadline)
-                            : acquire_single(*core, request, dir, deadline);
-}
-
-Acquired ZooKeeperStore::acquire_single(Core& core, const LeaseRequest& request,
-                                        const std::string& dir, Deadline deadline) {
-  Session& session = core.session();
-  if (request.wait_in_line)  // waiting in line since an earlier attempt: is it our turn?
-    if (auto place = core.place_of(request.owner))
-      if (auto turn = take_turn(core, request, dir, *place, deadline)) return std::move(*turn);
-  // The session the create goes out on: the call replaces an expired session first, and an
-  // orphan or lease recorded under the old generation would be taken for gone with it.
-  std::uint64_t generation = session.generation();
-  const TimePoint sent_at = steady_now();
-  const std::string prefix = dir + "/" + request.owner + "__lock__";
-  const std::string data = node_data(request, 0, core);
-  Reply created, listed;
-  try {  // one round trip: the create and the listing behind it
-    std::tie(created, listed) = session.create_and_list(
-        prefix, data, CreateMode::ephemeral_sequential, dir, deadline, &generation);
-  } catch (const BackendError&) {  // the node may exist without us knowing its sequence
-    core.add_orphan({dir, request.owner, true, generation});
-    throw;
-  }
-  if (created.rc != kOk) session.fail(created.rc, "create " + prefix);
-  const std::string name = created.value.substr(dir.size() + 1);
-  Waiting mine{created.value, created.stat.czxid, generation, {}};
-  refuse_if_group(core, request, dir, listed.children, mine, deadline);
-  auto contenders = sorted_contenders(listed.children);
-  if (!contenders.empty() && contenders.front().name == name)
-    return {core.track(request, created.value, created.stat, 0, sent_at, generation)};
-  std::optional<Lease> adopted;  // a lower node of this owner: an attempt whose reply was lost
-  if (!contenders.empty() && contenders.front().name.starts_with(request.owner + "__lock__"))
-    adopted = core.adopt(request, dir + "/" + contenders.front().name, data, 0, deadline);
-  if (!adopted && request.wait_in_line) {  // keep the node: our place in line (README "Waiting")
-    mine.ahead = ahead_of(contenders, dir, name);
-    core.wait_in_line(request.owner, std::move(mine));
-    return {};
-  }
-  core.withdraw(created.value, created.stat.czxid, request.owner, generation, deadline);
-  return {std::move(adopted)};
-}
-
-// Refuses a single-lock attempt whose listing shows a group's slot nodes, after withdrawing its
-// node `mine` (a group claim that sees a lock contender refuses the same way).
-void ZooKeeperStore::refuse_if_group(Core& core, const LeaseRequest& request,
-                                     const std::string& dir,
-                                     const std::vector<std::string>& children, const Waiting& mine,
-                                     Deadline deadline) {
-  if (!has_slots(children)) return;
-  (void)core.leave_line(request.owner);
-  core.withdraw(mine.path, mine.czxid, request.owner, mine.generation, deadline);
-  refuse_other_shape(request, core.session().get(dir, deadline), children);
-}
-
-// The next attempt of an owner waiting in line: one listing. First in line: the node is taken
-// over as the lease (Core::adopt: read, then a version-checked rewrite on this session, tracked
-// from that read's send time, as a node of a lost reply is). Still behind another contender:
-// contention, the place kept. Node gone (deleted by its session's end or a sweep): nullopt, and
-// the caller creates a new node at the end of the line.
-std::optional<Acquired> ZooKeeperStore::take_turn(Core& core, const LeaseRequest& request,
-                                                  const std::string& dir, const Waiting& place,
-                                                  Deadline deadline) {
-  Reply listed = core.session().children(dir, deadline);
-  const std::string name = place.path.substr(dir.size() + 1);
-  if (listed.rc != kOk ||
-      std::find(listed.children.begin(), listed.children.end(), name) == listed.children.end()) {
-    (void)core.leave_line(request.owner);
-    return std::nullopt;
-  }
-  refuse_if_group(core, request, dir, listed.children, place, deadline);
-  auto contenders = sorted_contenders(listed.children);
-  if (contenders.empty() || contenders.front().name != name) {
-    Waiting behind = place;
-    behind.ahead = ahead_of(contenders, dir, name);
-    core.wait_in_line(request.owner, std::move(behind));
-    return Acquired{};
-  }
-  std::optional<Lease> mine =
-      core.adopt(request, place.path, node_data(request, 0, core), 0, deadline);
-  // Adopted: tracked as the lease. Not adopted: the node is gone or no longer ours (another
-  // session's by now): the next attempt starts a new place.
-  (void)core.leave_line(request.owner);
-  return Acquired{std::move(mine)};
+  return sessions_.acquire(request, lock_dir(request.lock), deadline);
 }
 
 void ZooKeeperStore::leave_line(const LeaseRequest& request, Deadline deadline) noexcept {
@@ -185,22 +33,6 @@ void ZooKeeperStore::leave_line(const LeaseRequest& request, Deadline deadline) 
         core->withdraw(place->path, place->czxid, request.owner, place->generation, deadline);
   } catch (...) {  // allocation failure at worst; the node then ends with its session
   }
-}
-
-void ZooKeeperStore::refuse(const LeaseRequest& request, int held) const {
-  throw detail::group_size_mismatch(config_.scheme, request.lock, held, request.slots);
-}
-
-// Throws when a live holder has another shape: contenders of the lock recipe are a single
-// leader; slot nodes a group of the size recorded in the lock directory's data.
-void ZooKeeperStore::refuse_other_shape(const LeaseRequest& request, const Reply& dir,
-                                        const std::vector<std::string>& children) const {
-  if (request.slots >= 1 && !sorted_contenders(children).empty()) refuse(request, 0);
-  if (!has_slots(children)) return;
-  Json recorded = Json::parse(dir.value, nullptr, false);
-  int held = recorded.is_object() ? recorded.value("slots", 0) : 0;
-  if (held < 1) held = std::max(request.slots, 1);  // written before sizes were recorded
-  if (held != request.slots) refuse(request, held);
 }
 
 Renewal ZooKeeperStore::renew(const Lease& lease, Duration ttl, Deadline deadline) {

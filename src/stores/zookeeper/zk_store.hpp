@@ -1,6 +1,8 @@
 #pragma once
-// The ZooKeeper store: a lease is an ephemeral znode plus the session that owns it. See README.md
-// for the data model, how ttl/renew/release map onto sessions, and the failure modes.
+// The ZooKeeper store: a lease is an ephemeral znode plus the session that owns it. The store's
+// operations hand each call to the lease recipe (zk_core.hpp), which runs it on a session of
+// src/clients/zookeeper. See README.md for the data model, how ttl/renew/release map onto
+// sessions, and the failure modes.
 
 #include <map>
 #include <memory>
@@ -19,19 +21,6 @@
 #include "zk_core.hpp"
 
 namespace leader::zookeeper {
-
-/// A contender node of a single lock, with its sequence number.
-struct Contender {
-  std::string name;
-  std::int64_t seq = 0;
-};
-
-/// Contenders among `children` ("...__lock__<seq>", "...__rlock__<seq>", Curator's
-/// "...lock-<seq>"), sorted by sequence number.
-std::vector<Contender> sorted_contenders(const std::vector<std::string>& children);
-
-/// The slot index of a child named `slot-<i>`, or nullopt.
-std::optional<int> slot_index(std::string_view name);
 
 /// LeaseStore over one ZooKeeper session. Thread-safe.
 class ZooKeeperStore final : public LeaseStore,
@@ -79,19 +68,6 @@ class ZooKeeperStore final : public LeaseStore,
   Session& session() { return sessions_.base().session(); }
   std::string lock_dir(std::string_view lock) const;
   std::string candidate_dir(std::string_view group) const;
-  static std::string node_data(const LeaseRequest& request, int slot, const Core& core);
-  Acquired acquire_single(Core& core, const LeaseRequest& request, const std::string& dir,
-                          Deadline deadline);
-  Acquired acquire_slot(Core& core, const LeaseRequest& request, const std::string& dir,
-                        Deadline deadline);
-  std::optional<Acquired> take_turn(Core& core, const LeaseRequest& request, const std::string& dir,
-                                    const Waiting& place, Deadline deadline);
-  void refuse_if_group(Core& core, const LeaseRequest& request, const std::string& dir,
-                       const std::vector<std::string>& children, const Waiting& mine,
-                       Deadline deadline);
-  [[noreturn]] void refuse(const LeaseRequest& request, int held) const;
-  void refuse_other_shape(const LeaseRequest& request, const Reply& dir,
-                          const std::vector<std::string>& children) const;
   LeaseStatus release_untracked(const Lease& lease, Duration keep_for, Deadline deadline);
   void holders_of(const std::string& dir, const std::vector<std::string>& children,
                   Deadline deadline, LockState& out);

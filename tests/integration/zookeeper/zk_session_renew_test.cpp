@@ -1,4 +1,4 @@
-// Issue 14, target 1 on ZooKeeper: renew_batch renews the held nodes of one session with one
+// renew_batch on ZooKeeper renews the held nodes of one session with one
 // probe once each node's renewal watch is armed (src/clients/zookeeper/own_nodes.cpp), and stays
 // exact per lease: a node deleted or changed from outside fires its watch and is read on its own,
 // a reconnection makes every watch unverified (full per-node reads), a session expiry loses
