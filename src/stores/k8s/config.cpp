@@ -1,12 +1,10 @@
 #include "config.hpp"
 
 #include <cstdlib>
-#include <fstream>
-#include <sstream>
 #include <vector>
 
+#include "clients/k8s/kubeconfig.hpp"
 #include "http/json.hpp"
-#include "kubeconfig.hpp"
 #include "leader/errors.hpp"
 
 namespace leader::k8s {
@@ -18,11 +16,6 @@ constexpr int kDefaultPlainPort = 80;
 std::string env(const char* name) {
   const char* v = std::getenv(name);
   return v ? std::string(v) : std::string();
-}
-
-std::string host_port(const std::string& host, int port) {
-  const bool v6 = host.find(':') != std::string::npos && host.front() != '[';
-  return (v6 ? "[" + host + "]" : host) + ":" + std::to_string(port);
 }
 
 void check_namespace(const std::string& ns, const std::string& shown) {
@@ -75,13 +68,9 @@ void apply_token_params(const Uri& uri, Config& c) {
   }
 }
 
-bool in_cluster_environment() {
-  return !env("KUBERNETES_SERVICE_HOST").empty() && !env("KUBERNETES_SERVICE_PORT").empty();
-}
-
 /// The configuration of `k8s://` without a host (README.md, "Authentication"): ?kubeconfig=,
 /// else in-cluster (unless ?context= asks for a kubeconfig), else KUBECONFIG / ~/.kube/config.
-Config hostless_config(const Uri& uri, const std::string& shown) {
+ClusterConfig hostless_config(const Uri& uri, const std::string& shown) {
   const auto file = uri.param("kubeconfig");
   const auto context = uri.param("context");
   if (file && file->empty())
@@ -109,47 +98,6 @@ Config hostless_config(const Uri& uri, const std::string& shown) {
 
 }  // namespace
 
-std::optional<std::string> file_text(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) return std::nullopt;
-  std::stringstream s;
-  s << in.rdbuf();
-  std::string text = s.str();
-  while (!text.empty() && (text.back() == '\n' || text.back() == '\r' || text.back() == ' '))
-    text.pop_back();
-  return text;
-}
-
-Config in_cluster_config() {
-  Config c;
-  c.in_cluster = true;
-  const std::string dir = env("LEADER_K8S_SERVICEACCOUNT_DIR").empty()
-                              ? std::string(kServiceAccountDir)
-                              : env("LEADER_K8S_SERVICEACCOUNT_DIR");
-  const std::string host = env("KUBERNETES_SERVICE_HOST");
-  const std::string port = env("KUBERNETES_SERVICE_PORT");
-  if (host.empty() || port.empty())
-    throw BackendError(ErrorCode::failed_precondition, "k8s",
-                       "unable to load in-cluster configuration: KUBERNETES_SERVICE_HOST and "
-                       "KUBERNETES_SERVICE_PORT must be defined (k8s:// without a host is for "
-                       "pods; give k8s://host:port otherwise)");
-  int port_number = 0;
-  try {
-    port_number = std::stoi(port);
-  } catch (const std::exception&) {
-  }
-  if (port_number <= 0 || port_number > 65535)
-    throw BackendError(ErrorCode::failed_precondition, "k8s",
-                       "KUBERNETES_SERVICE_PORT '" + port + "' is not a port number");
-  c.base_url = "https://" + host_port(host, port_number);
-  c.token_file = dir + "/token";
-  if (std::ifstream(dir + "/ca.crt").good()) c.ca_file = dir + "/ca.crt";
-  c.ns = env("POD_NAMESPACE");
-  if (c.ns.empty()) c.ns = file_text(dir + "/namespace").value_or("");
-  if (c.ns.empty()) c.ns = "default";
-  return c;
-}
-
 Config Config::from_uri(const Uri& uri) {
   const std::string shown = uri.redacted();
   if (uri.scheme != "k8s") throw InvalidArgument("store URI '" + shown + "' is not a k8s:// URI");
@@ -168,7 +116,8 @@ Config Config::from_uri(const Uri& uri) {
     throw InvalidArgument("store URI '" + shown +
                           "' names a server and a kubeconfig or context; give one (the "
                           "kubeconfig's cluster names the server)");
-  Config c = uri.hosts.empty() ? hostless_config(uri, shown) : Config{};
+  Config c;
+  if (uri.hosts.empty()) static_cast<ClusterConfig&>(c) = hostless_config(uri, shown);
   const bool from_kubeconfig = !c.kubeconfig.empty();
   c.shown = from_kubeconfig
                 ? shown + " (kubeconfig '" + c.kubeconfig + "', context '" + c.context + "')"

@@ -10,7 +10,8 @@
 #include <unordered_map>
 #include <vector>
 
-#include "api.hpp"
+#include "clients/k8s/api.hpp"
+#include "config.hpp"
 #include "leader/detail/store_support.hpp"
 #include "leader/lock_listing.hpp"
 #include "leader/lock_watching.hpp"

@@ -1,13 +1,14 @@
 #pragma once
-// kubeconfig files as kubectl and client-go load them (README.md, "Authentication"): the
-// context's cluster (server, CA, TLS name, insecure-skip-tls-verify), user (token, tokenFile,
-// client certificate and key, as paths or base64 -data) and namespace. What this store cannot do
-// (exec and auth-provider plugins, basic auth, impersonation, proxies) is refused, never ignored.
+// kubeconfig files as kubectl and client-go load them (src/stores/k8s/README.md,
+// "Authentication"): the context's cluster (server, CA, TLS name, insecure-skip-tls-verify), user
+// (token, tokenFile, client certificate and key, as paths or base64 -data) and namespace. What
+// this client cannot do (exec and auth-provider plugins, basic auth, impersonation, proxies) is
+// refused, never ignored.
 
 #include <string>
 #include <vector>
 
-#include "config.hpp"
+#include "cluster.hpp"
 
 namespace leader::k8s {
 
@@ -23,8 +24,8 @@ namespace leader::k8s {
 /// namespace is the context's, "default" when it sets none. Throws InvalidArgument naming the
 /// file, the context, cluster or user and the field for a file that cannot be read or parsed, a
 /// missing context, cluster, user or server, an unreadable referenced file, bad base64, and
-/// every field this store does not support. Never quotes a token or key.
-[[nodiscard]] Config load_kubeconfig(const std::vector<std::string>& files,
-                                     const std::string& context);
+/// every field this client does not support. Never quotes a token or key.
+[[nodiscard]] ClusterConfig load_kubeconfig(const std::vector<std::string>& files,
+                                            const std::string& context);
 
 }  // namespace leader::k8s

@@ -37,7 +37,7 @@ struct Kubeconfig {
   std::map<std::string, Stanza> contexts, clusters, users;
 };
 
-/// Fields of a user this store cannot act on, and why.
+/// Fields of a user this client cannot act on, and why.
 constexpr std::array<std::pair<std::string_view, std::string_view>, 8> kUnsupportedUserFields{{
     {"exec", "credential plugins are not supported: use a token file or client certificate"},
     {"auth-provider",
@@ -177,7 +177,7 @@ std::string names_of(const std::map<std::string, Stanza>& stanzas) {
   return names.empty() ? "none" : names;
 }
 
-void apply_cluster(const Stanza& s, Config& c) {
+void apply_cluster(const Stanza& s, ClusterConfig& c) {
   std::string server = scalar(s, "server");
   if (server.empty()) refuse(s.file, s.what, "has no server");
   const bool https = server.rfind("https://", 0) == 0;
@@ -201,7 +201,7 @@ void apply_cluster(const Stanza& s, Config& c) {
     refuse(s.file, s.what, "TLS fields need an https:// server, not '" + server + "'");
 }
 
-void apply_user(const Stanza& s, Config& c) {
+void apply_user(const Stanza& s, ClusterConfig& c) {
   for (const auto& [field, reason] : kUnsupportedUserFields)
     if (present(s, field))
       refuse(s.file, s.what, "'" + std::string(field) + "': " + std::string(reason));
@@ -252,7 +252,7 @@ std::vector<std::string> default_kubeconfig_files() {
   return files;
 }
 
-Config load_kubeconfig(const std::vector<std::string>& files, const std::string& context) {
+ClusterConfig load_kubeconfig(const std::vector<std::string>& files, const std::string& context) {
   Kubeconfig k;
   for (const std::string& file : files) {
     k.files += (k.files.empty() ? "" : ":") + file;
@@ -271,7 +271,7 @@ Config load_kubeconfig(const std::vector<std::string>& files, const std::string&
   const auto cl = k.clusters.find(cluster);
   if (cl == k.clusters.end())
     refuse(ctx.file, ctx.what, "cluster '" + cluster + "' is not defined");
-  Config c;
+  ClusterConfig c;
   c.kubeconfig = k.files;
   c.context = name;
   apply_cluster(cl->second, c);

@@ -1,6 +1,7 @@
 #pragma once
-// The Kubernetes API calls of this store (Lease get/list/watch/create/replace/delete) over the
-// shared HTTP transport, with bearer-token authentication and Status error classification.
+// The Kubernetes API calls on coordination.k8s.io/v1 Lease objects (get, list, watch, create,
+// replace, delete) over the shared HTTP transport, with bearer-token authentication and Status
+// error classification.
 
 #include <memory>
 #include <mutex>
@@ -8,7 +9,7 @@
 #include <stop_token>
 #include <string>
 
-#include "config.hpp"
+#include "cluster.hpp"
 #include "http/client.hpp"
 
 namespace leader::k8s {
@@ -36,7 +37,7 @@ enum class WatchEnd {
 class Api {
  public:
   /// A client of `config`'s server; no I/O until the first call.
-  explicit Api(Config config);
+  explicit Api(ClusterConfig config);
 
   /// GET a Lease; 200 or 404 are replies, other failures throw BackendError.
   Reply get(const std::string& name, Deadline deadline);
@@ -62,7 +63,7 @@ class Api {
   [[nodiscard]] static std::string name_selector(const std::string& name);
 
   /// The configuration this client was made with.
-  [[nodiscard]] const Config& config() const { return config_; }
+  [[nodiscard]] const ClusterConfig& config() const { return config_; }
   /// "<base url>/<namespace>", the key of this server's objects in process-wide tables.
   [[nodiscard]] const std::string& scope() const { return scope_; }
 
@@ -72,7 +73,7 @@ class Api {
   /// Reads the bearer token file again when it was read over a minute ago, or when `force`d.
   void refresh_token(bool force = false);
 
-  Config config_;
+  ClusterConfig config_;
   std::string scope_;
   std::string path_;  // /apis/coordination.k8s.io/v1/namespaces/<ns>/leases
   std::unique_ptr<http::Client> client_;

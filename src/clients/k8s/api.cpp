@@ -21,7 +21,7 @@ std::string read_token(const std::string& path) {
   return *token;
 }
 
-http::ClientOptions client_options(const Config& c) {
+http::ClientOptions client_options(const ClusterConfig& c) {
   http::ClientOptions o;
   o.store = "k8s";
   o.base_urls = {c.base_url};
@@ -85,7 +85,7 @@ std::string status_message(const nlohmann::json& body) {
 
 }  // namespace
 
-Api::Api(Config config)
+Api::Api(ClusterConfig config)
     : config_(std::move(config)),
       scope_(config_.base_url + "/" + config_.ns),
       path_("/apis/coordination.k8s.io/v1/namespaces/" + config_.ns + "/leases"),
