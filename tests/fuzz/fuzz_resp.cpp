@@ -1,6 +1,7 @@
 // RESP replies of the Redis store: bytes from the server go through hiredis' redisReader (as
 // Connection::exchange feeds it, in pieces) and every complete reply through each decoder of
-// the store's script replies (redis/replies.hpp).
+// the store's script replies (redis/replies.hpp; the reader is the client's,
+// redis/reply_reader.hpp).
 
 #include <hiredis/hiredis.h>
 

@@ -52,24 +52,17 @@ std::vector<std::string> acquire_args(const RedisStore& store, const LeaseReques
 
 }  // namespace
 
-RedisStore::RedisStore(Config config) : scheme_(scheme_of(config)), pool_(std::move(config)) {
-  if (pool_.config().cluster()) cluster_ = std::make_unique<Cluster>(pool_.config());
-}
-
-ConnectionPool& RedisStore::pool_for(const std::string& key, Deadline deadline) {
-  if (!cluster_) return pool_;
-  return cluster_->pool_for_slot(key_slot(key), deadline);
-}
+RedisStore::RedisStore(Config config) : scheme_(scheme_of(config)), client_(std::move(config)) {}
 
 std::string_view RedisStore::scheme() const { return scheme_; }
 
 std::string RedisStore::slot_key(std::string_view lock, int slot) const {
-  if (slot == 0) return pool_.config().prefix + std::string(lock);
+  if (slot == 0) return client_.config().prefix + std::string(lock);
   return tagged_key(lock, "slot:" + std::to_string(slot));
 }
 
 std::string RedisStore::tagged_key(std::string_view name, std::string_view suffix) const {
-  return "{" + pool_.config().prefix + std::string(name) + "}:" + std::string(suffix);
+  return "{" + client_.config().prefix + std::string(name) + "}:" + std::string(suffix);
 }
 
 Acquired RedisStore::granted(const LeaseRequest& r, const redisReply* reply, TimePoint sent,
@@ -95,31 +88,18 @@ Acquired RedisStore::try_acquire(const LeaseRequest& r, Deadline deadline) {
   // Every key a script touches is declared: the request's slots first, and, when the lock was
   // last used with more slots, all of those (the script says so and we ask once more).
   for (int declared = std::max(1, r.slots);;) {
-    const Sent sent = send(
+    const Sent sent = client_.send(
         script_call(acquire_script(), acquire_keys(*this, r, declared), acquire_args(*this, r)),
         "a script", deadline, true);
     Acquired got = granted(r, sent.reply.get(), sent.at, declared);
     if (declared != 0) continue;
-    if (got && sent.acked >= 0 && sent.acked < pool_.config().wait_replicas)
+    if (got && sent.acked >= 0 && sent.acked < client_.config().wait_replicas)
       not_replicated(*got.lease, sent.acked, deadline);
     return got;
   }
 }
 
-bool RedisStore::attempts_async() const noexcept {
-  return !cluster_ && pool_.config().wait_replicas == 0;
-}
-
-AsyncLane& RedisStore::lane() {
-  std::lock_guard lock(lane_mu_);
-  if (!lane_) lane_ = std::make_unique<AsyncLane>(pool_);
-  return *lane_;
-}
-
-AsyncLane::Stats RedisStore::async_stats() const {
-  std::lock_guard lock(lane_mu_);
-  return lane_ ? lane_->stats() : AsyncLane::Stats{};
-}
+bool RedisStore::attempts_async() const noexcept { return client_.lane_available(); }
 
 void RedisStore::try_acquire_async(const LeaseRequest& request, Deadline deadline,
                                    std::function<void(Attempt)> done) {
@@ -133,17 +113,15 @@ void RedisStore::try_acquire_async(const LeaseRequest& request, Deadline deadlin
 
 void RedisStore::submit_acquire(const LeaseRequest& r, int declared, Deadline deadline,
                                 const std::shared_ptr<std::function<void(Attempt)>>& done) {
-  lane().submit(  // the very call try_acquire sends
+  client_.submit(  // the very call try_acquire sends
       script_call(acquire_script(), acquire_keys(*this, r, declared), acquire_args(*this, r)),
-      changes_channel(r.lock), deadline,
+      changes_channel(r.lock), "a script", deadline,
       [this, r, declared, deadline, done](Reply reply, const std::exception_ptr& error,
                                           TimePoint sent, std::uint64_t seen) mutable {
         Attempt a;
         a.seen = seen;
         try {
-          if (error) std::rethrow_exception(error);
-          if (const std::string text = error_text(reply.get()); !text.empty())
-            reject(text, "a script");
+          if (error) std::rethrow_exception(error);  // an error reply too (Client::submit)
           a.acquired = granted(r, reply.get(), sent, declared);
           if (declared != 0) return submit_acquire(r, declared, deadline, done);
         } catch (...) {
@@ -156,16 +134,13 @@ void RedisStore::submit_acquire(const LeaseRequest& r, int declared, Deadline de
 std::uint64_t RedisStore::wait_change(std::string_view lock, std::uint64_t seen, Deadline until,
                                       Deadline last, std::uint64_t order,
                                       std::function<void(bool)> woken) {
-  return lane().wait(changes_channel(lock), seen, until, last, order, std::move(woken));
+  return client_.wait_change(changes_channel(lock), seen, until, last, order, std::move(woken));
 }
 
-void RedisStore::cancel_wait(std::uint64_t id) noexcept {
-  std::lock_guard lock(lane_mu_);
-  if (lane_) lane_->cancel(id);
-}
+void RedisStore::cancel_wait(std::uint64_t id) noexcept { client_.cancel_wait(id); }
 
 void RedisStore::not_replicated(const Lease& lease, int acked, Deadline deadline) {
-  const Config& c = pool_.config();
+  const Config& c = client_.config();
   std::string what =
       "lock '" + lease.lock + "' was granted on the primary (fencing token " +
       std::to_string(lease.fencing_token) + "), but only " + std::to_string(acked) + " of the " +
@@ -234,14 +209,12 @@ std::string lock_of_key(std::string_view key, std::string_view store_prefix,
 }  // namespace
 
 std::vector<LockState> RedisStore::list_locks(std::string_view prefix, Deadline deadline) {
-  const std::string& store_prefix = pool_.config().prefix;
+  const std::string& store_prefix = client_.config().prefix;
   const std::string key_prefix = store_prefix + std::string(prefix);
   // One pattern for both key shapes: the lease key `P<lock>` and the size key `{P<lock>}:slots`.
   const std::string pattern = "*" + glob_escaped(key_prefix) + "*";
   std::set<std::string> names;
-  std::vector<ConnectionPool*> nodes = {&pool_};
-  if (cluster_) nodes = cluster_->primaries(deadline);  // SCAN walks one node's keys
-  for (ConnectionPool* node : nodes) {
+  for (ConnectionPool* node : client_.nodes(deadline)) {  // SCAN walks one node's keys
     std::string cursor = "0";
     do {
       Reply reply;

@@ -1,29 +1,25 @@
 #pragma once
-// The Redis implementation of LeaseStore. Key layout, fencing and failure modes: README.md.
+// The Redis implementation of LeaseStore: the lease recipe (key layout, scripts, fencing and
+// failure modes: README.md) on the Redis client of src/clients/redis.
 
 #include <functional>
 #include <memory>
-#include <mutex>
 #include <span>
 #include <string>
 #include <vector>
 
-#include "async_lane.hpp"
-#include "cluster.hpp"
-#include "connection.hpp"
 #include "leader/detail/capabilities.hpp"
 #include "leader/detail/store_support.hpp"
 #include "leader/lock_listing.hpp"
 #include "leader/lock_watching.hpp"
 #include "leader/store.hpp"
-#include "pool.hpp"
+#include "redis/client.hpp"
 #include "scripts.hpp"
-#include "send.hpp"
 
 namespace leader::redis {
 
 /// Lease store on one Redis server (standalone; the key layout is also valid on a cluster).
-/// Thread-safe: calls share a small connection pool; a watch has a connection of its own.
+/// Thread-safe: calls share the client's connection pool; a watch has a connection of its own.
 class RedisStore final : public LeaseStore,
                          public LockLister,
                          public LockWatcher,
@@ -37,16 +33,14 @@ class RedisStore final : public LeaseStore,
     return {.watch = this, .listing = this, .async = this};
   }
   LEADER_LEASE_STORE_OPERATIONS;  // the LeaseStore operations, store_support.hpp
-  /// The renew script of every lease pipelined on one pooled connection (all commands written,
-  /// then all replies read), in chunks of at most kBatchChunk, with one WAIT after a chunk that
-  /// renewed something when `?wait_replicas=` is set. On a cluster, grouped by the node serving
-  /// each lease's slot, one pipeline per node; a MOVED or ASK reply (not executed) is renewed
-  /// again alone by renew(). Commands without a reply when the connection fails or the deadline
-  /// passes get that error (unknown outcome). README.md, section "Batched renewals".
+  /// The renew script of every lease through Client::send_each: pipelined on one pooled
+  /// connection per node (all commands written, then all replies read), in chunks of at most
+  /// Client::kPipelineChunk, with one WAIT after a chunk that renewed something when
+  /// `?wait_replicas=` is set; a MOVED or ASK reply (not executed) is renewed again alone.
+  /// Commands without a reply when the connection fails or the deadline passes get that error
+  /// (unknown outcome). README.md, section "Batched renewals".
   [[nodiscard]] std::vector<BatchRenewal> renew_batch(std::span<const RenewalRequest> requests,
                                                       Deadline deadline) override;
-  /// Most renewals one pipeline of renew_batch carries.
-  static constexpr std::size_t kBatchChunk = 1000;
   /// Held locks under `prefix`: SCAN (never KEYS) for lease keys `<key prefix><prefix>*` and
   /// group size keys `{<key prefix><prefix>*}:slots`, then inspect() of each name found. The
   /// SCAN walks the whole database (MATCH filters on the server), in batches of 1000 keys.
@@ -60,11 +54,11 @@ class RedisStore final : public LeaseStore,
   [[nodiscard]] LockState watch(std::string_view lock, const LockState& last_seen,
                                 Deadline deadline, const std::stop_token& stop) override;
 
-  /// Asynchronous attempts: on the store's AsyncLane (async_lane.hpp),
-  /// standalone or behind Sentinel, without `?wait_replicas=`; not on a cluster.
+  /// Asynchronous attempts: on the client's AsyncLane (Client::lane_available(): standalone or
+  /// behind Sentinel, without `?wait_replicas=`; not on a cluster).
   [[nodiscard]] bool attempts_async() const noexcept override;
   /// try_acquire's script call (again with more keys when the lock was last a larger group),
-  /// pipelined with the other attempts queued on the lane (send_calls(), as send()).
+  /// pipelined with the other attempts queued on the lane (Client::submit).
   void try_acquire_async(const LeaseRequest& request, Deadline deadline,
                          std::function<void(Attempt)> done) override;
   /// A wait on the lane for the lock's changes channel (the scripts' PUBLISH).
@@ -73,10 +67,10 @@ class RedisStore final : public LeaseStore,
                             std::function<void(bool changed)> woken) override;
   void cancel_wait(std::uint64_t id) noexcept override;
   /// The lane's counters (zero before its first use).
-  [[nodiscard]] AsyncLane::Stats async_stats() const;
+  [[nodiscard]] AsyncLane::Stats async_stats() const { return client_.lane_stats(); }
 
   /// The connection pool (for statistics).
-  [[nodiscard]] const ConnectionPool& pool() const { return pool_; }
+  [[nodiscard]] const ConnectionPool& pool() const { return client_.pool(); }
 
   /// The key of slot `slot` of `lock`: `<key prefix><lock>` for slot 0 (the single-lease key),
   /// else `{<key prefix><lock>}:slot:<slot>`.
@@ -91,33 +85,15 @@ class RedisStore final : public LeaseStore,
   }
 
  private:
-  /// The one send path (send.cpp) of a call: `command` (routed by its first key on a cluster,
-  /// following MOVED and ASK at most 3 times: neither executed it, so sending it to the node
-  /// named replays nothing) through pipeline(); an error reply goes to reject(), naming
-  /// `operation`, and a Sent's error is thrown. `wait`: as pipeline()'s.
-  Sent send(const Command& command, std::string_view operation, Deadline deadline,
-            bool wait = false);
-  /// send() of `script` with `keys` and `args`: its reply.
+  /// Client::send() of `script` with `keys` and `args`: its reply.
   Reply eval(const Script& script, const std::vector<std::string>& keys,
              const std::vector<std::string>& args, Deadline deadline) {
-    return send(script_call(script, keys, args), "a script", deadline).reply;
+    return client_.send(script_call(script, keys, args), "a script", deadline).reply;
   }
-  /// send() of a plain command, routed by its key (`command[1]`): its reply.
+  /// Client::send() of a plain command, routed by its key (`command[1]`): its reply.
   Reply command(const Command& command, Deadline deadline) {
-    return send(command, command.front(), deadline).reply;
+    return client_.send(command, command.front(), deadline).reply;
   }
-  /// `commands` as one pipeline on `pool` (send_calls(): a flushed script is sent again by its
-  /// source; after an ASKING when `asking`), retried as ConnectionPool::run does; with `wait`
-  /// and `?wait_replicas=`, then one WAIT on the same connection when a reply changed
-  /// something. Error replies are left to the caller; a failure is reported per command.
-  std::vector<Sent> pipeline(ConnectionPool& pool, const std::vector<Command>& commands,
-                             Deadline deadline, bool wait, bool asking = false);
-  /// Throws the error of a reply's `text`, after what it says changed: READONLY (the primary was
-  /// demoted: Sentinel asks again), CLUSTERDOWN (the slot map is read again).
-  [[noreturn]] void reject(const std::string& text, std::string_view operation);
-  /// After a call failed with `e` on a cluster node: unavailable or deadline_exceeded may be a
-  /// failover, so the next call reads the slot map again (nothing is replayed elsewhere).
-  void node_failed(const BackendError& e);
   /// The acquire script's `reply` to `r` declaring `declared` slot keys, sent at `sent`: the
   /// lease or contention, with `declared` 0; or, when the lock was last a larger group, empty
   /// with `declared` the slot keys to declare asking again.
@@ -129,20 +105,12 @@ class RedisStore final : public LeaseStore,
   [[nodiscard]] Command renew_call(const Lease& lease, Duration ttl) const;
   /// What the renew script's call for `lease` and `ttl` came back with, as renew() returns it.
   [[nodiscard]] Renewal renewal(const Lease& lease, Duration ttl, const Sent& sent) const;
-  /// The pool serving `key`: the one pool, or on a cluster the primary of its slot.
-  ConnectionPool& pool_for(const std::string& key, Deadline deadline);
-
-  /// The lane, started on first use.
-  AsyncLane& lane();
   /// One asynchronous acquire attempt declaring `declared` slot keys.
   void submit_acquire(const LeaseRequest& r, int declared, Deadline deadline,
                       const std::shared_ptr<std::function<void(Attempt)>>& done);
 
   std::string scheme_;
-  ConnectionPool pool_;               // the one server (standalone, Sentinel); config holder
-  std::unique_ptr<Cluster> cluster_;  // Cluster mode
-  mutable std::mutex lane_mu_;
-  std::unique_ptr<AsyncLane> lane_;  // after pool_: stopped before the pool closes
+  Client client_;
 };
 
 }  // namespace leader::redis

@@ -1,7 +1,8 @@
 #pragma once
 // Decoding of the Redis store's script replies (hiredis reply trees), separate from the I/O so
 // that the fuzz harness (tests/fuzz) can feed it any reply. Malformed replies throw
-// BackendError(internal); nothing else escapes.
+// BackendError(internal); nothing else escapes. The reply reader (create_reply_reader, text_of)
+// is the client's.
 
 #include <hiredis/hiredis.h>
 
@@ -11,20 +12,9 @@
 #include <vector>
 
 #include "leader/store.hpp"
+#include "redis/reply_reader.hpp"
 
 namespace leader::redis {
-
-/// Most elements a multi-bulk reply may announce: the largest reply of this store is inspect's
-/// two per slot (at most 100000 slots).
-inline constexpr int kMaxReplyElements = 1 << 18;
-
-/// A hiredis reply reader that refuses (as "Out of memory") a multi-bulk reply announcing more
-/// than kMaxReplyElements elements: hiredis 0.14 allocates the element array from the count on
-/// the wire before any element arrives. Free with redisReaderFree.
-[[nodiscard]] redisReader* create_reply_reader();
-
-/// The text of a string or status reply; empty for any other reply or null.
-[[nodiscard]] std::string_view text_of(const redisReply* r);
 
 /// `Granted::slot` when the lock's size names more slots than the request declared.
 inline constexpr int kDeclareMoreSlots = -1;

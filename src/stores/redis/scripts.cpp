@@ -1,9 +1,6 @@
 #include "scripts.hpp"
 
-#include <openssl/evp.h>
-
 #include <array>
-#include <cstdio>
 
 namespace leader::redis {
 namespace {
@@ -150,19 +147,6 @@ end
 return out
 )lua";
 
-std::string sha1_hex(const std::string& text) {
-  unsigned char digest[EVP_MAX_MD_SIZE];
-  unsigned int len = 0;
-  EVP_Digest(text.data(), text.size(), digest, &len, EVP_sha1(), nullptr);
-  std::string hex;
-  char buf[3];
-  for (unsigned int i = 0; i < len; ++i) {
-    std::snprintf(buf, sizeof buf, "%02x", digest[i]);
-    hex += buf;
-  }
-  return hex;
-}
-
 // Every script of the store, in the order of the accessors below.
 const std::array<Script, 6>& scripts() {
   static const std::array<Script, 6> all{Script(std::string(kPrelude) + kAcquire),
@@ -176,19 +160,11 @@ const std::array<Script, 6>& scripts() {
 
 }  // namespace
 
-Script::Script(std::string src) : source(std::move(src)), sha1(sha1_hex(source)) {}
-
 const Script& acquire_script() { return scripts()[0]; }
 const Script& renew_script() { return scripts()[1]; }
 const Script& release_script() { return scripts()[2]; }
 const Script& inspect_script() { return scripts()[3]; }
 const Script& put_candidate_script() { return scripts()[4]; }
 const Script& list_candidates_script() { return scripts()[5]; }
-
-const Script* script_with_sha1(std::string_view sha1) {
-  for (const Script& s : scripts())
-    if (s.sha1 == sha1) return &s;
-  return nullptr;
-}
 
 }  // namespace leader::redis

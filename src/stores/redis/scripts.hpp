@@ -2,18 +2,9 @@
 // The Lua scripts of the Redis store. Each store operation is exactly one of these scripts (or
 // one plain command), executed atomically by the server. See README.md for the key layout.
 
-#include <string>
-#include <string_view>
+#include "redis/script.hpp"
 
 namespace leader::redis {
-
-/// A Lua script with its SHA1, for EVALSHA with an EVAL fallback on NOSCRIPT.
-struct Script {
-  std::string source;
-  std::string sha1;  ///< lower-case hex SHA1 of `source`
-  /// Computes the SHA1 of `src`.
-  explicit Script(std::string src);
-};
 
 /// Acquire: KEYS = slot keys 0..k-1 (k >= n), fence, size; ARGV = owner, node_id, ttl_ms, the
 /// request's size (0 single, N group of N), the lock's channel (publishes on a grant). Returns
@@ -33,7 +24,5 @@ const Script& inspect_script();
 const Script& put_candidate_script();
 /// List candidates: KEYS = registry. Evicts expired entries, returns {node_id, value}...
 const Script& list_candidates_script();
-/// The script above whose SHA1 is `sha1`, or null (EVAL of its source after NOSCRIPT).
-const Script* script_with_sha1(std::string_view sha1);
 
 }  // namespace leader::redis

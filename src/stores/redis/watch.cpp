@@ -82,7 +82,7 @@ Deadline reread_at(const LockState& state, Deadline deadline) {
 LockState RedisStore::watch(std::string_view lock, const LockState& last_seen, Deadline deadline,
                             const std::stop_token& stop) {
   validate_lock_name(lock);
-  const Duration read_bound = pool_.config().command_timeout;
+  const Duration read_bound = client_.config().command_timeout;
   if (deadline.expired() || stop.stop_requested())
     return inspect(lock, Deadline::after(read_bound));
   const std::string channel = changes_channel(lock);
@@ -95,7 +95,7 @@ LockState RedisStore::watch(std::string_view lock, const LockState& last_seen, D
   int drops = 0;
   for (;;) {
     if (subscriber == nullptr && !refused) {
-      subscriber = subscribe(pool_for(channel, Deadline::after(read_bound)), channel);
+      subscriber = subscribe(client_.pool_for(channel, Deadline::after(read_bound)), channel);
       refused = subscriber == nullptr;
     }
     // After (re)subscribing: a change before it is in this read, every later one sends a message.

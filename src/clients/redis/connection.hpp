@@ -29,10 +29,10 @@ using Reply = std::unique_ptr<redisReply, ReplyDeleter>;
 /// One command: its arguments, binary-safe.
 using Command = std::vector<std::string>;
 
-/// An owned OpenSSL context: the TLS settings of one store.
+/// An owned OpenSSL context: the TLS settings of one client.
 using TlsContext = std::unique_ptr<SSL_CTX, void (*)(SSL_CTX*)>;
 /// The TLS settings of `config` (CA, client certificate, verification mode), built once per
-/// store; null without TLS. Throws BackendError.
+/// client; null without TLS. Throws BackendError.
 [[nodiscard]] TlsContext tls_context(const Config& config);
 
 /// A connected, authenticated session. Failures throw BackendError (unavailable on I/O

@@ -1,6 +1,7 @@
 #pragma once
-// Redis Sentinel support of the store (README.md, section Sentinel): which server is the primary
-// of a monitored master, asked of the Sentinels, and whether a server says it is a primary.
+// Redis Sentinel support of the client (the store's README.md, section Sentinel): which server is
+// the primary of a monitored master, asked of the Sentinels, and whether a server says it is a
+// primary.
 
 #include <mutex>
 #include <optional>

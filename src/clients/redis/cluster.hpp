@@ -1,6 +1,7 @@
 #pragma once
-// Redis Cluster support of the store (README.md, section Cluster): the slot map (CLUSTER SLOTS),
-// one connection pool per primary, and the hash slot of a key (CRC16 of its hash tag).
+// Redis Cluster support of the client (the store's README.md, section Cluster): the slot map
+// (CLUSTER SLOTS), one connection pool per primary, and the hash slot of a key (CRC16 of its hash
+// tag).
 
 #include <array>
 #include <map>

@@ -1,15 +1,15 @@
 #pragma once
-// The Redis store's asynchronous I/O (README.md, "Waiting without a thread"): one I/O thread
-// per store, started on first use, that carries every asynchronous acquisition attempt and
-// every wait for a lock's next change of that store. Attempts queued while a round trip is under
-// way go out together as one pipeline on one connection of its own (replies come back in order,
-// each to its caller); waits are timers on this thread and subscriptions on one subscriber
-// connection (the lock's changes channel, which the store's scripts PUBLISH on), so thousands
-// of waiting acquisitions cost two connections and one thread, whatever their number.
+// The client's asynchronous I/O (the store's README.md, "Waiting without a thread"): one I/O
+// thread per client, started on first use, that carries every asynchronous command (the store's
+// acquisition attempts) and every wait for a channel's next change (a lock's changes channel,
+// which the store's scripts PUBLISH on). Commands queued while a round trip is under way go out
+// together as one pipeline on one connection of its own (replies come back in order, each to its
+// caller); waits are timers on this thread and subscriptions on one subscriber connection, so
+// thousands of waiting callers cost two connections and one thread, whatever their number.
 //
 // A wait is never woken by a message it could have missed: each channel counts its changes
-// (messages, and each confirmed subscription, which may have missed some), an attempt reports
-// the count when it was written, and a wait whose attempt saw an older count (or none: not yet
+// (messages, and each confirmed subscription, which may have missed some), a command reports
+// the count when it was written, and a wait whose command saw an older count (or none: not yet
 // subscribed) is woken at once, or at the subscription's confirmation. Callbacks run on the
 // lane's thread with no lock held.
 
@@ -36,7 +36,7 @@ class AsyncLane {
   using Done = std::function<void(Reply reply, std::exception_ptr error, TimePoint sent,
                                   std::uint64_t seen)>;
 
-  /// A lane opening its connections through `pool` (which must outlive it: the store owns both).
+  /// A lane opening its connections through `pool` (which must outlive it: the Client owns both).
   explicit AsyncLane(ConnectionPool& pool);
   /// Stops the thread; commands not yet sent complete with BackendError(unavailable), waits
   /// end with woken(false). From the lane's own thread (a callback dropped the last reference to

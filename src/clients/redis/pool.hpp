@@ -1,8 +1,8 @@
 #pragma once
-// A small pool of connections shared by every thread that uses one store (user threads, the
+// A small pool of connections shared by every thread that uses one client (user threads, the
 // electors and the renewal scheduler). A caller takes an idle connection (or opens one, up to
 // `pool` in the URI), uses it alone, and gives it back; a connection that failed is closed, so
-// the next call reconnects (this is how the store survives a server restart).
+// the next call reconnects (this is how a store survives a server restart).
 
 #include <condition_variable>
 #include <functional>
@@ -15,7 +15,7 @@
 
 namespace leader::redis {
 
-/// The connection pool of one store. Thread-safe.
+/// The connection pool of one server. Thread-safe.
 class ConnectionPool {
  public:
   /// A pool for `config`; opens nothing until the first call.
@@ -39,13 +39,13 @@ class ConnectionPool {
   /// Sentinel mode: forgets the primary and closes the idle connections to it, so the next
   /// call asks the Sentinels again (after an I/O error, a timeout or READONLY). No-op otherwise.
   void forget_primary();
-  /// Sentinel mode, the one schedule every call of the store follows (run() and the AsyncLane's
+  /// Sentinel mode, the one schedule every call of the client follows (run() and the AsyncLane's
   /// attempts): when the Sentinels were last asked `sentinel_check` ago or more, asks them again
   /// before the call goes out, and moves to the primary they name when it changed (the old
-  /// primary keeps accepting writes after a manual failover, README.md "Sentinel"). One caller
-  /// asks at a time; a caller arriving meanwhile waits for that answer (until `deadline`:
-  /// BackendError(deadline_exceeded), nothing was sent). When no Sentinel answers, the known
-  /// primary stays in use. No-op otherwise, or with `sentinel_check` 0.
+  /// primary keeps accepting writes after a manual failover, the store's README.md, "Sentinel").
+  /// One caller asks at a time; a caller arriving meanwhile waits for that answer (until
+  /// `deadline`: BackendError(deadline_exceeded), nothing was sent). When no Sentinel answers, the
+  /// known primary stays in use. No-op otherwise, or with `sentinel_check` 0.
   void recheck_primary(Deadline deadline);
   /// Sentinel mode: bumped by each forget_primary(); a connection opened for an older one
   /// (Connection::generation()) talks to a server that may no longer be the primary.

@@ -15,7 +15,7 @@
 
 #include "leader/errors.hpp"
 #include "pool.hpp"
-#include "replies.hpp"
+#include "reply_reader.hpp"
 #include "send.hpp"
 
 namespace leader::redis {
@@ -31,7 +31,7 @@ constexpr std::chrono::milliseconds kResubscribePause{200};
 // The shortest pause of a wait that became its channel's first because the first one's pause
 // ended (end_wait_locked): the longest backoff of the elector's attempts.
 constexpr Duration kPromotedByTimer = std::chrono::seconds(1);
-// Most commands one pipeline carries (as RedisStore::kBatchChunk for renewals).
+// Most commands one pipeline carries (as Client::kPipelineChunk for send_each).
 constexpr std::size_t kMaxPipeline = 1000;
 // Most channels one SUBSCRIBE or UNSUBSCRIBE names.
 constexpr std::size_t kChannelsPerCommand = 512;

@@ -1,5 +1,6 @@
 #pragma once
-// Connection settings of the Redis store, parsed from its URI (see README.md for the options).
+// Connection settings of a Redis client, parsed from the store URI (the options: the store's
+// README.md).
 
 #include <optional>
 #include <string>
@@ -10,7 +11,7 @@
 
 namespace leader::redis {
 
-/// How the store reaches the server.
+/// How the client reaches the server.
 enum class Transport { tcp, tls, unix_socket };
 
 /// A host and port (a Sentinel, or the primary it names).
@@ -20,7 +21,8 @@ struct Endpoint {
   friend bool operator==(const Endpoint&, const Endpoint&) = default;
 };
 
-/// Everything the store needs to connect, parsed and validated from the URI.
+/// Everything the client needs to connect, parsed and validated from the URI, and the store's
+/// key prefix (`?prefix=`), which the client does not read.
 struct Config {
   Transport transport = Transport::tcp;
   std::string host;         ///< tcp/tls host name or address
@@ -66,7 +68,7 @@ struct Config {
 
 }  // namespace leader::redis
 
-/// The store's former namespace.
+/// The namespace's former name.
 namespace leader::detail {
 namespace redis = ::leader::redis;
 }  // namespace leader::detail

@@ -1,15 +1,17 @@
 #include "send.hpp"
 
 #include <algorithm>
+#include <utility>
 
+#include "client.hpp"
 #include "leader/errors.hpp"
-#include "redis_store.hpp"
 
 namespace leader::redis {
 namespace {
 
-// True when a script's reply says it changed something (a grant, an owned renew): what a WAIT
-// must cover. nil (contention) and 0 (not ours) wrote nothing.
+// True when a reply says its command changed something: what a WAIT must cover. nil, an error
+// and the integer 0 wrote nothing (the scripts sent with `wait` answer nil or 0 when they
+// changed no key).
 bool wrote(const redisReply* r) {
   if (r == nullptr || r->type == REDIS_REPLY_NIL || r->type == REDIS_REPLY_ERROR) return false;
   return !(r->type == REDIS_REPLY_INTEGER && r->integer == 0);
@@ -43,16 +45,6 @@ int wait_for_replicas(Connection& c, const Config& config, Deadline d) {
 
 }  // namespace
 
-Command script_call(const Script& script, const std::vector<std::string>& keys,
-                    const std::vector<std::string>& args) {
-  Command cmd;
-  cmd.reserve(3 + keys.size() + args.size());
-  cmd.insert(cmd.end(), {"EVALSHA", script.sha1, std::to_string(keys.size())});
-  cmd.insert(cmd.end(), keys.begin(), keys.end());
-  cmd.insert(cmd.end(), args.begin(), args.end());
-  return cmd;
-}
-
 void send_calls(Connection& c, const std::vector<Command>& commands, std::vector<Reply>& answers,
                 Deadline deadline, bool asking, std::vector<TimePoint>* sent) {
   answers.clear();
@@ -79,14 +71,15 @@ void send_calls(Connection& c, const std::vector<Command>& commands, std::vector
   std::vector<std::size_t> again;
   std::vector<Command> full;
   for (std::size_t k = 0; k < answers.size(); ++k) {
-    const Script* script = commands[k].size() > 1 && commands[k][0] == "EVALSHA"
-                               ? script_with_sha1(commands[k][1])
-                               : nullptr;
-    if (script == nullptr || error_text(answers[k].get()).rfind("NOSCRIPT", 0) != 0) continue;
+    if (commands[k].size() < 2 || commands[k][0] != "EVALSHA" ||
+        error_text(answers[k].get()).rfind("NOSCRIPT", 0) != 0)
+      continue;
+    std::optional<std::string> source = script_source(commands[k][1]);
+    if (!source) continue;  // not a Script of this process: the NOSCRIPT error stands
     again.push_back(k);
     full.push_back(commands[k]);
     full.back()[0] = "EVAL";
-    full.back()[1] = script->source;
+    full.back()[1] = std::move(*source);
     answers[k].reset();
   }
   if (!again.empty()) send(again, full);
@@ -121,8 +114,8 @@ void throw_reply_error(const std::string& text, const Config& config, std::strin
   throw BackendError(ErrorCode::internal, "redis", where);
 }
 
-std::vector<Sent> RedisStore::pipeline(ConnectionPool& pool, const std::vector<Command>& commands,
-                                       Deadline deadline, bool wait, bool asking) {
+std::vector<Sent> Client::pipeline(ConnectionPool& pool, const std::vector<Command>& commands,
+                                   Deadline deadline, bool wait, bool asking) {
   const Config& config = pool_.config();
   wait = wait && config.wait_replicas > 0;
   std::vector<Reply> replies;
@@ -169,13 +162,15 @@ std::vector<Sent> RedisStore::pipeline(ConnectionPool& pool, const std::vector<C
   return out;
 }
 
-Sent RedisStore::send(const Command& cmd, std::string_view operation, Deadline deadline,
-                      bool wait) {
-  // The first key: a script call's after its key count, a plain command's argument.
+std::string Client::first_key(const Command& cmd) {
+  // A script call's after its key count, a plain command's argument.
   const bool script = cmd.front() == "EVALSHA";
   const std::size_t at = script ? 3 : 1;
-  const std::string key = at < cmd.size() && !(script && cmd[2] == "0") ? cmd[at] : "";
-  ConnectionPool* pool = &pool_for(key, deadline);
+  return at < cmd.size() && !(script && cmd[2] == "0") ? cmd[at] : "";
+}
+
+Sent Client::send(const Command& cmd, std::string_view operation, Deadline deadline, bool wait) {
+  ConnectionPool* pool = &pool_for(first_key(cmd), deadline);
   bool asking = false;
   for (int redirects = 0;; ++redirects) {
     Sent sent = std::move(pipeline(*pool, {cmd}, deadline, wait, asking).front());
@@ -195,13 +190,87 @@ Sent RedisStore::send(const Command& cmd, std::string_view operation, Deadline d
   }
 }
 
-void RedisStore::reject(const std::string& text, std::string_view operation) {
+std::vector<Sent> Client::send_each(std::vector<Command> commands, std::string_view operation,
+                                    Deadline deadline, bool wait) {
+  std::vector<Sent> out(commands.size());
+  // The commands by the pool that serves them: the one server, or on a cluster each key's primary.
+  std::vector<std::pair<ConnectionPool*, std::vector<std::size_t>>> groups;
+  for (std::size_t i = 0; i < commands.size(); ++i) {
+    ConnectionPool* pool = &pool_;
+    if (cluster_) {
+      try {
+        pool = &pool_for(first_key(commands[i]), deadline);
+      } catch (const BackendError& e) {  // no slot map: nothing sent for this command
+        out[i].error = e;
+        continue;
+      }
+    }
+    auto g = std::find_if(groups.begin(), groups.end(),
+                          [&](const auto& group) { return group.first == pool; });
+    if (g == groups.end()) g = groups.insert(groups.end(), {pool, {}});
+    g->second.push_back(i);
+  }
+  std::vector<std::size_t> redirected;  // MOVED / ASK: not executed there
+  bool moved = false;
+  for (auto& [pool, indices] : groups) {
+    for (std::size_t at = 0; at < indices.size(); at += kPipelineChunk) {
+      const auto chunk = std::span<const std::size_t>(indices).subspan(
+          at, std::min(kPipelineChunk, indices.size() - at));
+      std::vector<Command> batch;
+      batch.reserve(chunk.size());
+      for (std::size_t i : chunk) batch.push_back(std::move(commands[i]));
+      std::vector<Sent> sent = pipeline(*pool, batch, deadline, wait);
+      for (std::size_t k = 0; k < chunk.size(); ++k) {
+        const std::size_t i = chunk[k];
+        commands[i] = std::move(batch[k]);
+        out[i] = std::move(sent[k]);
+        const std::string text = error_text(out[i].reply.get());
+        if (out[i].error || text.empty()) continue;
+        if (const auto redirect = cluster_ ? redirect_of(text) : std::nullopt) {
+          moved = moved || redirect->moved;  // not executed there: sent again alone below
+          redirected.push_back(i);
+          continue;
+        }
+        try {
+          reject(text, operation);
+        } catch (const BackendError& e) {
+          out[i].error = e;
+        }
+      }
+    }
+  }
+  if (redirected.empty()) return out;
+  if (moved) {
+    try {  // once for all of them, instead of once per send() below
+      cluster_->refresh(deadline);
+    } catch (const BackendError&) {  // each send() follows its redirection anyway
+    }
+  }
+  // Resharding: one send() each, following the redirections.
+  for (std::size_t i : redirected) {
+    if (deadline.expired()) {
+      out[i] = Sent{};
+      out[i].error = BackendError(ErrorCode::deadline_exceeded, "redis",
+                                  "the deadline passed before a redirected command was sent again");
+      continue;
+    }
+    try {
+      out[i] = send(commands[i], operation, deadline, wait);
+    } catch (const BackendError& e) {
+      out[i] = Sent{};
+      out[i].error = e;
+    }
+  }
+  return out;
+}
+
+void Client::reject(const std::string& text, std::string_view operation) {
   if (cluster_ && text.rfind("CLUSTERDOWN", 0) == 0) cluster_->forget();
   if (text.rfind("READONLY", 0) == 0) pool_.forget_primary();  // demoted; no-op but Sentinel
   throw_reply_error(text, pool_.config(), operation);
 }
 
-void RedisStore::node_failed(const BackendError& e) {
+void Client::node_failed(const BackendError& e) {
   if (cluster_ && (e.code() == ErrorCode::unavailable || e.code() == ErrorCode::deadline_exceeded))
     cluster_->forget();
 }

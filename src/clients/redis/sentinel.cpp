@@ -1,7 +1,7 @@
 #include "sentinel.hpp"
 
 #include "leader/errors.hpp"
-#include "replies.hpp"
+#include "reply_reader.hpp"
 
 namespace leader::redis {
 

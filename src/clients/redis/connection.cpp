@@ -19,7 +19,7 @@
 #include <cstring>
 
 #include "leader/errors.hpp"
-#include "replies.hpp"
+#include "reply_reader.hpp"
 
 namespace leader::redis {
 namespace {

@@ -1,9 +1,9 @@
 #pragma once
-// The one send path of the store's calls, shared by the blocking calls, renew_batch's
-// pipelines, the AsyncLane and Cluster mode: a pipeline that sends a flushed script again by its
-// source (NOSCRIPT), the reading of a redirection (MOVED, ASK), WAIT after a write
-// (`?wait_replicas=`), and the error an error reply becomes. RedisStore's send() and pipeline()
-// (send.cpp) add the cluster routing and what READONLY and CLUSTERDOWN change.
+// The one send path of the client's calls, shared by Client::send, Client::send_each, the
+// AsyncLane and Cluster mode: a pipeline that sends a flushed script again by its source
+// (NOSCRIPT), the reading of a redirection (MOVED, ASK), and the error an error reply becomes.
+// Client's send(), send_each() and pipeline() (send.cpp) add the cluster routing, WAIT after a
+// write (`?wait_replicas=`) and what READONLY and CLUSTERDOWN change.
 
 #include <optional>
 #include <string>
@@ -12,13 +12,9 @@
 
 #include "connection.hpp"
 #include "leader/errors.hpp"
-#include "scripts.hpp"
+#include "script.hpp"
 
 namespace leader::redis {
-
-/// The script call `EVALSHA <sha1> <number of keys> keys... args...`.
-[[nodiscard]] Command script_call(const Script& script, const std::vector<std::string>& keys,
-                                  const std::vector<std::string>& args);
 
 /// Sends `commands` as one pipeline on `c` (after an ASKING round trip when `asking`), then once
 /// more those answered NOSCRIPT (not executed: the server lost its script cache) as EVAL of the
@@ -28,10 +24,11 @@ namespace leader::redis {
 void send_calls(Connection& c, const std::vector<Command>& commands, std::vector<Reply>& answers,
                 Deadline deadline, bool asking = false, std::vector<TimePoint>* sent = nullptr);
 
-/// What one command of a pipeline came back with (RedisStore::pipeline).
+/// What one command came back with (Client::send, Client::send_each).
 struct Sent {
   Reply reply;  ///< null when none came
-  /// Set when no reply came, or when a write's WAIT failed or was never sent: an unknown outcome.
+  /// Set when no reply came, or when a write's WAIT failed or was never sent (an unknown
+  /// outcome); by send_each(), also for an error reply.
   std::optional<BackendError> error;
   TimePoint at{};  ///< when the pipeline carrying it was written
   int acked = -1;  ///< what the WAIT after it answered; -1 when none was sent
