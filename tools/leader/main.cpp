@@ -179,7 +179,8 @@ int usage_error(const std::string& message, const std::string& sub) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  CLI::App app{"Run a command once across replicas, and inspect leader locks"};
+  // Named: usage lines (and the man page made from them) say "leader", not the path it ran from.
+  CLI::App app{"Run a command once across replicas, and inspect leader locks", "leader"};
   app.set_version_flag("--version", version_text);
   app.require_subcommand(1);
   Subcommand run_command = add_run_command(app);
