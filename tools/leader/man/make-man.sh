@@ -9,7 +9,8 @@ include=$(mktemp)
 trap 'rm -f "$include"' EXIT
 {
   echo "[COMMANDS]"
-  for command in run status observe list release cron serve probe; do
+  # Every subcommand the binary has, in the order of its --help.
+  for command in $("$leader" --help | sed -n '/^Subcommands:/,$p' | awk 'NR > 1 && NF { print $1 }'); do
     "$leader" "$command" --help > /dev/null 2>&1 || continue
     echo ".SS \"leader $command\""
     echo ".nf"
