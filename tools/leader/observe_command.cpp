@@ -100,9 +100,10 @@ Subcommand add_observe_command(CLI::App& app) {
   auto* sub = app.add_subcommand("observe", "Print the holders of a lock as they change");
   sub->footer(R"(
 One line (or one JSON object with --json) when observing starts and one per change of
-holder (owner or fencing token). etcd and Consul are watched (a change shows as the store
-notifies it; the lock is still re-read at the holders' expiry and every 30 s); the other
-stores are polled every --interval (one inspect call each; see docs/campaign.md). Runs until
+holder (owner or fencing token). Watched stores: Redis, PostgreSQL, etcd, ZooKeeper, Consul,
+Kubernetes (a change shows as the store notifies it; the lock is still re-read at the holders'
+expiry and every 30 s). Polled stores: SQLite, MariaDB, DynamoDB, MongoDB, every --interval
+(one inspect call each; see docs/campaign.md). Runs until
 SIGINT, SIGTERM or SIGHUP (exit 0); with --until-free, exits 0 once the lock is seen free.
 
 Exit codes: 0 stopped, 64 usage error, 69 store unavailable (also when a read fails),

@@ -19,8 +19,16 @@ complete_words() {  # complete_words WORD... : the candidates bash offers for th
 [ "$(complete_words leader status --log-format j)" = "json" ] || fail "--log-format j<TAB>"
 [ -z "$(complete_words leader run --lock x -- ec)" ] || fail "completed after --"
 
-for command in run status observe list release cron serve probe; do
-  "$leader" "$command" --help > /dev/null 2>&1 || continue  # cron, serve: only when built
+# Every subcommand `leader --help` lists (cron, serve, probe only when built) is completed, and
+# so is each of its options.
+commands=$("$leader" --help | sed -n '/^Subcommands:/,$p' | awk 'NR > 1 && NF { print $1 }')
+[ -n "$commands" ] || fail "leader --help lists no subcommands"
+top=" $(complete_words leader '') "
+for command in $commands; do
+  [[ "$top" == *" $command "* ]] || fail "bash: leader <TAB> does not offer $command"
+  grep -q -- "'$command:" "$dir/_leader" || fail "zsh: no $command in its commands"
+done
+for command in $commands; do
   offered=" $(complete_words leader "$command" --) "
   for option in $("$leader" "$command" --help | grep -oE -- '--[a-z][a-z-]+' | sort -u); do
     [[ "$offered" == *" $option "* ]] || fail "bash: leader $command does not offer $option"

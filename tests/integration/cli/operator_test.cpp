@@ -10,6 +10,7 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <regex>
+#include <set>
 #include <sstream>
 #include <thread>
 
@@ -163,8 +164,7 @@ TEST_F(Operator, RunWaitSaysWhatItWaitsForAndWhoHoldsTheLockOnce) {
   EXPECT_EQ(timed.code, 0) << timed.err;
   EXPECT_TRUE(std::regex_search(
       timed.err,
-      std::regex(
-          R"(waiting for 'queue' \(--wait 2s\): held by first \(token \d+, \d+ s left\))")))
+      std::regex(R"(waiting for 'queue' \(--wait 2s\): held by first \(token \d+, \d+ s left\))")))
       << timed.err;
   Finished quiet = run("queue", {"--wait", "500ms"}, {"true"});
   EXPECT_THAT(quiet.err, Not(HasSubstr("waiting for"))) << "not a terminal, no -v";
@@ -182,6 +182,56 @@ TEST_F(Operator, RunWaitSaysWhatItWaitsForAndWhoHoldsTheLockOnce) {
   EXPECT_THAT(err, HasSubstr("(--wait forever): held by first (token"));
   EXPECT_EQ(read_file(path("ran")), "");
   EXPECT_TRUE(std::ifstream(path("ran")).good()) << err;
+}
+
+// "Redis (pub/sub), PostgreSQL (LISTEN/NOTIFY)" -> {Redis, PostgreSQL}: the names of a list whose
+// items may carry a parenthetical, separated by ", " or " and ".
+std::set<std::string> store_names(std::string list) {
+  list = std::regex_replace(list, std::regex(R"(\([^)]*\))"), "");
+  list = std::regex_replace(list, std::regex(R"(\s+and\s+|\s*,\s*)"), ",");
+  std::set<std::string> out;
+  std::istringstream in(list);
+  for (std::string name; std::getline(in, name, ',');) {
+    name = std::regex_replace(name, std::regex(R"(^\s+|\s+$)"), "");
+    if (!name.empty() && name != "memory") out.insert(name);  // memory: not a CLI store
+  }
+  return out;
+}
+
+TEST_F(Operator, ObserveHelpAndTheDocsAgreeOnWhichStoresAreWatched) {
+  // docs/design.md's capabilities table: the stores whose capabilities().watch is true, and the
+  // others, which are polled.
+  std::string design = read_file(std::string(LEADER_SOURCE_DIR) + "/docs/design.md");
+  std::smatch row;
+  ASSERT_TRUE(std::regex_search(
+      design, row, std::regex(R"(\n\| `watch` \|[^|]*\| ([^|]*) \|[^|]*the others \(([^)]*)\))")))
+      << "no watch row in the capabilities table";
+  std::set<std::string> watched = store_names(row[1]), polled = store_names(row[2]);
+  ASSERT_GE(watched.size(), 3u) << row[1];
+  Finished help = leader({"observe", "--help"});
+  ASSERT_EQ(help.code, 0);
+  std::string text = std::regex_replace(help.out, std::regex(R"(\s+)"), " ");
+  std::smatch said;
+  ASSERT_TRUE(std::regex_search(text, said, std::regex(R"(Watched stores: ([^(]*) \()")))
+      << help.out;
+  EXPECT_EQ(store_names(said[1]), watched) << help.out;
+  ASSERT_TRUE(std::regex_search(text, said,
+                                std::regex(R"(Polled stores: ([^,]*(, [A-Z][A-Za-z]*)*), every)")))
+      << help.out;
+  EXPECT_EQ(store_names(said[1]), polled) << help.out;
+  // docs/cli.md's `leader observe` section names the same stores.
+  std::string cli = read_file(std::string(LEADER_SOURCE_DIR) + "/docs/cli.md");
+  auto at = cli.find("## `leader observe`");
+  ASSERT_NE(at, std::string::npos);
+  std::string section = cli.substr(at, cli.find("\n## ", at + 1) - at);
+  section = std::regex_replace(section, std::regex(R"(\s+)"), " ");
+  ASSERT_TRUE(
+      std::regex_search(section, said, std::regex(R"(On ([^.]*?) the store's notification)")))
+      << section;
+  EXPECT_EQ(store_names(said[1]), watched);
+  ASSERT_TRUE(std::regex_search(section, said, std::regex(R"(\. ([A-Z][^.]*?) are polled)")))
+      << section;
+  EXPECT_EQ(store_names(said[1]), polled);
 }
 
 #ifdef LEADER_CLI_SD_NOTIFY
