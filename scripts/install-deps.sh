@@ -45,7 +45,7 @@ PACKAGES=(
   zookeeper python3-kazoo python3-redis faketime libfaketime iproute2 nftables procps psmisc
   libmongoc-dev libbson-dev python3-mongomock python3-bson python3-pymongo
   python3-kubernetes prometheus chromium
-  help2man python3-yaml systemd zsh
+  help2man python3-yaml systemd zsh libsystemd-dev
   buildah mmdebstrap lintian
   golang-go dpkg-dev
 )
