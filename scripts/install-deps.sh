@@ -47,7 +47,7 @@ PACKAGES=(
   python3-kubernetes prometheus chromium
   help2man python3-yaml systemd zsh libsystemd-dev
   buildah mmdebstrap lintian
-  golang-go dpkg-dev
+  golang-go dpkg-dev openjdk-17-jdk-headless
 )
 # kubectl (deploy/k8s's offline check): Debian's kubernetes-client unless one is installed.
 command -v kubectl > /dev/null 2>&1 || PACKAGES+=(kubernetes-client)
