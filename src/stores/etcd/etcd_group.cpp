@@ -8,9 +8,9 @@
 #include "clients/etcd/ops.hpp"
 #include "etcd_store.hpp"
 #include "http/json.hpp"
-#include "leader/campaign.hpp"
 #include "leader/detail/watch_reads.hpp"
 #include "leader/errors.hpp"
+#include "leader/lock_watching.hpp"
 #include "leader/names.hpp"
 
 namespace leader::etcd {

@@ -6,7 +6,7 @@
 #include <algorithm>
 
 #include "k8s_store.hpp"
-#include "leader/campaign.hpp"
+#include "leader/lock_watching.hpp"
 #include "leader/names.hpp"
 
 namespace leader::k8s {
