@@ -73,14 +73,16 @@ CampaignCallbacks Campaigns::callbacks(const std::string& lock) {
   CampaignCallbacks c;
   c.on_started_leading = [this, lock](LeaderContext& ctx) {
     log_.notice("campaign '" + lock + "': leading with fencing token " +
-                std::to_string(ctx.fencing_token()));
+                    std::to_string(ctx.fencing_token()),
+                {lock, ctx.node_id(), ctx.fencing_token(), "acquired"});
     std::lock_guard guard(mu_);
     last_error_.erase(lock);
   };
   c.on_stopped_leading = [this, lock] {
     if (!stopping_)
       log_.error("campaign '" + lock +
-                 "': lost the lease (renewal failed or deadline passed); campaigning again");
+                     "': lost the lease (renewal failed or deadline passed); campaigning again",
+                 {.lock = lock, .event = "lost"});
   };
   c.on_error = [this, lock](const BackendError& e) { note_error(lock, e.what()); };
   return c;
@@ -91,7 +93,7 @@ void Campaigns::note_error(const std::string& lock, const std::string& error) {
     std::lock_guard guard(mu_);
     last_error_[lock] = error;
   }
-  log_.error("campaign '" + lock + "': " + error);
+  log_.error("campaign '" + lock + "': " + error, {.lock = lock, .event = "store_error"});
 }
 
 void Campaigns::keep_running(Campaign& campaign, const std::string& lock,

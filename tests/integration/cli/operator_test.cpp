@@ -111,6 +111,26 @@ TEST_F(Operator, JsonLogLinesCarryLockNodeTokenAndEvent) {
   EXPECT_EQ(holder.wait(), 0) << holder.err();
 }
 
+TEST_F(Operator, SidecarCampaignLinesCarryTheirFields) {
+  if (leader({"serve", "--help"}).code != 0) GTEST_SKIP() << "leader serve not built";
+  Process serve({leader_binary(), "serve", "--store", store_, "--listen", "127.0.0.1:0",
+                 "--campaign", "primary", "--node-id", "side-1", "--log-format", "json"},
+                dir_);
+  nlohmann::json leading;
+  EXPECT_TRUE(eventually([&] {
+    for (const auto& line : lines_of(serve.err())) {
+      auto doc = nlohmann::json::parse(line, nullptr, false);
+      if (doc.is_object() && doc.value("event", "") == "acquired") leading = doc;
+    }
+    return !leading.is_null();
+  })) << serve.err();
+  EXPECT_EQ(leading.value("lock", ""), "primary") << leading;
+  EXPECT_EQ(leading.value("node", ""), "side-1") << leading;
+  EXPECT_GT(leading.value("token", std::uint64_t{0}), 0u) << leading;
+  serve.signal(SIGTERM);
+  EXPECT_EQ(serve.wait(), 0) << serve.err();
+}
+
 TEST_F(Operator, LinesToTheJournalStartWithTheirPriority) {
   // $JOURNAL_STREAM names stderr's device:inode, as systemd sets it for StandardError=journal.
   std::string script = "exec 2>" + path("journal") + "; JOURNAL_STREAM=$(stat -c %d:%i " +
