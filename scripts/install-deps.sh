@@ -48,6 +48,7 @@ PACKAGES=(
   help2man python3-yaml systemd zsh libsystemd-dev
   buildah mmdebstrap lintian
   golang-go dpkg-dev openjdk-17-jdk-headless
+  python3-cffi python3-pytest python3-venv python3-setuptools
 )
 # kubectl (deploy/k8s's offline check): Debian's kubernetes-client unless one is installed.
 command -v kubectl > /dev/null 2>&1 || PACKAGES+=(kubernetes-client)
