@@ -61,6 +61,9 @@ disabled.")
 
 set(CPACK_DEBIAN_LIB_PACKAGE_NAME libleader0)
 set(CPACK_DEBIAN_LIB_PACKAGE_SECTION libs)
+# A shlibs file (programs built against it depend on this version) and the ldconfig trigger.
+set(CPACK_DEBIAN_PACKAGE_GENERATE_SHLIBS ON)
+set(CPACK_DEBIAN_LIB_PACKAGE_CONTROL_EXTRA ${PROJECT_SOURCE_DIR}/deploy/debian/libleader0/triggers)
 set(CPACK_COMPONENT_LIB_DESCRIPTION
     "distributed leader election for C++20 (shared libraries)
 The shared libraries of leader: the runtime of programs built against
