@@ -77,9 +77,10 @@ class RawConnection {
   PGconn* conn_;
 };
 
-// The store's acquire statement (one round trip, as the store sends it; "retry" is not resent).
+// The statement the store sends for an uncontended single acquisition (one round trip).
 std::string raw_acquire(RawConnection& raw, const std::string& lock, const std::string& owner) {
-  return raw.exec(leader::postgres::kAcquire, {lock.c_str(), owner.c_str(), "bench", "30000", "0"});
+  return raw.exec(leader::postgres::kAcquireSingle,
+                  {lock.c_str(), owner.c_str(), "bench", "30000"});
 }
 
 void BM_RawAcquireRelease(benchmark::State& state) {

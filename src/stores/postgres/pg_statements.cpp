@@ -81,11 +81,38 @@ std::string acquire(const Tables& t) {
          "fence)";
 }
 
+// The acquisition of a single lease (slots 0) when nobody holds the lock, cheaper than acquire():
+// "granted" (slot 0, the fence bumped) when the statement's snapshot shows no live lease of the
+// lock and no grant committed since it (the same fence-row check as acquire()); "busy" when
+// another owner's lease is live and the lock is not held as a group of another size
+// (contention); no row otherwise (the owner's own live lease, a size mismatch, a stale snapshot
+// or a renewal that won the row): the caller then sends acquire(), which tells them apart.
+std::string acquire_single(const Tables& t) {
+  const std::string live = "e.lock_name = $1::text AND e.expires_at > now()";
+  return "WITH fence AS (INSERT INTO " + t.fences +
+         " AS f (lock_name, last_token, slots) VALUES ($1::text, " + next_token("0") +
+         ", 0) ON CONFLICT (lock_name) DO UPDATE SET last_token = " + next_token("f.last_token") +
+         ", slots = 0 WHERE f.last_token = (SELECT c.last_token FROM " + t.fences +
+         " c WHERE c.lock_name = $1::text) AND NOT EXISTS (SELECT 1 FROM " + t.leases +
+         " e WHERE " + live + ") RETURNING last_token), ins AS (INSERT INTO " + t.leases +
+         " AS l (lock_name, slot, owner, node_id, fencing_token, acquired_at, expires_at)"
+         " SELECT $1::text, 0, $2::text, $3::text, last_token, now(), now() + " +
+         ms("$4") + " FROM fence" + take_over_if_expired() + " RETURNING slot, fencing_token" +
+         (t.channel.empty() ? std::string() : ", " + notify(t)) +
+         ") SELECT 'granted', slot, fencing_token FROM ins"
+         " UNION ALL SELECT 'busy', NULL::int, NULL::bigint WHERE NOT EXISTS (SELECT 1 FROM fence)"
+         " AND EXISTS (SELECT 1 FROM " +
+         t.leases + " e WHERE " + live +
+         " AND e.owner <> $2::text) AND NOT EXISTS (SELECT 1 FROM " + t.fences +
+         " f WHERE f.lock_name = $1::text AND f.slots IS NOT NULL AND f.slots <> 0)";
+}
+
 }  // namespace
 
 std::vector<std::pair<std::string, std::string>> statements(const Tables& t) {
   return {
       {kAcquire, acquire(t)},
+      {kAcquireSingle, acquire_single(t)},
       {kRenew, "UPDATE " + t.leases + " SET expires_at = now() + " + ms("$4") +
                    " WHERE lock_name = $1::text AND slot = $2::int AND owner = $3::text"
                    " AND expires_at > now()"},

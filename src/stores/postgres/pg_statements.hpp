@@ -15,6 +15,9 @@ namespace leader::postgres {
 /// The whole acquisition (single or group), one statement: $1 lock $2 owner $3 node $4 ttl_ms
 /// $5 slots. Returns (outcome, slot, token) or no row; outcome "retry": send it again.
 inline constexpr const char* kAcquire = "le_acquire";
+/// A single lease (slots 0) of a lock nobody holds, cheaper than kAcquire: $1 lock $2 owner
+/// $3 node $4 ttl_ms. Returns ("granted", 0, token), ("busy") or no row: then send kAcquire.
+inline constexpr const char* kAcquireSingle = "le_acquire_single";
 inline constexpr const char* kRenew = "le_renew";  ///< $1 lock $2 slot $3 owner $4 ttl_ms
 /// kRenew of many leases in one statement: $1 locks (text[]) $2 slots (int[]) $3 owners (text[])
 /// $4 ttls in ms (bigint[]), one element per lease; returns the 1-based position of each lease it

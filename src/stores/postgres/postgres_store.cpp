@@ -151,14 +151,22 @@ Acquired PostgresStore::try_acquire(const LeaseRequest& request, Deadline deadli
   const std::vector<std::optional<std::string>> params{request.lock, request.owner, request.node_id,
                                                        std::to_string(request.ttl.count()),
                                                        std::to_string(request.slots)};
+  auto send = [&](const char* statement, std::vector<std::optional<std::string>> values) {
+    auto results = run({{statement, std::move(values)}}, deadline);
+    return decode_grant(results[0].get());
+  };
+  // A single lease first tries the cheap statement; what it cannot decide goes to kAcquire.
+  std::optional<GrantRow> granted;
+  if (request.slots == 0) {
+    granted = send(kAcquireSingle, {params.begin(), params.end() - 1});
+    if (granted && granted->outcome == "busy") return {};
+  }
   // "retry" only when another acquisition of the lock committed while this one ran (contention),
   // e.g. group acquirers racing for free slots: send it again with a fresh snapshot.
-  std::optional<GrantRow> granted;
-  for (int attempt = 0; attempt < kAcquireAttempts; ++attempt) {
-    auto results = run({{kAcquire, params}}, deadline);
-    granted = decode_grant(results[0].get());
-    if (!granted || granted->outcome != "retry") break;
-    if (deadline.expired()) return {};
+  for (int attempt = 0; !granted && attempt < kAcquireAttempts; ++attempt) {
+    granted = send(kAcquire, params);
+    if (!granted) return {};
+    if (granted->outcome == "retry" && !deadline.expired()) granted.reset();
   }
   if (!granted || granted->outcome == "retry") return {};
   if (granted->outcome == "mismatch")
