@@ -292,7 +292,7 @@ void sync_subscriptions(Shared& s) {
     if (s.subscriber == nullptr && (subscribe.empty() || now < s.subscribe_again)) return;
   }
   try {
-    const Config& config = s.pool->config();
+    const ClientConfig& config = s.pool->config();
     if (s.subscriber == nullptr)
       // Sentinel discovery bounds each Sentinel by connect_timeout, the whole by this deadline.
       s.subscriber = s.pool->open_connection(

@@ -6,7 +6,7 @@
 
 namespace leader::redis {
 
-Client::Client(Config config) : pool_(std::move(config)) {
+Client::Client(ClientConfig config) : pool_(std::move(config)) {
   if (pool_.config().cluster()) cluster_ = std::make_unique<Cluster>(pool_.config());
 }
 

@@ -29,13 +29,13 @@ namespace leader::redis {
 class Client {
  public:
   /// A client for `config`; connects lazily on the first call.
-  explicit Client(Config config);
+  explicit Client(ClientConfig config);
   ~Client();
   Client(const Client&) = delete;
   Client& operator=(const Client&) = delete;
 
   /// The settings it connects with.
-  [[nodiscard]] const Config& config() const { return pool_.config(); }
+  [[nodiscard]] const ClientConfig& config() const { return pool_.config(); }
   /// The connection pool of the one server (standalone, Sentinel); on a cluster, of its first
   /// seed (for settings only).
   [[nodiscard]] const ConnectionPool& pool() const { return pool_; }

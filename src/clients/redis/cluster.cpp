@@ -35,12 +35,12 @@ int key_slot(std::string_view key) {
   return crc16(key) & 16383;
 }
 
-Cluster::Cluster(const Config& config) : config_(config) {}
+Cluster::Cluster(const ClientConfig& config) : config_(config) {}
 
 ConnectionPool& Cluster::pool_locked(const std::string& endpoint) {
   auto& p = pools_[endpoint];
   if (!p) {
-    Config c = config_;
+    ClientConfig c = config_;
     const auto colon = endpoint.rfind(':');
     c.host = endpoint.substr(0, colon);
     if (!c.host.empty() && c.host.front() == '[') c.host = c.host.substr(1, c.host.size() - 2);

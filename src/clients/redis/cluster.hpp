@@ -25,7 +25,7 @@ int key_slot(std::string_view key);
 class Cluster {
  public:
   /// A cluster reached first through `config.cluster_seeds`; reads the slot map on first use.
-  explicit Cluster(const Config& config);
+  explicit Cluster(const ClientConfig& config);
 
   /// The pool of the primary that serves `slot` (reading the slot map when unknown).
   ConnectionPool& pool_for_slot(int slot, Deadline deadline);
@@ -43,7 +43,7 @@ class Cluster {
  private:
   ConnectionPool& pool_locked(const std::string& endpoint);
 
-  const Config& config_;
+  const ClientConfig& config_;
   std::mutex mu_;
   std::map<std::string, std::unique_ptr<ConnectionPool>> pools_;  // by "host:port"
   std::array<int, 16384> owner_{};                                // slot -> index in nodes_

@@ -36,7 +36,7 @@ int db_from_path(const Uri& uri, const std::string& path) {
   return value;
 }
 
-void parse_location(const Uri& uri, Config& c) {
+void parse_location(const Uri& uri, ClientConfig& c) {
   if (c.transport == Transport::unix_socket) {
     if (!uri.hosts.empty() || uri.path.size() < 2 || uri.path.front() != '/')
       refuse(uri, "expected unix:///absolute/path/redis.sock");
@@ -87,7 +87,7 @@ void parse_location(const Uri& uri, Config& c) {
   if (uri.param("db")) c.db = int_param(uri, "db", 0, 0, 1 << 20);
 }
 
-void parse_tls(const Uri& uri, Config& c) {
+void parse_tls(const Uri& uri, ClientConfig& c) {
   c.tls_ca = uri.param("tls_ca").value_or("");
   c.tls_cert = uri.param("tls_cert").value_or("");
   c.tls_key = uri.param("tls_key").value_or("");
@@ -103,11 +103,8 @@ void parse_tls(const Uri& uri, Config& c) {
 
 }  // namespace
 
-Config Config::from_uri(const Uri& uri) {
-  uri.expect_params({"prefix", "connect_timeout", "command_timeout", "pool_size", "db", "tls_ca",
-                     "tls_cert", "tls_key", "tls_verify", "tls_server_name", "sentinel",
-                     "sentinel_check", "wait_replicas", "wait_timeout"});
-  Config c;
+ClientConfig ClientConfig::from_uri(const Uri& uri) {
+  ClientConfig c;
   c.redacted_uri = uri.redacted();
   if (uri.scheme == "redis" || uri.scheme == "redis-sentinel" || uri.scheme == "redis-cluster")
     c.transport = Transport::tcp;
@@ -123,10 +120,6 @@ Config Config::from_uri(const Uri& uri) {
   if (uri.password && !uri.password->empty()) c.password = uri.password;
   if (c.user && !c.password)
     refuse(uri, "a user name needs a password (redis://user:password@host)");
-  c.prefix = uri.param("prefix").value_or("leader:");
-  if (c.prefix.find_first_of("{} \r\n") != std::string::npos)
-    throw InvalidArgument("URI parameter 'prefix' of '" + uri.redacted() + "' is '" + c.prefix +
-                          "'; it may not contain '{', '}' or white space (keys use hash tags)");
   c.connect_timeout = uri.duration_param("connect_timeout", c.connect_timeout);
   c.command_timeout = uri.duration_param("command_timeout", c.command_timeout);
   if (c.connect_timeout <= Duration{0} || c.command_timeout <= Duration{0})
@@ -150,7 +143,7 @@ Config Config::from_uri(const Uri& uri) {
   return c;
 }
 
-std::string Config::endpoint() const {
+std::string ClientConfig::endpoint() const {
   if (transport == Transport::unix_socket) return socket_path;
   auto list = [](const std::vector<Endpoint>& all) {
     std::string out;

@@ -1,6 +1,6 @@
 #pragma once
 // Connection settings of a Redis client, parsed from the store URI (the options: the store's
-// README.md).
+// README.md). The store's own settings (its key prefix) are the store's (src/stores/redis).
 
 #include <optional>
 #include <string>
@@ -21,9 +21,8 @@ struct Endpoint {
   friend bool operator==(const Endpoint&, const Endpoint&) = default;
 };
 
-/// Everything the client needs to connect, parsed and validated from the URI, and the store's
-/// key prefix (`?prefix=`), which the client does not read.
-struct Config {
+/// Everything the client needs to connect, parsed and validated from the URI.
+struct ClientConfig {
   Transport transport = Transport::tcp;
   std::string host;         ///< tcp/tls host name or address
   int port = 6379;          ///< tcp/tls port
@@ -31,7 +30,6 @@ struct Config {
   std::optional<std::string> user;
   std::optional<std::string> password;  ///< never printed
   int db = 0;
-  std::string prefix = "leader:";  ///< prepended to every key
   Duration connect_timeout = std::chrono::seconds(1);
   Duration command_timeout = std::chrono::seconds(2);
   int pool_size = 8;            ///< most connections open at once
@@ -60,15 +58,12 @@ struct Config {
   /// True in Cluster mode.
   [[nodiscard]] bool cluster() const { return !cluster_seeds.empty(); }
 
-  /// Parses a `redis://`, `rediss://` or `unix://` URI; throws InvalidArgument.
-  static Config from_uri(const Uri& uri);
+  /// The connection settings of a `redis://`, `rediss://`, `unix://`, `redis-sentinel://` or
+  /// `redis-cluster://` URI; throws InvalidArgument. Unknown parameters are the caller's to
+  /// refuse (the store's Config::from_uri).
+  static ClientConfig from_uri(const Uri& uri);
   /// "host:port" or the socket path, for messages.
   [[nodiscard]] std::string endpoint() const;
 };
 
 }  // namespace leader::redis
-
-/// The namespace's former name.
-namespace leader::detail {
-namespace redis = ::leader::redis;
-}  // namespace leader::detail

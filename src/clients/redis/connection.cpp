@@ -81,7 +81,7 @@ void EventFd::wait(Deadline until) const noexcept {
   }
 }
 
-TlsContext tls_context(const Config& config) {
+TlsContext tls_context(const ClientConfig& config) {
   if (config.transport != Transport::tls) return {nullptr, SSL_CTX_free};
   TlsContext ctx(SSL_CTX_new(TLS_client_method()), SSL_CTX_free);
   SSL_CTX* c = ctx.get();
@@ -108,7 +108,7 @@ TlsContext tls_context(const Config& config) {
   return ctx;
 }
 
-Connection::Connection(const Config& config) : config_(config) {}
+Connection::Connection(const ClientConfig& config) : config_(config) {}
 
 Connection::~Connection() {
   if (ssl_ != nullptr) SSL_free(ssl_);
@@ -116,7 +116,7 @@ Connection::~Connection() {
   if (reader_ != nullptr) redisReaderFree(reader_);
 }
 
-std::unique_ptr<Connection> Connection::open(const Config& config, SSL_CTX* tls,
+std::unique_ptr<Connection> Connection::open(const ClientConfig& config, SSL_CTX* tls,
                                              Deadline deadline) {
   std::unique_ptr<Connection> c(new Connection(config));
   c->reader_ = create_reply_reader();

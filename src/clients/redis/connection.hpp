@@ -33,14 +33,15 @@ using Command = std::vector<std::string>;
 using TlsContext = std::unique_ptr<SSL_CTX, void (*)(SSL_CTX*)>;
 /// The TLS settings of `config` (CA, client certificate, verification mode), built once per
 /// client; null without TLS. Throws BackendError.
-[[nodiscard]] TlsContext tls_context(const Config& config);
+[[nodiscard]] TlsContext tls_context(const ClientConfig& config);
 
 /// A connected, authenticated session. Failures throw BackendError (unavailable on I/O
 /// errors, deadline_exceeded on timeouts, failed_precondition on auth/TLS verification).
 class Connection {
  public:
   /// Connects, handshakes, authenticates and selects the database before `deadline`.
-  static std::unique_ptr<Connection> open(const Config& config, SSL_CTX* tls, Deadline deadline);
+  static std::unique_ptr<Connection> open(const ClientConfig& config, SSL_CTX* tls,
+                                          Deadline deadline);
   ~Connection();
   Connection(const Connection&) = delete;
   Connection& operator=(const Connection&) = delete;
@@ -73,7 +74,7 @@ class Connection {
   void set_generation(std::uint64_t g) { generation_ = g; }
 
  private:
-  explicit Connection(const Config& config);
+  explicit Connection(const ClientConfig& config);
   void connect_socket(Deadline deadline);
   void handshake_tls(SSL_CTX* tls, Deadline deadline);
   void authenticate(Deadline deadline);
@@ -92,7 +93,7 @@ class Connection {
   /// Throws the error of an SSL_read that failed with `e` (not WANT_READ or WANT_WRITE).
   [[noreturn]] void fail_tls_read(int e) const;
 
-  const Config config_;  // a copy: in Sentinel mode each connection has its primary's address
+  const ClientConfig config_;  // a copy: in Sentinel mode each connection has its primary's address
   int fd_ = -1;
   SSL* ssl_ = nullptr;
   redisReader* reader_ = nullptr;

@@ -7,7 +7,7 @@
 
 namespace leader::redis {
 
-ConnectionPool::ConnectionPool(Config config)
+ConnectionPool::ConnectionPool(ClientConfig config)
     : config_(std::move(config)), tls_(tls_context(config_)), sentinels_(config_.sentinels) {}
 
 ConnectionPool::~ConnectionPool() = default;
@@ -79,7 +79,7 @@ std::unique_ptr<Connection> ConnectionPool::open_connection(Deadline deadline) {
       checked_at_ = std::max(checked_at_, asked);
     }
   }
-  Config target = config_;
+  ClientConfig target = config_;
   target.host = primary->host;
   target.port = primary->port;
   target.sentinels.clear();  // the connection's messages name the primary's own address

@@ -19,7 +19,7 @@ namespace leader::redis {
 class ConnectionPool {
  public:
   /// A pool for `config`; opens nothing until the first call.
-  explicit ConnectionPool(Config config);
+  explicit ConnectionPool(ClientConfig config);
   ~ConnectionPool();
   ConnectionPool(const ConnectionPool&) = delete;
   ConnectionPool& operator=(const ConnectionPool&) = delete;
@@ -32,7 +32,7 @@ class ConnectionPool {
   /// Connections currently open (idle or in use).
   [[nodiscard]] int open_connections() const;
   /// The settings this pool connects with.
-  [[nodiscard]] const Config& config() const { return config_; }
+  [[nodiscard]] const ClientConfig& config() const { return config_; }
   /// A new connection outside the pool (a watch's subscriber): to the configured server, or in
   /// Sentinel mode to the current primary (asked of the Sentinels when unknown, ROLE checked).
   [[nodiscard]] std::unique_ptr<Connection> open_connection(Deadline deadline);
@@ -61,7 +61,7 @@ class ConnectionPool {
   void checkin(std::unique_ptr<Connection> c);
   void discard();
 
-  Config config_;
+  ClientConfig config_;
   TlsContext tls_;  // null without TLS
   mutable std::mutex mu_;
   std::condition_variable cv_;

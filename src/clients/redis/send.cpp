@@ -20,7 +20,7 @@ bool wrote(const redisReply* r) {
 // WAIT for `config.wait_replicas` replicas on `c` within `d`: the number that acknowledged. The
 // write it follows was applied, so each failure is BackendError(deadline_exceeded), an unknown
 // outcome.
-int wait_for_replicas(Connection& c, const Config& config, Deadline d) {
+int wait_for_replicas(Connection& c, const ClientConfig& config, Deadline d) {
   using std::chrono::milliseconds;
   const auto left =
       std::chrono::duration_cast<milliseconds>(d.at() - std::chrono::steady_clock::now());
@@ -92,7 +92,8 @@ std::optional<Redirect> redirect_of(const std::string& text) {
   return Redirect{moved, text.substr(text.rfind(' ') + 1)};
 }
 
-void throw_reply_error(const std::string& text, const Config& config, std::string_view operation) {
+void throw_reply_error(const std::string& text, const ClientConfig& config,
+                       std::string_view operation) {
   std::string code = text.substr(0, text.find(' '));
   std::string where =
       "redis at " + config.endpoint() + " rejected " + std::string(operation) + ": " + text;
@@ -116,7 +117,7 @@ void throw_reply_error(const std::string& text, const Config& config, std::strin
 
 std::vector<Sent> Client::pipeline(ConnectionPool& pool, const std::vector<Command>& commands,
                                    Deadline deadline, bool wait, bool asking) {
-  const Config& config = pool_.config();
+  const ClientConfig& config = pool_.config();
   wait = wait && config.wait_replicas > 0;
   std::vector<Reply> replies;
   std::vector<TimePoint> at;

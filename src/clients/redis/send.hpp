@@ -43,7 +43,7 @@ struct Redirect {
 [[nodiscard]] std::optional<Redirect> redirect_of(const std::string& text);
 
 /// Throws the BackendError matching a Redis error reply (`text`), naming `operation`.
-[[noreturn]] void throw_reply_error(const std::string& text, const Config& config,
+[[noreturn]] void throw_reply_error(const std::string& text, const ClientConfig& config,
                                     std::string_view operation);
 
 }  // namespace leader::redis

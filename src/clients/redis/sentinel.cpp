@@ -5,7 +5,7 @@
 
 namespace leader::redis {
 
-SentinelAnswer ask_sentinels(const Config& config, std::span<const Endpoint> sentinels,
+SentinelAnswer ask_sentinels(const ClientConfig& config, std::span<const Endpoint> sentinels,
                              Deadline deadline) {
   std::string why;
   bool unknown_name = false;
@@ -16,7 +16,7 @@ SentinelAnswer ask_sentinels(const Config& config, std::span<const Endpoint> sen
              std::to_string(sentinels.size() - i) + " more were asked";
       break;
     }
-    Config sc = config;  // a Sentinel: no password, no database, plain TCP
+    ClientConfig sc = config;  // a Sentinel: no password, no database, plain TCP
     sc.host = s.host;
     sc.port = s.port;
     sc.user.reset();

@@ -26,7 +26,7 @@ struct SentinelAnswer {
 /// frozen or unreachable Sentinel costs at most one bound, then the next one is asked. Throws
 /// BackendError: unavailable when no Sentinel answers, failed_precondition when every one that
 /// answers does not know the name.
-SentinelAnswer ask_sentinels(const Config& config, std::span<const Endpoint> sentinels,
+SentinelAnswer ask_sentinels(const ClientConfig& config, std::span<const Endpoint> sentinels,
                              Deadline deadline);
 
 /// Throws BackendError(unavailable) unless the server of `c` answers `ROLE` with `master` (a

@@ -52,17 +52,18 @@ std::vector<std::string> acquire_args(const RedisStore& store, const LeaseReques
 
 }  // namespace
 
-RedisStore::RedisStore(Config config) : scheme_(scheme_of(config)), client_(std::move(config)) {}
+RedisStore::RedisStore(Config config)
+    : scheme_(scheme_of(config)), prefix_(config.prefix), client_(std::move(config)) {}
 
 std::string_view RedisStore::scheme() const { return scheme_; }
 
 std::string RedisStore::slot_key(std::string_view lock, int slot) const {
-  if (slot == 0) return client_.config().prefix + std::string(lock);
+  if (slot == 0) return prefix_ + std::string(lock);
   return tagged_key(lock, "slot:" + std::to_string(slot));
 }
 
 std::string RedisStore::tagged_key(std::string_view name, std::string_view suffix) const {
-  return "{" + client_.config().prefix + std::string(name) + "}:" + std::string(suffix);
+  return "{" + prefix_ + std::string(name) + "}:" + std::string(suffix);
 }
 
 Acquired RedisStore::granted(const LeaseRequest& r, const redisReply* reply, TimePoint sent,
@@ -140,7 +141,7 @@ std::uint64_t RedisStore::wait_change(std::string_view lock, std::uint64_t seen,
 void RedisStore::cancel_wait(std::uint64_t id) noexcept { client_.cancel_wait(id); }
 
 void RedisStore::not_replicated(const Lease& lease, int acked, Deadline deadline) {
-  const Config& c = client_.config();
+  const ClientConfig& c = client_.config();
   std::string what =
       "lock '" + lease.lock + "' was granted on the primary (fencing token " +
       std::to_string(lease.fencing_token) + "), but only " + std::to_string(acked) + " of the " +
@@ -209,7 +210,7 @@ std::string lock_of_key(std::string_view key, std::string_view store_prefix,
 }  // namespace
 
 std::vector<LockState> RedisStore::list_locks(std::string_view prefix, Deadline deadline) {
-  const std::string& store_prefix = client_.config().prefix;
+  const std::string& store_prefix = prefix_;
   const std::string key_prefix = store_prefix + std::string(prefix);
   // One pattern for both key shapes: the lease key `P<lock>` and the size key `{P<lock>}:slots`.
   const std::string pattern = "*" + glob_escaped(key_prefix) + "*";

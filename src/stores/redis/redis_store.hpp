@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "config.hpp"
 #include "leader/detail/capabilities.hpp"
 #include "leader/detail/store_support.hpp"
 #include "leader/lock_listing.hpp"
@@ -110,7 +111,8 @@ class RedisStore final : public LeaseStore,
                       const std::shared_ptr<std::function<void(Attempt)>>& done);
 
   std::string scheme_;
-  Client client_;
+  std::string prefix_;  // Config::prefix
+  Client client_;       // the connection settings, the rest of Config
 };
 
 }  // namespace leader::redis

@@ -32,7 +32,7 @@ constexpr Duration kResubscribePause = std::chrono::milliseconds(200);
 // A new connection subscribed to `channel`, or null when the server refuses the channel (ACL
 // NOPERM). Throws BackendError as the pool's connections do.
 std::unique_ptr<Connection> subscribe(ConnectionPool& pool, const std::string& channel) {
-  const Config& config = pool.config();
+  const ClientConfig& config = pool.config();
   // Sentinel discovery bounds each Sentinel by connect_timeout, the whole by this deadline.
   auto c = pool.open_connection(
       Deadline::after(std::max(config.connect_timeout, config.command_timeout)));

@@ -5,10 +5,10 @@
 
 #include <gtest/gtest.h>
 
+#include "config.hpp"
 #include "leader/leader.hpp"
 #include "leader/lock_listing.hpp"
 #include "redis/cluster.hpp"
-#include "redis/config.hpp"
 #include "redis_test_util.hpp"
 
 namespace leader::test {

@@ -17,9 +17,9 @@
 #include <thread>
 #include <vector>
 
+#include "config.hpp"
 #include "leader/async.hpp"
 #include "leader/leader.hpp"
-#include "redis/config.hpp"
 #include "redis_test_util.hpp"
 
 namespace leader::test {

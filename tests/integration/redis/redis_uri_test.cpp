@@ -2,8 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include "config.hpp"
 #include "leader/leader.hpp"
-#include "redis/config.hpp"
 
 namespace leader::redis {
 namespace {
