@@ -38,8 +38,8 @@ for tool in buildah mmdebstrap objcopy dpkg-query; do
     { say "$tool not found (Debian: apt-get install buildah mmdebstrap binutils)"; exit 1; }
 done
 [ -x "$binary" ] || { say "no leader binary at $binary (build it: scripts/build.sh --cli)"; exit 1; }
-T0=$(date +%s.%N)
-elapsed() { printf '%.1f s' "$(echo "$(date +%s.%N) - $T0" | bc)"; }
+T0=$(date +%s%N)
+elapsed() { local ds=$((($(date +%s%N) - T0) / 100000000)); echo "$((ds / 10)).$((ds % 10)) s"; }
 
 # The package that ships the shared library `lib` (as ldd resolved it; usr-merged or not).
 package_of() {
