@@ -90,7 +90,7 @@ class AsyncContext(Context):
         if self._fd >= 0:
             self._loop.remove_reader(self._fd)
             self._fd = -1
-        self._ctx = None
+        super()._close()
 
 
 class AsyncLead:

@@ -47,8 +47,8 @@ class Context:
     def __init__(self, ctx: Any = None, status: str = "ok") -> None:
         self._ctx = ctx
         self._status = status
-        self._token = 0 if ctx is None else int(lib.leader_context_fencing_token(ctx))
-        self._slot = 0 if ctx is None else int(lib.leader_context_slot(ctx))
+        self._token = 0 if ctx is None else -1  # read on first use (or at the release)
+        self._slot = 0 if ctx is None else -1
         self._stopped: Any = None
         self._watch: Optional[_StopWatch] = None
 
@@ -58,7 +58,7 @@ class Context:
     def __repr__(self) -> str:
         if self._status != "ok":
             return f"<leader.Context {self._status}>"
-        return f"<leader.Context token={self._token} slot={self._slot}>"
+        return f"<leader.Context token={self.fencing_token} slot={self.slot}>"
 
     def _held(self) -> Any:
         if self._ctx is None:
@@ -74,11 +74,15 @@ class Context:
     def fencing_token(self) -> int:
         """Strictly increasing per lock: pass it to the resource so that it refuses stale
         writers. 0 when not elected."""
+        if self._token < 0:
+            self._token = int(lib.leader_context_fencing_token(self._ctx))
         return self._token
 
     @property
     def slot(self) -> int:
         """The slot of a group lease (max_leaders >= 1); 0 for a single leader."""
+        if self._slot < 0:
+            self._slot = int(lib.leader_context_slot(self._ctx))
         return self._slot
 
     @property
@@ -126,6 +130,9 @@ class Context:
         if self._watch is not None:
             self._watch.close()
             self._watch = None
+        if self._ctx is not None:  # the token and slot stay readable after the release
+            self._token = self.fencing_token
+            self._slot = self.slot
         self._ctx = None
 
 

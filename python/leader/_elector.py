@@ -88,7 +88,10 @@ class Lead:
     def __enter__(self) -> Context:
         out = ffi.new("leader_lease**")
         cancel = ffi.NULL if self._cancel is None else self._cancel._h
-        status = lib.leader_acquire(self._elector._handle(), self._name, cancel, out)
+        elector = self._elector._h
+        if elector is None:
+            raise error(12, "the elector is closed")
+        status = lib.leader_acquire(elector, self._name, cancel, out)
         if status == 0:
             self._lease = out[0]
             self._ctx = Context(lib.leader_lease_context(self._lease))
