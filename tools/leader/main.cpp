@@ -51,7 +51,7 @@ constexpr const char* kServeUsage =
     "Usage: leader serve [--store URI] [--listen 127.0.0.1:9464] [--campaign LOCK]... [--lock "
     "LOCK]... [--allow-remote --token-file FILE] [-v]";
 constexpr const char* kMainUsage =
-    "Usage: leader run|status|observe|list|release|cron|serve [OPTIONS] (see leader --help)";
+    "Usage: leader run|status|observe|list|release|cron|serve|probe [OPTIONS] (see leader --help)";
 
 constexpr const char* kCronFooter = R"(
 Runs until SIGTERM/SIGINT on every replica; each firing of the schedule runs
