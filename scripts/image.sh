@@ -92,6 +92,7 @@ container=$(buildah from scratch)
 trap 'buildah rm "$container" > /dev/null 2>&1 || true' EXIT
 buildah add --quiet "$container" "$rootfs" / > /dev/null
 buildah copy --quiet --chmod 0755 "$container" "$stripped" /usr/bin/leader > /dev/null
+buildah copy --quiet "$container" deploy/debian/copyright /usr/share/doc/leader/copyright > /dev/null
 buildah config \
   --entrypoint '["/usr/bin/leader"]' --cmd '["--help"]' \
   --user 65532:65532 --workingdir /tmp --port 9464/tcp \
@@ -99,6 +100,7 @@ buildah config \
   --label org.opencontainers.image.title=leader \
   --label "org.opencontainers.image.description=Distributed leader election: leader run, status, list, observe, release, cron, serve, probe" \
   --label "org.opencontainers.image.version=$version" \
+  --label org.opencontainers.image.licenses=Apache-2.0 \
   --label "org.opencontainers.image.base.name=debian:$SUITE (mmdebstrap, shared libraries only)" \
   "$container"
 buildah commit --quiet --format oci --rm "$container" "$tag" > /dev/null

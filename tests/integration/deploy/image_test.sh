@@ -25,6 +25,8 @@ built=$(seconds_since "$T0")
 [ -s "$archive" ] || fail "no OCI archive at $archive"
 config=$(buildah inspect --type image --format '{{.OCIv1.Config.User}} {{.OCIv1.Config.Entrypoint}}' "$tag")
 [ "$config" = "65532:65532 [/usr/bin/leader]" ] || fail "image config user/entrypoint: $config"
+license=$(buildah inspect --type image --format '{{index .OCIv1.Config.Labels "org.opencontainers.image.licenses"}}' "$tag")
+[ "$license" = Apache-2.0 ] || fail "image label org.opencontainers.image.licenses: '$license'"
 
 container=$(buildah from --quiet "$tag")
 trap 'buildah rm "$container" > /dev/null 2>&1 || true; buildah rmi "$tag" > /dev/null 2>&1 || true' EXIT
