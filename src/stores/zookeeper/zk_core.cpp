@@ -85,15 +85,6 @@ std::optional<Waiting> Core::leave_line(const std::string& owner) {
   return place;
 }
 
-std::vector<std::string> Core::orphans_of(const std::string& owner) {
-  std::vector<std::string> out;
-  std::lock_guard lock(mu_);
-  for (const auto* list : {&orphans_, &sweeping_})
-    for (const Orphan& o : *list)
-      if (!o.scan && o.owner == owner) out.push_back(o.path);
-  return out;
-}
-
 Renewal Core::renew(const Lease& lease, Duration ttl, Deadline deadline) {
   const RenewalRequest request{&lease, ttl};
   std::vector<BatchRenewal> out(1);

@@ -1,12 +1,11 @@
 #pragma once
 // The lease recipe of the ZooKeeper store over the session of src/clients/zookeeper: a Core is one
 // Session, the leases it holds and the store's own timer thread; Sessions picks the Core of a
-// lease and runs an acquisition on it (zk_acquire.cpp, zk_group.cpp). A Core outlives its
-// ZooKeeperStore while it still holds leases ("lingering"), so a
-// lease lives until its ttl even when the store object that took it is destroyed, as it would in
-// any other store; the session is closed once nothing is held any more. Every live Core is listed
-// in a process-wide registry so that any store instance of the process can renew or release a
-// lease by its owner token.
+// lease and runs an acquisition on it (zk_acquire.cpp). A Core outlives its ZooKeeperStore while
+// it still holds leases ("lingering"), so a lease lives until its ttl even when the store object
+// that took it is destroyed, as it would in any other store; the session is closed once nothing is
+// held any more. Every live Core is listed in a process-wide registry so that any store instance
+// of the process can renew or release a lease by its owner token.
 
 #include <condition_variable>
 #include <cstdint>
@@ -89,7 +88,7 @@ class Core {
   /// One attempt at `request`'s single lock in the lock directory `dir`: one create of an
   /// ephemeral sequential node with a listing pipelined behind it (README.md "Single lock").
   Acquired acquire_single(const LeaseRequest& request, const std::string& dir, Deadline deadline);
-  /// One claim of a free slot of `request`'s group in `dir` (zk_group.cpp, README.md "Group").
+  /// One claim of a free slot of `request`'s group in `dir` (README.md "Group leases").
   Acquired acquire_slot(const LeaseRequest& request, const std::string& dir, Deadline deadline);
   /// Throws when the live holders in `children` of the lock directory (whose get is `dir`) have
   /// another shape than `request`: lock contenders against a group, a group of another size.
