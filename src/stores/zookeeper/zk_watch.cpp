@@ -1,7 +1,7 @@
 // The store's watches (ZooKeeperStore::watch, the LockWatcher capability, and wait_turn) over the
 // session's watch_children / watch_exists (src/clients/zookeeper/watch.cpp).
 
-#include "leader/campaign.hpp"
+#include "leader/lock_watching.hpp"
 #include "leader/names.hpp"
 #include "zk_store.hpp"
 
