@@ -61,6 +61,11 @@ class Client {
   /// Every node to read all keys from: the one server, or each primary of the cluster (SCAN
   /// walks one node's keys).
   std::vector<ConnectionPool*> nodes(Deadline deadline);
+  /// Sends `command` to `node` (one of nodes(): a command about that node's own keys, as SCAN)
+  /// by send()'s path without its routing and WAIT: its reply. An error reply or a failure throws
+  /// BackendError naming `operation`.
+  Reply send_to(ConnectionPool& node, const Command& command, std::string_view operation,
+                Deadline deadline);
   /// The pool serving `key`: the one pool, or on a cluster the primary of its slot.
   ConnectionPool& pool_for(const std::string& key, Deadline deadline);
 

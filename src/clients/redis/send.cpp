@@ -191,6 +191,14 @@ Sent Client::send(const Command& cmd, std::string_view operation, Deadline deadl
   }
 }
 
+Reply Client::send_to(ConnectionPool& node, const Command& command, std::string_view operation,
+                      Deadline deadline) {
+  Sent sent = std::move(pipeline(node, {command}, deadline, false).front());
+  if (sent.error) throw *sent.error;
+  if (const std::string text = error_text(sent.reply.get()); !text.empty()) reject(text, operation);
+  return std::move(sent.reply);
+}
+
 std::vector<Sent> Client::send_each(std::vector<Command> commands, std::string_view operation,
                                     Deadline deadline, bool wait) {
   std::vector<Sent> out(commands.size());

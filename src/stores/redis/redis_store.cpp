@@ -218,12 +218,8 @@ std::vector<LockState> RedisStore::list_locks(std::string_view prefix, Deadline 
   for (ConnectionPool* node : client_.nodes(deadline)) {  // SCAN walks one node's keys
     std::string cursor = "0";
     do {
-      Reply reply;
-      node->run(deadline, [&](Connection& c, Deadline d) {
-        reply = c.call({"SCAN", cursor, "MATCH", pattern, "COUNT", "1000"}, d);
-      });
-      if (auto text = error_text(reply.get()); !text.empty())
-        throw_reply_error(text, node->config(), "SCAN");
+      const Reply reply = client_.send_to(
+          *node, {"SCAN", cursor, "MATCH", pattern, "COUNT", "1000"}, "SCAN", deadline);
       const redisReply* r = reply.get();
       if (r == nullptr || r->type != REDIS_REPLY_ARRAY || r->elements != 2 ||
           r->element[0]->type != REDIS_REPLY_STRING || r->element[1]->type != REDIS_REPLY_ARRAY)
