@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <condition_variable>
+#include <optional>
 
 #include "leader/errors.hpp"
 #include "leader/history.hpp"
@@ -130,6 +131,22 @@ nlohmann::json Campaigns::state(const std::string& lock) const {
   auto it = last_error_.find(lock);
   if (it != last_error_.end()) out["last_error"] = it->second;
   return out;
+}
+
+nlohmann::json Campaigns::resign(const std::string& lock) {
+  auto it = std::find(locks_.begin(), locks_.end(), lock);
+  Campaign& campaign = *campaigns_.at(static_cast<std::size_t>(it - locks_.begin()));
+  std::optional<LeaseInfo> term = campaign.term();
+  if (!term || !campaign.resign())
+    throw ApiError(409, "not_leader", "this sidecar does not lead '" + lock + "' now");
+  // The term ends on the campaign's thread: the reply waits (briefly) for the state to show it.
+  auto until = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+  for (nlohmann::json s = state(lock); s["leader"].get<bool>();) {
+    auto left = std::chrono::duration_cast<Duration>(until - std::chrono::steady_clock::now());
+    if (left.count() <= 0) break;
+    s = wait_change(lock, s["version"].get<std::uint64_t>(), left, std::stop_token{});
+  }
+  return {{"resigned", true}, {"lock", lock}, {"fencing_token", term->fencing_token}};
 }
 
 nlohmann::json Campaigns::wait_change(const std::string& lock, std::uint64_t after_version,

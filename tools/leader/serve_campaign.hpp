@@ -46,6 +46,11 @@ class Campaigns {
   /// state(lock).
   [[nodiscard]] nlohmann::json wait_change(const std::string& lock, std::uint64_t after_version,
                                            Duration wait, const std::stop_token& stop) const;
+  /// Ends the current term of `lock` (Campaign::resign: the lease is released and the campaign
+  /// waits for the hold-off before campaigning again), answered once the term ended (at most
+  /// 5 s): {"resigned", "lock", "fencing_token"}.
+  /// Throws ApiError 409 not_leader when this instance does not lead `lock`.
+  nlohmann::json resign(const std::string& lock);
   /// Stops campaigning and releases held leases (idempotent).
   void stop();
 

@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <exception>
 #include <optional>
+#include <string_view>
 
 #include "leader/errors.hpp"
 #include "leader/names.hpp"
@@ -123,6 +124,12 @@ void start_request(httplib::Server& svr, const std::string& token) {
   });
 }
 
+// A request path as logged: a lease id in the path (GET /v1/leases/{id}) is a secret.
+std::string logged_path(const std::string& path) {
+  constexpr std::string_view kLeases = "/v1/leases/";
+  return path.rfind(kLeases, 0) == 0 ? std::string(kLeases) + "{id}" : path;
+}
+
 // A JSON body for an HTTP error no route answered (404, 413, ...).
 httplib::Server::HandlerResponse http_error_body(const httplib::Request& req,
                                                  httplib::Response& res) {
@@ -161,7 +168,7 @@ void install_guards(httplib::Server& svr, const std::string& token, const Log& l
   svr.set_exception_handler(exception_body);
   svr.set_logger([log, observe = std::move(observe)](const httplib::Request& req,
                                                      const httplib::Response& res) {
-    log.info(req.method + " " + req.path + " -> " + std::to_string(res.status));
+    log.info(req.method + " " + logged_path(req.path) + " -> " + std::to_string(res.status));
     double seconds = 0;
     if (request_started)
       seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - *request_started)

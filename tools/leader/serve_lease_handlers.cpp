@@ -122,13 +122,25 @@ void Sidecar::release(const httplib::Request& req, httplib::Response& res) {
   send_json(res, 200, leases_.release(checked_lock(req.matches[1]), required_lease_id(body)));
 }
 
-// This instance's leadership of a campaigned lock; with ?wait=, a long-poll for the next version.
-void Sidecar::leader(const httplib::Request& req, httplib::Response& res) {
-  std::string lock = checked_lock(req.matches[1]);
+// A lock this sidecar campaigns for (404 not_campaigning otherwise).
+std::string Sidecar::campaigned_lock(const std::string& name) const {
+  std::string lock = checked_lock(name);
   if (!campaigns_ || !campaigns_->campaigns(lock))
     throw ApiError(404, "not_campaigning",
                    "this sidecar does not campaign for '" + lock + "' (start it with --campaign " +
                        lock + ")");
+  return lock;
+}
+
+// Ends this instance's current term of a campaigned lock; it campaigns again after the hold-off.
+void Sidecar::resign(const httplib::Request& req, httplib::Response& res) {
+  std::string lock = campaigned_lock(req.matches[1]);
+  send_json(res, 200, campaigns_->resign(lock));
+}
+
+// This instance's leadership of a campaigned lock; with ?wait=, a long-poll for the next version.
+void Sidecar::leader(const httplib::Request& req, httplib::Response& res) {
+  std::string lock = campaigned_lock(req.matches[1]);
   if (!req.has_param("wait")) {
     send_json(res, 200, campaigns_->state(lock));
     return;

@@ -245,6 +245,23 @@ nlohmann::json ClientLeases::release(const std::string& lock, const std::string&
   return {{"released", true}, {"lock", lock}};
 }
 
+nlohmann::json ClientLeases::get(const std::string& id) {
+  std::shared_ptr<ApiLease> found;
+  {
+    std::lock_guard guard(mu_);
+    // Every lease is compared in constant time, without an early exit (as find()).
+    for (auto& [lock, lease] : leases_)
+      if (same_secret(id, lease->id)) found = lease;
+  }
+  if (found) {
+    std::lock_guard lease_lock(found->mu);
+    if (found->guard && found->guard->context().still_leader()) return lease_json(*found, false);
+  }
+  throw ApiError(404, "unknown_lease",
+                 "no live lease with this id is held by this sidecar (released, expired or never "
+                 "acquired)");
+}
+
 nlohmann::json ClientLeases::list() {
   std::vector<std::shared_ptr<ApiLease>> all;
   {

@@ -77,6 +77,9 @@ class ClientLeases {
   /// Releases lease `id` of `lock`. Throws ApiError 404 unknown lease, 503 when the store could
   /// not be reached (the lease is forgotten here all the same and expires on the store).
   nlohmann::json release(const std::string& lock, const std::string& id);
+  /// The lease with id `id` (any lock), without its id: for its own client only, since the id is
+  /// the secret. Throws ApiError 404 unknown_lease for any id that is not a live lease here.
+  nlohmann::json get(const std::string& id);
   /// The leases held now, without their ids.
   nlohmann::json list();
   /// The leases held here for `lock`, without their ids (node id, fencing token, deadline).

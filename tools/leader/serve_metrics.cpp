@@ -40,7 +40,9 @@ double boot_time() {
 }  // namespace
 
 std::string route_label(const std::string& path) {
-  static const std::regex lock_route(R"(^/v1/(locks|leader)/[^/]+(/(acquire|renew|release))?$)");
+  static const std::regex lock_route(
+      R"(^/v1/(locks|leader)/[^/]+(/(acquire|renew|release|watch|resign))?$)");
+  if (path.rfind("/v1/leases/", 0) == 0) return "/v1/leases/{id}";
   std::smatch m;
   if (std::regex_match(path, m, lock_route)) return "/v1/" + m[1].str() + "/{lock}" + m[2].str();
   for (const char* fixed :

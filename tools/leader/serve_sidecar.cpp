@@ -16,6 +16,7 @@
 #include "leader/uri.hpp"
 #include "serve_http.hpp"
 #include "serve_page.hpp"
+#include "serve_waits.hpp"
 
 namespace leader::cli {
 namespace {
@@ -30,6 +31,7 @@ Sidecar::Sidecar(const ServeOptions& o, std::shared_ptr<LeaseStore> store, std::
                  const Log& log)
     : o_(o),
       log_(log),
+      observed_store_(store),
       store_(instrumented(std::move(store))),
       store_shown_(std::move(store_shown)),
       node_id_(o.node_id.empty() ? default_node_id() : o.node_id),
@@ -126,7 +128,15 @@ void Sidecar::routes(httplib::Server& svr, const std::string& token) {
   svr.Get("/v1/leases", [this](const Request&, Response& res) {
     send_json(res, 200, {{"leases", leases_.list()}});
   });
+  svr.Get(R"(/v1/leases/([^/]+))",
+          [this](const Request& req, Response& res) { own_lease(req, res); });
+  svr.Get(R"(/v1/locks/([^/]+)/watch)",
+          [this](const Request& req, Response& res) { watch(req, res); });
   svr.Get(R"(/v1/leader/([^/]+))", [this](const Request& req, Response& res) { leader(req, res); });
+  svr.Post(R"(/v1/leader/([^/]+)/resign)", optional_body([this](const Request& req, Response& res) {
+             (void)body_object(req, {});
+             resign(req, res);
+           }));
   svr.Get("/v1/history",
           [this](const Request&, Response& res) { send_json(res, 200, history_json()); });
 }
@@ -176,6 +186,54 @@ json Sidecar::lock_json(const std::string& lock) {
     out["available"] = std::max(0, slots - static_cast<int>(state.holders.size()));
   }
   return out;
+}
+
+// GET /v1/leases/{id}: the caller's own lease; the id in the path is the secret.
+void Sidecar::own_lease(const httplib::Request& req, httplib::Response& res) {
+  send_json(res, 200, leases_.get(req.matches[1]));
+}
+
+// GET /v1/locks/{name}/watch: Server-Sent Events of the lock's holders (observe_lock: watched
+// where the store can, else polled), one `holders` event per change, until the client leaves or
+// the sidecar stops; a store failure ends the stream with an `error` event. It holds a worker for
+// as long as it runs, so it takes a wait slot as a long-poll does.
+void Sidecar::watch(const httplib::Request& req, httplib::Response& res) {
+  std::string lock = checked_lock(req.matches[1]);
+  auto slot = std::make_shared<WaitSlot>(waits_, wait_limit());
+  auto client = std::make_shared<WaitWatch>(req, stopping_.get_token());
+  res.set_header("Cache-Control", "no-cache");
+  res.set_chunked_content_provider(
+      "text/event-stream",
+      [this, lock, slot, client](std::size_t /*offset*/, httplib::DataSink& sink) {
+        std::uint64_t id = 0;
+        auto send = [&sink, &id](const char* event, const json& data) {
+          std::string text = "event: " + std::string(event) + "\nid: " + std::to_string(++id) +
+                             "\ndata: " + data.dump() + "\n\n";
+          return sink.is_writable() && sink.write(text.data(), text.size());
+        };
+        bool written = true;
+        try {
+          ObserveOptions options;
+          options.call_timeout = ready_timeout_;
+          observe_lock(
+              *observed_store_, lock,
+              [&](const LockState& state) {
+                written = send(
+                    "holders",
+                    {{"lock", lock}, {"held", state.held()}, {"holders", holders_json(state)}});
+                return written;
+              },
+              client->token(), options);
+        } catch (const BackendError& e) {
+          written = send("error",
+                         error_json(std::string(to_string(e.code())), without_secrets(e.what())));
+        } catch (const std::exception& e) {
+          written = send("error", error_json("internal", without_secrets(e.what())));
+        }
+        if (!written || client->client_gone()) return false;
+        sink.done();
+        return true;
+      });
 }
 
 json Sidecar::all_locks() {

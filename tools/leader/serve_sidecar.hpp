@@ -56,12 +56,16 @@ class Sidecar {
   nlohmann::json lock_json(const std::string& lock);
   nlohmann::json all_locks();
   nlohmann::json history_json();
+  void own_lease(const httplib::Request& req, httplib::Response& res);
+  void watch(const httplib::Request& req, httplib::Response& res);
 
   // The lease API and campaign long-polls (serve_lease_handlers.cpp).
   void acquire(const httplib::Request& req, httplib::Response& res);
   void renew(const httplib::Request& req, httplib::Response& res);
   void release(const httplib::Request& req, httplib::Response& res);
   void leader(const httplib::Request& req, httplib::Response& res);
+  void resign(const httplib::Request& req, httplib::Response& res);
+  [[nodiscard]] std::string campaigned_lock(const std::string& name) const;
   [[nodiscard]] AcquireRequest acquire_request(const httplib::Request& req) const;
   nlohmann::json acquire_waiting(const httplib::Request& req, const AcquireRequest& r);
   void send_lease(httplib::Response& res, const nlohmann::json& lease);
@@ -75,6 +79,7 @@ class Sidecar {
 #endif
   const ServeOptions& o_;
   Log log_;
+  std::shared_ptr<LeaseStore> observed_store_;  ///< the store itself: a LockWatcher is watched
   std::shared_ptr<LeaseStore> store_;
   std::string store_shown_;
   std::string node_id_;

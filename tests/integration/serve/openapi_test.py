@@ -11,13 +11,13 @@ import json
 import os
 import re
 import sys
-import threading
 import time
 import unittest
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(HERE)))
 sys.path.insert(0, HERE)
+import routes_test  # noqa: E402  (EventStream)
 import serve_test  # noqa: E402  (Sidecar, http, Base)
 
 try:
@@ -51,7 +51,7 @@ def validate(spec, schema, value, where="$"):
     """The subset of JSON Schema (OpenAPI 3.0) docs/openapi.yaml uses; raises SchemaError."""
     schema = resolve(spec, schema)
     known = {"type", "properties", "required", "additionalProperties", "items", "enum", "minimum",
-             "maximum", "pattern", "oneOf", "allOf", "format", "description"}
+             "maximum", "pattern", "oneOf", "allOf", "format", "description", "x-events"}
     unknown = set(schema) - known
     if unknown:
         raise SchemaError("%s: the validator does not know %s" % (where, sorted(unknown)))
@@ -220,11 +220,42 @@ class OpenApiTest(serve_test.Base):
         status, reply = s.get("/v1/no-such-route")
         self.assertEqual(status, 404)
         validate(self.spec, {"$ref": "#/components/schemas/Error"}, reply)
-        self.extra_routes(s)
-        self.assertEqual(s.stop(), 0)
 
-    def extra_routes(self, s):
-        """Routes added after the first description; overridden nowhere, extended in place."""
+        # The caller's own lease by its id.
+        lease = self.call(s, c, acq, "/v1/locks/mine/acquire", {"ttl": "20s"}, expect=200)
+        self.call(s, g, "/v1/leases/{id}", "/v1/leases/" + lease["lease_id"], expect=200)
+        self.call(s, g, "/v1/leases/{id}", "/v1/leases/" + "0" * 32, expect=404)
+
+        # Resign: 200, then 409 (no longer leading), 404 (not campaigned), 400 (unknown field).
+        res = "/v1/leader/{name}/resign"
+        self.call(s, c, res, "/v1/leader/camp/resign", expect=200)
+        self.call(s, c, res, "/v1/leader/camp/resign", expect=409)
+        self.call(s, c, res, "/v1/leader/other/resign", expect=404)
+        self.call(s, c, res, "/v1/leader/camp/resign", {"now": True}, expect=400)
+
+        # The watch stream: each event's data against the schema named for the event.
+        watch = "/v1/locks/{name}/watch"
+        self.call(s, g, watch, "/v1/locks/_bad/watch", expect=400)
+        stream = routes_test.EventStream(s.url, "/v1/locks/mine/watch")
+        try:
+            self.assertEqual(stream.status, 200)
+            _, op = self.operation(g, watch)
+            self.called.add((g, template(watch)))
+            content = resolve(self.spec, op["responses"]["200"])["content"]
+            self.assertEqual(stream.res.getheader("Content-Type"), "text/event-stream")
+            events = content["text/event-stream"]["x-events"]
+            self.call(s, c, "/v1/locks/{name}/release", "/v1/locks/mine/release",
+                      {"lease_id": lease["lease_id"]}, expect=200)
+            for _ in range(2):
+                name, data = stream.next()
+                self.assertIn(name, events)
+                validate(self.spec, events[name], data)
+        finally:
+            stream.close()
+        self.assertEqual(s.stop(), 0)
+        described = {(m.upper(), template(p)) for p, item in self.spec["paths"].items()
+                     for m in item if m in ("get", "post", "put", "delete", "patch")}
+        self.assertEqual(sorted(described - self.called), [], "routes never called")
 
     def test_bearer_token_and_too_many_waits(self):
         token = os.path.join(self.dir, "token")
@@ -235,20 +266,17 @@ class OpenApiTest(serve_test.Base):
         self.call(s, "GET", "/healthz", expect=200)
         auth = {"Authorization": "Bearer 0123456789abcdef0123456789abcdef"}
         self.call(s, "GET", "/v1/leases", headers=auth, expect=200)
-        # --threads 3 leaves one waiting request: a second long-poll is refused at once.
-        poll = threading.Thread(target=serve_test.http, args=(
-            "GET", s.url + "/v1/leader/camp?wait=3s&version=1000000"), kwargs={"headers": auth})
-        poll.start()
+        # --threads 3 leaves one waiting request: while a watch holds it, a long-poll and a second
+        # watch are refused at once.
+        held = routes_test.EventStream(s.url, "/v1/locks/camp/watch", headers=auth)
         try:
-            def refused():
-                st, reply = serve_test.http("GET", s.url + "/v1/leader/camp?wait=1s&version=1000000",
-                                            headers=auth)
-                if st == 429:
-                    self.check("GET", "/v1/leader/{name}", "/v1/leader/camp", st, reply)
-                return st == 429
-            self.assertTrue(serve_test.eventually(refused, 10))
+            self.assertEqual(held.status, 200)
+            self.call(s, "GET", "/v1/leader/{name}", "/v1/leader/camp?wait=5s", headers=auth,
+                      expect=429)
+            self.call(s, "GET", "/v1/locks/{name}/watch", "/v1/locks/camp/watch", headers=auth,
+                      expect=429)
         finally:
-            poll.join()
+            held.close()
         self.assertEqual(s.stop(), 0)
 
     def test_routes_of_the_server_and_the_docs_are_described(self):
@@ -259,16 +287,6 @@ class OpenApiTest(serve_test.Base):
         self.assertEqual(sorted(served - described), [], "served but not in docs/openapi.yaml")
         self.assertEqual(sorted(doc_routes() - described), [], "in docs/serve.md, not in the file")
         self.assertEqual(sorted(described - served), [], "described but not served")
-
-    @classmethod
-    def tearDownClass(cls):
-        if yaml is None:
-            return
-        described = {(m.upper(), template(p)) for p, item in cls.spec["paths"].items()
-                     for m in item if m in ("get", "post", "put", "delete", "patch")}
-        missing = described - cls.called
-        if missing:
-            raise AssertionError("routes of docs/openapi.yaml never called: %s" % sorted(missing))
 
 
 if __name__ == "__main__":

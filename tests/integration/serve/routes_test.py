@@ -1,0 +1,180 @@
+#!/usr/bin/env python3
+"""The resign, own-lease and watch routes of `leader serve` (the real binary, SQLite files).
+
+Usage: routes_test.py LEADER_BINARY [unittest args]. The store is the judge of who holds a lock:
+`leader status` (another process) reads it. Exit 77 = skipped.
+"""
+import http.client
+import json
+import os
+import queue
+import signal
+import sys
+import threading
+import time
+import unittest
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import serve_test  # noqa: E402
+from serve_test import Base, eventually, leader_status  # noqa: E402
+
+
+class EventStream:
+    """A GET of a Server-Sent Events route, read on a thread: (status, events as (name, data))."""
+
+    def __init__(self, url, path, headers=None):
+        host, port = url[len("http://"):].split(":")
+        self.conn = http.client.HTTPConnection(host, int(port), timeout=30)
+        self.conn.request("GET", path, headers=headers or {})
+        self.res = self.conn.getresponse()
+        self.status = self.res.status
+        self.events = queue.Queue()
+        self.ended = threading.Event()
+        if self.status == 200:
+            threading.Thread(target=self.read, daemon=True).start()
+        else:
+            self.body = json.loads(self.res.read().decode())
+            self.ended.set()
+
+    def read(self):
+        name, data = None, None
+        try:
+            for raw in self.res:
+                line = raw.decode().rstrip("\n")
+                if line.startswith("event: "):
+                    name = line[7:]
+                elif line.startswith("data: "):
+                    data = json.loads(line[6:])
+                elif line == "" and name:
+                    self.events.put((name, data))
+                    name, data = None, None
+        except Exception:  # noqa: BLE001  the stream was closed under the reader
+            pass
+        self.ended.set()
+
+    def next(self, timeout=15):
+        return self.events.get(timeout=timeout)
+
+    def close(self):
+        if self.conn.sock:
+            self.conn.sock.shutdown(2)
+        self.res.close()
+        self.conn.close()
+
+
+class RoutesTest(Base):
+    def test_resign_hands_the_campaign_to_the_standby(self):
+        a = self.sidecar("--node-id", "a", "--campaign", "camp", "--campaign-ttl", "4s")
+        self.assertTrue(eventually(lambda: a.get("/v1/leader/camp")[1]["leader"]))
+        b = self.sidecar("--node-id", "b", "--campaign", "camp", "--campaign-ttl", "4s")
+        token = a.get("/v1/leader/camp")[1]["fencing_token"]
+        status, reply = a.post("/v1/leader/camp/resign", {"x": 1})
+        self.assertEqual((status, reply["error"]), (400, "unknown_field"), reply)
+        self.assertEqual(a.post("/v1/leader/camp/resign"),
+                         (200, {"resigned": True, "lock": "camp", "fencing_token": token}))
+        self.assertFalse(a.get("/v1/leader/camp")[1]["leader"])
+        status, reply = a.post("/v1/leader/camp/resign")
+        self.assertEqual((status, reply["error"]), (409, "not_leader"), reply)
+        status, reply = a.post("/v1/leader/other/resign")
+        self.assertEqual((status, reply["error"]), (404, "not_campaigning"), reply)
+        # The standby takes over long before a's hold-off (the lease time) would let a back in.
+        started = time.monotonic()
+        self.assertTrue(eventually(lambda: b.get("/v1/leader/camp")[1]["leader"], 10))
+        self.assertLess(time.monotonic() - started, 4.0)
+        code, seen = leader_status(self.store, "camp")
+        self.assertEqual((code, seen["holders"][0]["node_id"]), (0, "b"), seen)
+        self.assertGreater(seen["holders"][0]["fencing_token"], token)
+        self.assertFalse(a.get("/v1/leader/camp")[1]["leader"])
+        status, reply = b.post("/v1/leader/camp/resign")
+        self.assertEqual(status, 200, reply)
+        self.assertEqual(a.stop(), 0)
+        self.assertEqual(b.stop(), 0)
+
+    def test_own_lease_by_its_id_only(self):
+        s = self.sidecar("-v")
+        status, lease = s.post("/v1/locks/job/acquire", {"ttl": "20s", "node_id": "c1"})
+        self.assertEqual(status, 200, lease)
+        lid = lease["lease_id"]
+        status, seen = s.get("/v1/leases/" + lid)
+        self.assertEqual(status, 200, seen)
+        self.assertNotIn("lease_id", seen)
+        self.assertEqual((seen["lock"], seen["node_id"], seen["fencing_token"]),
+                         ("job", "c1", lease["fencing_token"]))
+        off_by_one = lid[:-1] + ("0" if lid[-1] != "0" else "1")
+        for wrong in (off_by_one, lid[:16], lid.upper(), lid + "0", "x"):
+            status, reply = s.get("/v1/leases/" + wrong)
+            self.assertEqual((status, reply["error"]), (404, "unknown_lease"), (wrong, reply))
+        _, short = s.post("/v1/locks/short/acquire", {"ttl": "1s"})
+        self.assertTrue(eventually(lambda: s.get("/v1/leases/" + short["lease_id"])[0] == 404, 5))
+        self.assertEqual(s.post("/v1/locks/job/release", {"lease_id": lid})[0], 200)
+        status, reply = s.get("/v1/leases/" + lid)
+        self.assertEqual((status, reply["error"]), (404, "unknown_lease"))
+        self.assertEqual(s.stop(), 0)
+        log = s.stderr()
+        self.assertIn("GET /v1/leases/{id} -> 200", log)
+        for secret in (lid, short["lease_id"], off_by_one):
+            self.assertNotIn(secret, log)
+
+    def test_watch_streams_each_change_of_the_holders(self):
+        s = self.sidecar("--threads", "3")
+        w = EventStream(s.url, "/v1/locks/job/watch")
+        self.assertEqual(w.status, 200)
+        self.assertEqual(w.res.getheader("Content-Type"), "text/event-stream")
+        self.assertEqual(w.next(), ("holders", {"lock": "job", "held": False, "holders": []}))
+        # --threads 3 leaves one waiting request: a second watch is refused.
+        other = EventStream(s.url, "/v1/locks/job/watch")
+        self.assertEqual((other.status, other.body["error"]), (429, "too_many_waits"))
+        _, lease = s.post("/v1/locks/job/acquire", {"ttl": "20s", "node_id": "c1"})
+        name, data = w.next()
+        self.assertEqual((name, data["held"], data["holders"][0]["node_id"],
+                          data["holders"][0]["fencing_token"]),
+                         ("holders", True, "c1", lease["fencing_token"]))
+        self.assertEqual(s.post("/v1/locks/job/release", {"lease_id": lease["lease_id"]})[0], 200)
+        self.assertEqual(w.next(), ("holders", {"lock": "job", "held": False, "holders": []}))
+        # Another process takes the lock: the stream reports the store, not only the sidecar.
+        run = subprocess_run_holding(self.store, "job", "judge")
+        try:
+            name, data = w.next()
+            self.assertEqual((data["held"], data["holders"][0]["node_id"]), (True, "judge"))
+        finally:
+            run.send_signal(signal.SIGTERM)
+            run.wait(timeout=30)
+        self.assertEqual(w.next(), ("holders", {"lock": "job", "held": False, "holders": []}))
+        self.assertRaises(queue.Empty, w.next, 1.5)  # an event per change only
+        # The client leaves: its worker and wait slot are freed.
+        w.close()
+
+        status, reply = s.get("/v1/locks/_bad/watch")
+        self.assertEqual((status, reply["error"]), (400, "invalid_lock_name"))
+        streams = []
+
+        def accepted():
+            again = EventStream(s.url, "/v1/locks/job/watch")
+            if again.status == 200:
+                streams.append(again)
+            return bool(streams)
+        self.assertTrue(eventually(accepted, 10))
+        # A stream still open when the sidecar stops ends, and the sidecar exits cleanly.
+        last = streams[0]
+        self.assertEqual(last.next()[0], "holders")
+        started = time.monotonic()
+        self.assertEqual(s.stop(), 0)
+        self.assertTrue(last.ended.wait(10))
+        self.assertLess(time.monotonic() - started, 10)
+
+
+def subprocess_run_holding(store, lock, node):
+    """`leader run` holding `lock` until SIGTERM."""
+    import subprocess
+    p = subprocess.Popen([serve_test.LEADER, "run", "--store", store, "--lock", lock, "--ttl", "10s",
+                          "--node-id", node, "--", "sleep", "60"],
+                         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    return p
+
+
+if __name__ == "__main__":
+    serve_test.LEADER = sys.argv.pop(1)
+    result = unittest.main(exit=False, verbosity=2).result
+    if not result.wasSuccessful():
+        sys.exit(1)
+    sys.exit(77 if result.skipped and result.testsRun == len(result.skipped) else 0)
