@@ -69,6 +69,15 @@ class Client {
   /// The pool serving `key`: the one pool, or on a cluster the primary of its slot.
   ConnectionPool& pool_for(const std::string& key, Deadline deadline);
 
+  /// A new connection of its own to the server of `channel` (the primary of its slot on a
+  /// cluster; the Sentinel primary, ROLE checked), subscribed to `channel`; null when the server
+  /// refuses the channel (ACL NOPERM). Throws BackendError as the pool's connections do.
+  [[nodiscard]] std::unique_ptr<Connection> subscribe(const std::string& channel);
+  /// Waits for a message on `subscriber` until `until` or until `stop_fd` becomes readable; true
+  /// when one came. Messages queued behind the first are consumed with it: one read answers them
+  /// all. Throws BackendError(unavailable) when the connection drops.
+  static bool wait_for_message(Connection& subscriber, Deadline until, int stop_fd);
+
   /// True when the asynchronous lane may carry commands: standalone or Sentinel without
   /// `?wait_replicas=` (the lane neither routes by slot nor sends WAIT).
   [[nodiscard]] bool lane_available() const noexcept;

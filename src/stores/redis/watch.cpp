@@ -15,7 +15,6 @@
 #include "leader/errors.hpp"
 #include "leader/names.hpp"
 #include "redis_store.hpp"
-#include "replies.hpp"
 
 namespace leader::redis {
 namespace {
@@ -28,45 +27,6 @@ constexpr Duration kAfterExpiry = std::chrono::milliseconds(2);
 // The pause before subscribing again once a subscriber connection dropped twice in one watch,
 // so that a server closing every connection does not make the watch spin.
 constexpr Duration kResubscribePause = std::chrono::milliseconds(200);
-
-// A new connection subscribed to `channel`, or null when the server refuses the channel (ACL
-// NOPERM). Throws BackendError as the pool's connections do.
-std::unique_ptr<Connection> subscribe(ConnectionPool& pool, const std::string& channel) {
-  const ClientConfig& config = pool.config();
-  // Sentinel discovery bounds each Sentinel by connect_timeout, the whole by this deadline.
-  auto c = pool.open_connection(
-      Deadline::after(std::max(config.connect_timeout, config.command_timeout)));
-  const Deadline by = Deadline::after(config.command_timeout);
-  c->send({"SUBSCRIBE", channel}, by);
-  Reply reply = c->next_reply(by, -1);
-  if (!reply)
-    throw BackendError(ErrorCode::deadline_exceeded, "redis",
-                       "no answer from redis at " + config.endpoint() + " to SUBSCRIBE " + channel);
-  if (const std::string text = error_text(reply.get()); !text.empty()) {
-    if (text.rfind("NOPERM", 0) == 0) return nullptr;
-    throw_reply_error(text, config, "SUBSCRIBE");
-  }
-  return c;
-}
-
-bool is_message(const redisReply* r) {
-  return r != nullptr && r->type == REDIS_REPLY_ARRAY && r->elements >= 1 &&
-         text_of(r->element[0]) == "message";
-}
-
-// Waits for a message on `subscriber` until `until` or a stop request; true when one came.
-// Messages queued behind the first are consumed with it: one read answers them all.
-bool wait_for_message(Connection& subscriber, Deadline until, int stop_fd) {
-  for (;;) {
-    Reply r = subscriber.next_reply(until, stop_fd);
-    if (!r) return false;
-    if (!is_message(r.get())) continue;
-    const Deadline now(std::chrono::steady_clock::now());
-    while (subscriber.next_reply(now, stop_fd)) {
-    }
-    return true;
-  }
-}
 
 // When to read again without a message: just after the earliest holder's expiry, which changes
 // no record and publishes nothing, or at `deadline`.
@@ -95,7 +55,7 @@ LockState RedisStore::watch(std::string_view lock, const LockState& last_seen, D
   int drops = 0;
   for (;;) {
     if (subscriber == nullptr && !refused) {
-      subscriber = subscribe(client_.pool_for(channel, Deadline::after(read_bound)), channel);
+      subscriber = client_.subscribe(channel);
       refused = subscriber == nullptr;
     }
     // After (re)subscribing: a change before it is in this read, every later one sends a message.
@@ -108,7 +68,7 @@ LockState RedisStore::watch(std::string_view lock, const LockState& last_seen, D
       stopped.wait(until);
     } else {
       try {
-        read_again = wait_for_message(*subscriber, until, stopped.fd());
+        read_again = Client::wait_for_message(*subscriber, until, stopped.fd());
       } catch (const BackendError& e) {
         if (e.code() != ErrorCode::unavailable) throw;
         subscriber.reset();  // dropped (CLIENT KILL, restart, timeout): subscribe, read again
