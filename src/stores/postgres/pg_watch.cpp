@@ -11,8 +11,8 @@
 #include <stop_token>
 #include <string>
 
-#include "leader/campaign.hpp"
 #include "leader/detail/watch_reads.hpp"
+#include "leader/lock_watching.hpp"
 #include "leader/names.hpp"
 #include "pg_rows.hpp"
 #include "pg_statements.hpp"
