@@ -17,15 +17,16 @@
 # (what the Go layer adds), and so is bench_etcd's raw gateway cycle (our store's two Txns through
 # its own HTTP client, without the store). Names carry this process's id; keys and znodes written are removed at the end.
 #   bench/go_peers.sh [SECONDS] [ROUNDS]      (after: cmake --build build --target leader_c)
-# Environment: BUILD (default build), WORK (default /tmp/leader-go-peers: GOPATH, GOCACHE, binary).
+# Environment: ETCD, ZK (host:port of the servers, default the shared 127.0.0.1:12379 and
+# 127.0.0.1:12181), BUILD (default build), WORK (default /tmp/leader-go-peers: GOPATH, GOCACHE, binary).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 SECS=${1:-2}
 ROUNDS=${2:-5}
 BUILD=${BUILD:-build}
 WORK=${WORK:-/tmp/leader-go-peers}
-ETCD=127.0.0.1:12379
-ZK=127.0.0.1:12181
+ETCD=${ETCD:-127.0.0.1:12379}
+ZK=${ZK:-127.0.0.1:12181}
 ID=$$
 ROOT=$PWD
 LIB=$ROOT/$BUILD/src/capi
@@ -80,7 +81,7 @@ else
 fi
 # bench_etcd's BM_RawSessionCycle as a row: "n= mean_us= p50_us=" from its counters.
 raw_session_cycle() {
-  "$BENCH_ETCD" --benchmark_filter='^BM_RawSessionCycle' --benchmark_min_time="$SECS" --benchmark_format=csv 2>/dev/null |
+  LEADER_BENCH_ETCD_ENDPOINT=$ETCD "$BENCH_ETCD" --benchmark_filter='^BM_RawSessionCycle' --benchmark_min_time="$SECS" --benchmark_format=csv 2>/dev/null |
     python3 -c 'import csv, sys
 r = [x for x in csv.DictReader(l for l in sys.stdin if "," in l) if "RawSessionCycle" in x["name"]][0]
 print("raw-session-cycle n=%s mean_us=%.1f p50_us=%s" % (r["iterations"], 1e6 / float(r["items_per_second"]), r["p50_us"]))'

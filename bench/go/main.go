@@ -242,12 +242,17 @@ func (quiet) Printf(string, ...any) {}
 func zkConnect(servers string) *zk.Conn {
 	c, events, err := zk.Connect(strings.Split(servers, ","), 10*time.Second, zk.WithLogger(quiet{}))
 	must(err)
-	for ev := range events {
-		if ev.State == zk.StateHasSession {
-			break
+	timeout := time.After(5 * time.Second)
+	for {
+		select {
+		case ev := <-events:
+			if ev.State == zk.StateHasSession {
+				return c
+			}
+		case <-timeout:
+			log.Fatalf("zookeeper %s: no session after 5 s", servers)
 		}
 	}
-	return c
 }
 
 // zkLock: go-zookeeper's Lock + Unlock (create, get children, delete).
