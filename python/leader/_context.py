@@ -44,11 +44,11 @@ class Context:
 
     __slots__ = ("_ctx", "_status", "_token", "_slot", "_stopped", "_watch", "__weakref__")
 
-    def __init__(self, ctx: Any = None, status: str = "ok") -> None:
+    def __init__(self, ctx: Any = None, status: str = "ok", group: bool = True) -> None:
         self._ctx = ctx
         self._status = status
         self._token = 0 if ctx is None else -1  # read on first use (or at the release)
-        self._slot = 0 if ctx is None else -1
+        self._slot = -1 if ctx is not None and group else 0
         self._stopped: Any = None
         self._watch: Optional[_StopWatch] = None
 
@@ -131,8 +131,10 @@ class Context:
             self._watch.close()
             self._watch = None
         if self._ctx is not None:  # the token and slot stay readable after the release
-            self._token = self.fencing_token
-            self._slot = self.slot
+            if self._token < 0:
+                self._token = int(lib.leader_context_fencing_token(self._ctx))
+            if self._slot < 0:
+                self._slot = int(lib.leader_context_slot(self._ctx))
         self._ctx = None
 
 

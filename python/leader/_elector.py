@@ -14,6 +14,17 @@ T = TypeVar("T")
 
 _BACKEND_ERROR = {"return": 0, "skip": 1, "fail_open": 2}
 
+# One leader_lease* out-parameter per thread: read right after the call that fills it.
+_out = threading.local()
+
+
+def _lease_out() -> Any:
+    try:
+        return _out.lease
+    except AttributeError:
+        _out.lease = ffi.new("leader_lease**")
+        return _out.lease
+
 
 class Store:
     """An opened store (any URI the C++ library's leader::open accepts: redis://, sqlite:///,
@@ -86,7 +97,7 @@ class Lead:
         self._ctx: Optional[Context] = None
 
     def __enter__(self) -> Context:
-        out = ffi.new("leader_lease**")
+        out = _lease_out()
         cancel = ffi.NULL if self._cancel is None else self._cancel._h
         elector = self._elector._h
         if elector is None:
@@ -94,7 +105,7 @@ class Lead:
         status = lib.leader_acquire(elector, self._name, cancel, out)
         if status == 0:
             self._lease = out[0]
-            self._ctx = Context(lib.leader_lease_context(self._lease))
+            self._ctx = Context(lib.leader_lease_context(self._lease), "ok", self._elector._group)
         elif status == 1:
             self._ctx = Context(None, "not_elected")
         elif status == 2:
@@ -140,6 +151,7 @@ class Elector:
         on_backend_error: str = "return",
     ) -> None:
         self._h: Any = None
+        self._group = max_leaders > 0
         if on_backend_error not in _BACKEND_ERROR:
             raise error(4, f"on_backend_error {on_backend_error!r}: one of {list(_BACKEND_ERROR)}")
         o = ffi.new("leader_options*")
