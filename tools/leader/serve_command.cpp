@@ -136,7 +136,7 @@ int serve(const ServeOptions& o) {
   svr.set_read_timeout(std::chrono::seconds(10));
   svr.set_write_timeout(std::chrono::seconds(10));
   svr.set_socket_options(exclusive_socket_options);
-  sidecar.routes(svr, listen.token);
+  sidecar.routes(svr, {listen.token, listen.clients});
   int port = bind_listen(svr, listen.address, o.listen);
   const std::string& host = listen.address.host;
   log.notice("serving http://" + (host.find(':') != std::string::npos ? "[" + host + "]" : host) +

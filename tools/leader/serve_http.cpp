@@ -107,21 +107,39 @@ namespace {
 // When the request being answered on this thread reached routing (a request httplib refuses
 // while reading it never does): the start of its latency.
 thread_local std::optional<std::chrono::steady_clock::time_point> request_started;
+// The client of the request being answered on this thread (see request_client()).
+thread_local std::string current_client;
 
-// Notes the request's start; then 401 for an API request without the bearer token (when `token`
-// is set); the probes and the page stay open.
-void start_request(httplib::Server& svr, const std::string& token) {
-  svr.set_pre_routing_handler([token](const httplib::Request& req,
-                                      httplib::Response& res) -> httplib::Server::HandlerResponse {
-    request_started = std::chrono::steady_clock::now();
-    if (token.empty() || req.path == "/healthz" || req.path == "/readyz" || req.path == "/")
-      return httplib::Server::HandlerResponse::Unhandled;
-    if (same_secret(req.get_header_value("Authorization"), "Bearer " + token))
-      return httplib::Server::HandlerResponse::Unhandled;
-    res.set_header("WWW-Authenticate", "Bearer");
-    send_error(res, 401, "unauthorized", "a valid 'Authorization: Bearer <token>' is required");
-    return httplib::Server::HandlerResponse::Handled;
-  });
+// Which credential `authorization` carries: every token is compared in constant time, without an
+// early exit. False when none matches; `client` is then left empty.
+bool authenticated(const std::string& authorization, const Credentials& c, std::string& client) {
+  bool found = !c.token.empty() && same_secret(authorization, "Bearer " + c.token);
+  for (const auto& [name, token] : c.clients) {
+    if (same_secret(authorization, "Bearer " + token)) {
+      client = name;
+      found = true;
+    }
+  }
+  return found;
+}
+
+// Notes the request's start and its client; then 401 for an API request without a valid bearer
+// token (when one is set); the probes and the page stay open.
+void start_request(httplib::Server& svr, const Credentials& credentials) {
+  svr.set_pre_routing_handler(
+      [credentials](const httplib::Request& req,
+                    httplib::Response& res) -> httplib::Server::HandlerResponse {
+        request_started = std::chrono::steady_clock::now();
+        current_client.clear();
+        if ((credentials.token.empty() && credentials.clients.empty()) || req.path == "/healthz" ||
+            req.path == "/readyz" || req.path == "/")
+          return httplib::Server::HandlerResponse::Unhandled;
+        if (authenticated(req.get_header_value("Authorization"), credentials, current_client))
+          return httplib::Server::HandlerResponse::Unhandled;
+        res.set_header("WWW-Authenticate", "Bearer");
+        send_error(res, 401, "unauthorized", "a valid 'Authorization: Bearer <token>' is required");
+        return httplib::Server::HandlerResponse::Handled;
+      });
 }
 
 // A request path as logged: a lease id in the path (GET /v1/leases/{id}) is a secret.
@@ -161,14 +179,17 @@ void exception_body(const httplib::Request& /*req*/, httplib::Response& res,
 
 }  // namespace
 
-void install_guards(httplib::Server& svr, const std::string& token, const Log& log,
+const std::string& request_client() { return current_client; }
+
+void install_guards(httplib::Server& svr, const Credentials& credentials, const Log& log,
                     RequestObserver observe) {
-  start_request(svr, token);
+  start_request(svr, credentials);
   svr.set_error_handler(httplib::Server::HandlerWithResponse(http_error_body));
   svr.set_exception_handler(exception_body);
   svr.set_logger([log, observe = std::move(observe)](const httplib::Request& req,
                                                      const httplib::Response& res) {
-    log.info(req.method + " " + logged_path(req.path) + " -> " + std::to_string(res.status));
+    log.info(req.method + " " + logged_path(req.path) + " -> " + std::to_string(res.status) +
+             (current_client.empty() ? "" : " (client " + current_client + ")"));
     double seconds = 0;
     if (request_started)
       seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - *request_started)

@@ -11,6 +11,8 @@
 #include <nlohmann/json.hpp>
 #include <set>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "leader/time.hpp"
 #include "log.hpp"
@@ -56,10 +58,21 @@ httplib::Server::HandlerWithContentReader optional_body(
 using RequestObserver =
     std::function<void(const httplib::Request&, const httplib::Response&, double seconds)>;
 
+/// The bearer tokens a sidecar accepts: `token` (--token-file, anonymous) and one per named
+/// client (--clients-file). Both empty: no check.
+struct Credentials {
+  std::string token;
+  std::vector<std::pair<std::string, std::string>> clients;  ///< (name, token)
+};
+
 /// Installs what runs around every route: the bearer token check (all but /, /healthz and
-/// /readyz, when `token` is not empty), JSON bodies for HTTP errors and exceptions, one log
-/// line (-v) per request, and `observe` (when set) for every answered request.
-void install_guards(httplib::Server& svr, const std::string& token, const Log& log,
+/// /readyz, when a token is set), JSON bodies for HTTP errors and exceptions, one log line (-v)
+/// per request (with its client's name), and `observe` (when set) for every answered request.
+void install_guards(httplib::Server& svr, const Credentials& credentials, const Log& log,
                     RequestObserver observe);
+
+/// The client (--clients-file name) whose token the request being handled on this thread sent;
+/// "" without --clients-file or for the --token-file token.
+const std::string& request_client();
 
 }  // namespace leader::cli

@@ -41,6 +41,7 @@ AcquireRequest Sidecar::acquire_request(const httplib::Request& req) const {
                    "'wait' " + format_duration(r.wait) + " exceeds this sidecar's --max-wait " +
                        format_duration(max_wait_));
   r.node_id = string_field(body, "node_id");
+  r.client = request_client();
   if (body.contains("slots")) {
     const json& s = body["slots"];
     if (!s.is_number_integer() || s.get<std::int64_t>() < 1 || s.get<std::int64_t>() > 1000)
@@ -71,7 +72,7 @@ json Sidecar::acquire_waiting(const httplib::Request& req, const AcquireRequest&
     throw;
   }
   if (watch.client_gone()) {
-    release_unreceived(lease);
+    release_unreceived(lease, r.client);
     throw ApiError(499, "client_closed", "the client closed its connection while waiting");
   }
   return lease;
@@ -87,19 +88,19 @@ void Sidecar::send_lease(httplib::Response& res, const json& lease) {
       [text](std::size_t offset, std::size_t length, httplib::DataSink& sink) {
         return sink.is_writable() && sink.write(text->data() + offset, length);
       },
-      [this, lease](bool written) {
-        if (!written) release_unreceived(lease);
+      [this, lease, client = request_client()](bool written) {
+        if (!written) release_unreceived(lease, client);
       });
 }
 
 // Releases a lease granted to a client that is gone. Never throws (it runs in a destructor).
-void Sidecar::release_unreceived(const json& lease) noexcept {
+void Sidecar::release_unreceived(const json& lease, const std::string& client) noexcept {
   try {
     std::string lock = lease.at("lock").get<std::string>();
     std::string what = "the lease of '" + lock + "' (fencing token " +
                        std::to_string(lease.at("fencing_token").get<std::uint64_t>()) + ")";
     try {
-      leases_.release(lock, lease.at("lease_id").get<std::string>());
+      leases_.release(lock, lease.at("lease_id").get<std::string>(), client);
       log_.notice(what + " was released: its client went away before the reply");
     } catch (const ApiError& e) {
       if (e.status() != 404)  // 404: the client's own release (or the reaper) came first
@@ -113,13 +114,15 @@ void Sidecar::release_unreceived(const json& lease) noexcept {
 void Sidecar::renew(const httplib::Request& req, httplib::Response& res) {
   json body = body_object(req, {"lease_id", "ttl"});
   send_json(res, 200,
-            leases_.renew(checked_lock(req.matches[1]), required_lease_id(body),
+            leases_.renew(checked_lock(req.matches[1]), required_lease_id(body), request_client(),
                           capped_ttl(duration_field(body, "ttl", Duration{0}))));
 }
 
 void Sidecar::release(const httplib::Request& req, httplib::Response& res) {
   json body = body_object(req, {"lease_id"});
-  send_json(res, 200, leases_.release(checked_lock(req.matches[1]), required_lease_id(body)));
+  send_json(
+      res, 200,
+      leases_.release(checked_lock(req.matches[1]), required_lease_id(body), request_client()));
 }
 
 // A lock this sidecar campaigns for (404 not_campaigning otherwise).

@@ -16,6 +16,7 @@ namespace leader::cli {
 /// One lease held for an API client: the engine's guard and what HTTP adds to it.
 struct ApiLease {
   std::string id, lock;
+  std::string client;  ///< only this client may renew, release or read it by id
   int slots = 0;
   Duration ttl{};  ///< the ttl the client last asked for: a renew without one asks it again
   WallTime acquired_at{};
@@ -145,7 +146,11 @@ nlohmann::json ClientLeases::acquire(const AcquireRequest& request, const std::s
   lease->lock = request.lock;
   lease->slots = request.slots;
   lease->ttl = request.ttl;
-  std::string node_id = request.node_id.empty() ? default_node_id_ : request.node_id;
+  lease->client = request.client;
+  // A named client's lease shows its name as node id (status, history) unless it gives one.
+  std::string node_id = !request.node_id.empty()  ? request.node_id
+                        : !request.client.empty() ? request.client
+                                                  : default_node_id_;
   Acquisition acq;
   try {
     validate_lock_name(request.lock);
@@ -179,14 +184,15 @@ nlohmann::json ClientLeases::acquire(const AcquireRequest& request, const std::s
   return out;
 }
 
-std::shared_ptr<ApiLease> ClientLeases::find(const std::string& lock, const std::string& id) {
+std::shared_ptr<ApiLease> ClientLeases::find(const std::string& lock, const std::string& id,
+                                             const std::string& client) {
   std::lock_guard guard(mu_);
   // Every lease of the lock is compared in constant time (no early exit on a match): how long a
   // lookup takes tells nothing about how close a guessed id came.
   std::shared_ptr<ApiLease> found;
   auto [first, last] = leases_.equal_range(lock);
   for (auto it = first; it != last; ++it)
-    if (same_secret(id, it->second->id)) found = it->second;
+    if (same_secret(id, it->second->id) && it->second->client == client) found = it->second;
   if (!found)
     throw ApiError(404, "unknown_lease",
                    "no lease with this id of '" + lock +
@@ -204,8 +210,9 @@ void ClientLeases::forget(const std::shared_ptr<ApiLease>& lease) {
   }
 }
 
-nlohmann::json ClientLeases::renew(const std::string& lock, const std::string& id, Duration ttl) {
-  auto lease = find(lock, id);
+nlohmann::json ClientLeases::renew(const std::string& lock, const std::string& id,
+                                   const std::string& client, Duration ttl) {
+  auto lease = find(lock, id, client);
   std::unique_lock lease_lock(lease->mu);
   auto drop_as_lost = [&](const std::string& why) {
     {
@@ -230,8 +237,9 @@ nlohmann::json ClientLeases::renew(const std::string& lock, const std::string& i
   return lease_json(*lease, true);
 }
 
-nlohmann::json ClientLeases::release(const std::string& lock, const std::string& id) {
-  auto lease = find(lock, id);
+nlohmann::json ClientLeases::release(const std::string& lock, const std::string& id,
+                                     const std::string& client) {
+  auto lease = find(lock, id, client);
   {
     std::lock_guard guard(mu_);
     forget(lease);
@@ -245,13 +253,13 @@ nlohmann::json ClientLeases::release(const std::string& lock, const std::string&
   return {{"released", true}, {"lock", lock}};
 }
 
-nlohmann::json ClientLeases::get(const std::string& id) {
+nlohmann::json ClientLeases::get(const std::string& id, const std::string& client) {
   std::shared_ptr<ApiLease> found;
   {
     std::lock_guard guard(mu_);
     // Every lease is compared in constant time, without an early exit (as find()).
     for (auto& [lock, lease] : leases_)
-      if (same_secret(id, lease->id)) found = lease;
+      if (same_secret(id, lease->id) && lease->client == client) found = lease;
   }
   if (found) {
     std::lock_guard lease_lock(found->mu);

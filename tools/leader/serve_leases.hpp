@@ -53,7 +53,8 @@ struct AcquireRequest {
   Duration ttl{30'000};
   Duration wait{0};
   std::string node_id;
-  int slots = 0;  ///< 0: single leader; N: one of N slots
+  int slots = 0;       ///< 0: single leader; N: one of N slots
+  std::string client;  ///< the --clients-file client asking ("" without one)
 };
 
 struct ApiLease;
@@ -71,15 +72,18 @@ class ClientLeases {
   /// that carries it). Throws ApiError: 409 held_elsewhere on contention, 400 for invalid options,
   /// 503 when the store fails.
   nlohmann::json acquire(const AcquireRequest& request, const std::stop_token& stop);
+  /// A lease is bound to the client that acquired it: renew, release and get find it only for
+  /// that client (404 for any other, as for a wrong id).
   /// Renews lease `id` of `lock` to `ttl` (0: its ttl so far). Throws ApiError 404 unknown lease,
   /// 409 lease_lost, 503 store failure.
-  nlohmann::json renew(const std::string& lock, const std::string& id, Duration ttl);
+  nlohmann::json renew(const std::string& lock, const std::string& id, const std::string& client,
+                       Duration ttl);
   /// Releases lease `id` of `lock`. Throws ApiError 404 unknown lease, 503 when the store could
   /// not be reached (the lease is forgotten here all the same and expires on the store).
-  nlohmann::json release(const std::string& lock, const std::string& id);
+  nlohmann::json release(const std::string& lock, const std::string& id, const std::string& client);
   /// The lease with id `id` (any lock), without its id: for its own client only, since the id is
   /// the secret. Throws ApiError 404 unknown_lease for any id that is not a live lease here.
-  nlohmann::json get(const std::string& id);
+  nlohmann::json get(const std::string& id, const std::string& client);
   /// The leases held now, without their ids.
   nlohmann::json list();
   /// The leases held here for `lock`, without their ids (node id, fencing token, deadline).
@@ -94,7 +98,8 @@ class ClientLeases {
   void drop_expired();
 
  private:
-  std::shared_ptr<ApiLease> find(const std::string& lock, const std::string& id);
+  std::shared_ptr<ApiLease> find(const std::string& lock, const std::string& id,
+                                 const std::string& client);
   void forget(const std::shared_ptr<ApiLease>& lease);  // caller holds mu_
   std::shared_ptr<LeaseStore> store_;
   std::shared_ptr<EventBus> bus_;

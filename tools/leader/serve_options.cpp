@@ -8,6 +8,7 @@
 #include <cerrno>
 #include <cstring>
 #include <fstream>
+#include <set>
 #include <sstream>
 
 #include "command_options.hpp"
@@ -68,6 +69,41 @@ std::string read_token(const std::string& path) {
   return token;
 }
 
+// The `name token` lines of --clients-file (blank lines and # comments skipped).
+std::vector<std::pair<std::string, std::string>> read_clients(const std::string& path) {
+  std::ifstream in(path);
+  if (!in)
+    throw UsageError("--clients-file '" + path + "': cannot read it: " + std::strerror(errno));
+  std::vector<std::pair<std::string, std::string>> clients;
+  std::set<std::string> names, tokens;
+  std::string line;
+  for (int n = 1; std::getline(in, line); ++n) {
+    std::istringstream fields(line);
+    std::string name, token, extra;
+    if (!(fields >> name) || name[0] == '#') continue;
+    std::string where = "--clients-file '" + path + "' line " + std::to_string(n);
+    if (!(fields >> token) || (fields >> extra))
+      throw UsageError(where + ": expected 'NAME TOKEN'");
+    if (!std::isalnum(static_cast<unsigned char>(name[0])) ||
+        name.find_first_not_of(
+            "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.-") !=
+            std::string::npos ||
+        name.size() > 64)
+      throw UsageError(where + ": client name '" + name +
+                       "' must match ^[A-Za-z0-9][A-Za-z0-9_.-]*$ (at most 64 characters)");
+    if (token.size() < 16)
+      throw UsageError(where +
+                       ": the token must be at least 16 characters (e.g. openssl rand "
+                       "-hex 32)");
+    if (!names.insert(name).second) throw UsageError(where + ": client '" + name + "' repeated");
+    if (!tokens.insert(token).second)
+      throw UsageError(where + ": client '" + name + "' has the token of another client");
+    clients.emplace_back(name, token);
+  }
+  if (clients.empty()) throw UsageError("--clients-file '" + path + "': no client in it");
+  return clients;
+}
+
 constexpr const char* kServeFooter =
     "\nAPI (JSON): GET /healthz /readyz /metrics /v1/locks /v1/locks/NAME /v1/leases\n"
     "/v1/leader/NAME[?wait=30s&version=N] /v1/history; POST /v1/locks/NAME/acquire\n"
@@ -82,10 +118,14 @@ void add_listen_options(CLI::App* serve, ServeOptions& o) {
       ->type_name("HOST:PORT")
       ->capture_default_str();
   serve->add_flag("--allow-remote", o.allow_remote,
-                  "Allow a non-loopback --listen (requires --token-file)");
+                  "Allow a non-loopback --listen (requires --token-file or --clients-file)");
   serve
       ->add_option("--token-file", o.token_file,
                    "File with the bearer token every API request must send")
+      ->type_name("FILE");
+  serve
+      ->add_option("--clients-file", o.clients_file,
+                   "File of 'NAME TOKEN' lines: a bearer token per client, leases bound to it")
       ->type_name("FILE");
 }
 
@@ -140,13 +180,18 @@ CLI::App* add_serve_command(CLI::App& app, ServeOptions& o) {
 }
 
 ListenSettings listen_settings(const ServeOptions& o) {
-  ListenSettings settings{parse_listen(o.listen), ""};
+  ListenSettings settings{parse_listen(o.listen), "", {}};
   if (!is_loopback(settings.address.host) && !o.allow_remote)
     throw UsageError("--listen " + o.listen +
                      " is not a loopback address: add --allow-remote and --token-file FILE");
-  if (o.allow_remote && o.token_file.empty())
-    throw UsageError("--allow-remote requires --token-file FILE (a bearer token)");
+  if (o.allow_remote && o.token_file.empty() && o.clients_file.empty())
+    throw UsageError(
+        "--allow-remote requires --token-file FILE (a bearer token) or --clients-file FILE");
   if (!o.token_file.empty()) settings.token = read_token(o.token_file);
+  if (!o.clients_file.empty()) settings.clients = read_clients(o.clients_file);
+  for (const auto& [name, token] : settings.clients)
+    if (token == settings.token)
+      throw UsageError("--clients-file: client '" + name + "' has the token of --token-file");
   return settings;
 }
 

@@ -5,6 +5,7 @@
 
 #include <CLI/CLI.hpp>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "leader/time.hpp"
@@ -17,6 +18,7 @@ struct ServeOptions {
   std::string listen = "127.0.0.1:9464";
   bool allow_remote = false;           ///< required to listen on a non-loopback address
   std::string token_file;              ///< bearer token; required with allow_remote
+  std::string clients_file;            ///< `name token` lines: a token per client
   std::vector<std::string> campaigns;  ///< locks this instance keeps campaigning for
   std::vector<std::string> locks;      ///< extra locks shown by GET /v1/locks and the page
   std::string node_id;                 ///< default: <host>:<pid>
@@ -42,10 +44,12 @@ struct ListenAddress {
 struct ListenSettings {
   ListenAddress address;
   std::string token;
+  std::vector<std::pair<std::string, std::string>> clients;  ///< (name, token) of --clients-file
 };
 
-/// --listen, --allow-remote and --token-file checked against each other: a non-loopback address
-/// needs --allow-remote, which needs a token of at least 16 characters in --token-file.
+/// --listen, --allow-remote, --token-file and --clients-file checked against each other: a
+/// non-loopback address needs --allow-remote, which needs a token of at least 16 characters in
+/// --token-file or a --clients-file (`name token` lines, names and tokens unique).
 ListenSettings listen_settings(const ServeOptions& options);
 
 /// The duration `text` of option `flag`.

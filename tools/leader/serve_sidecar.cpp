@@ -88,15 +88,16 @@ std::shared_ptr<LeaseStore> Sidecar::instrumented(std::shared_ptr<LeaseStore> st
 #endif
 }
 
-void Sidecar::routes(httplib::Server& svr, const std::string& token) {
+void Sidecar::routes(httplib::Server& svr, const Credentials& credentials) {
   using Request = httplib::Request;
   using Response = httplib::Response;
 #ifdef LEADER_HAVE_METRICS
-  install_guards(svr, token, log_, [this](const Request& req, const Response& res, double seconds) {
-    serve_metrics_.observe(req.method, req.path, res.status, seconds);
-  });
+  install_guards(svr, credentials, log_,
+                 [this](const Request& req, const Response& res, double seconds) {
+                   serve_metrics_.observe(req.method, req.path, res.status, seconds);
+                 });
 #else
-  install_guards(svr, token, log_, {});
+  install_guards(svr, credentials, log_, {});
 #endif
   svr.Get("/healthz", [](const Request&, Response& res) {
     send_json(res, 200, {{"status", "ok"}});
@@ -190,7 +191,7 @@ json Sidecar::lock_json(const std::string& lock) {
 
 // GET /v1/leases/{id}: the caller's own lease; the id in the path is the secret.
 void Sidecar::own_lease(const httplib::Request& req, httplib::Response& res) {
-  send_json(res, 200, leases_.get(req.matches[1]));
+  send_json(res, 200, leases_.get(req.matches[1], request_client()));
 }
 
 // GET /v1/locks/{name}/watch: Server-Sent Events of the lock's holders (observe_lock: watched

@@ -25,6 +25,7 @@
 #endif
 #include "log.hpp"
 #include "serve_campaign.hpp"
+#include "serve_http.hpp"
 #include "serve_leases.hpp"
 #include "serve_options.hpp"
 
@@ -39,7 +40,7 @@ class Sidecar {
           const Log& log);
 
   /// Adds every route (and their guards, with bearer `token` when not empty) to `svr`.
-  void routes(httplib::Server& svr, const std::string& token);
+  void routes(httplib::Server& svr, const Credentials& credentials);
   /// Ends acquire waits and long-polls, so that the HTTP worker pool can drain.
   void stop_waits() { stopping_.request_stop(); }
   /// Stops campaigns and releases every lease (after the HTTP server stopped).
@@ -69,7 +70,7 @@ class Sidecar {
   [[nodiscard]] AcquireRequest acquire_request(const httplib::Request& req) const;
   nlohmann::json acquire_waiting(const httplib::Request& req, const AcquireRequest& r);
   void send_lease(httplib::Response& res, const nlohmann::json& lease);
-  void release_unreceived(const nlohmann::json& lease) noexcept;
+  void release_unreceived(const nlohmann::json& lease, const std::string& client) noexcept;
   [[nodiscard]] Duration capped_ttl(Duration ttl) const;
   [[nodiscard]] int wait_limit() const { return std::max(1, o_.threads - 2); }
 

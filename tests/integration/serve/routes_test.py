@@ -9,6 +9,7 @@ import json
 import os
 import queue
 import signal
+import subprocess
 import sys
 import threading
 import time
@@ -163,9 +164,85 @@ class RoutesTest(Base):
         self.assertLess(time.monotonic() - started, 10)
 
 
+ALICE = "alice-0123456789abcdef"
+BOB = "bob-0123456789abcdef0"
+
+
+class ClientsTest(Base):
+    def clients_file(self, text):
+        path = os.path.join(self.dir, "clients")
+        with open(path, "w") as f:
+            f.write(text)
+        return path
+
+    def test_a_lease_belongs_to_the_client_that_took_it(self):
+        anon_token = os.path.join(self.dir, "token")
+        with open(anon_token, "w") as f:
+            f.write("anon-0123456789abcdef\n")
+        clients = self.clients_file("# name token\nalice %s\n\nbob %s\n" % (ALICE, BOB))
+        s = self.sidecar("-v", "--clients-file", clients, "--token-file", anon_token)
+        alice = {"Authorization": "Bearer " + ALICE}
+        bob = {"Authorization": "Bearer " + BOB}
+        anon = {"Authorization": "Bearer anon-0123456789abcdef"}
+        self.assertEqual(s.get("/healthz")[0], 200)
+        self.assertEqual(s.get("/v1/locks")[0], 401)
+        self.assertEqual(s.get("/v1/locks", headers={"Authorization": "Bearer " + ALICE[:-1]})[0],
+                         401)
+        status, lease = s.post("/v1/locks/job/acquire", {"ttl": "20s"}, headers=alice)
+        self.assertEqual(status, 200, lease)
+        self.assertEqual(lease["node_id"], "alice")
+        code, seen = leader_status(self.store, "job")
+        self.assertEqual((code, seen["holders"][0]["node_id"]), (0, "alice"), seen)
+        lid = lease["lease_id"]
+        for other in (bob, anon):
+            status, reply = s.post("/v1/locks/job/renew", {"lease_id": lid}, headers=other)
+            self.assertEqual((status, reply["error"]), (404, "unknown_lease"), reply)
+            status, reply = s.post("/v1/locks/job/release", {"lease_id": lid}, headers=other)
+            self.assertEqual((status, reply["error"]), (404, "unknown_lease"), reply)
+            status, reply = s.get("/v1/leases/" + lid, headers=other)
+            self.assertEqual((status, reply["error"]), (404, "unknown_lease"), reply)
+        status, reply = s.post("/v1/locks/job/acquire", {}, headers=bob)
+        self.assertEqual((status, reply["error"]), (409, "held_elsewhere"), reply)
+        self.assertIn("alice", reply["reason"])
+        self.assertEqual(s.get("/v1/leases/" + lid, headers=alice)[0], 200)
+        self.assertEqual(s.post("/v1/locks/job/renew", {"lease_id": lid}, headers=alice)[0], 200)
+        code, seen = leader_status(self.store, "job")
+        self.assertEqual(seen["holders"][0]["fencing_token"], lease["fencing_token"])
+        # The --token-file token still works, as an anonymous client of its own.
+        status, mine = s.post("/v1/locks/anon/acquire", {}, headers=anon)
+        self.assertEqual(status, 200, mine)
+        self.assertEqual(s.post("/v1/locks/anon/release", {"lease_id": mine["lease_id"]},
+                                headers=alice)[0], 404)
+        self.assertEqual(s.post("/v1/locks/anon/release", {"lease_id": mine["lease_id"]},
+                                headers=anon)[0], 200)
+        self.assertEqual(s.post("/v1/locks/job/release", {"lease_id": lid}, headers=alice)[0], 200)
+        self.assertTrue(eventually(lambda: any(
+            r["lock"] == "job" and r["node_id"] == "alice"
+            for r in s.get("/v1/history", headers=bob)[1]["records"])))
+        self.assertEqual(s.stop(), 0)
+        log = s.stderr()
+        self.assertIn("POST /v1/locks/job/acquire -> 200 (client alice)", log)
+        self.assertIn("POST /v1/locks/job/renew -> 404 (client bob)", log)
+        for secret in (lid, mine["lease_id"], ALICE, BOB):
+            self.assertNotIn(secret, log)
+
+    def test_bad_clients_files_are_usage_errors(self):
+        for text, says in (("alice %s\nbob %s\n" % (ALICE, ALICE), "token of another client"),
+                           ("alice %s\nalice %s\n" % (ALICE, BOB), "repeated"),
+                           ("alice short\n", "at least 16"),
+                           ("_alice %s\n" % ALICE, "must match"),
+                           ("alice\n", "NAME TOKEN"),
+                           ("# nobody\n", "no client")):
+            p = subprocess.run([serve_test.LEADER, "serve", "--store", self.store, "--listen",
+                                "127.0.0.1:0", "--clients-file", self.clients_file(text)],
+                               capture_output=True, text=True, timeout=30)
+            self.assertEqual(p.returncode, 64, (text, p.stderr))
+            self.assertIn(says, p.stderr)
+            self.assertNotIn(ALICE, p.stderr)
+
+
 def subprocess_run_holding(store, lock, node):
     """`leader run` holding `lock` until SIGTERM."""
-    import subprocess
     p = subprocess.Popen([serve_test.LEADER, "run", "--store", store, "--lock", lock, "--ttl", "10s",
                           "--node-id", node, "--", "sleep", "60"],
                          stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
