@@ -106,8 +106,10 @@ std::vector<std::pair<std::string, std::string>> read_clients(const std::string&
 
 constexpr const char* kServeFooter =
     "\nAPI (JSON): GET /healthz /readyz /metrics /v1/locks /v1/locks/NAME /v1/leases\n"
-    "/v1/leader/NAME[?wait=30s&version=N] /v1/history; POST /v1/locks/NAME/acquire\n"
-    "{ttl,wait,node_id,slots}, .../renew {lease_id,ttl}, .../release {lease_id}.\n"
+    "/v1/leases/ID /v1/leader/NAME[?wait=30s&version=N] /v1/history, GET\n"
+    "/v1/locks/NAME/watch (Server-Sent Events); POST /v1/locks/NAME/acquire\n"
+    "{ttl,wait,node_id,slots}, .../renew {lease_id,ttl}, .../release {lease_id},\n"
+    "POST /v1/leader/NAME/resign. Routes: docs/openapi.yaml.\n"
     "Leases held for clients are released on SIGTERM/SIGINT. Details: docs/serve.md.\n\n"
     "Exit codes: 0 stopped by SIGTERM/SIGINT, 64 usage error, 69 store unavailable or\n"
     "the address cannot be bound (e.g. another process listens on it).";
