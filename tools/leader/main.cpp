@@ -49,7 +49,7 @@ constexpr const char* kCronUsage =
     "skip|run-once] [--node-id ID] [-v|--quiet]";
 constexpr const char* kServeUsage =
     "Usage: leader serve [--store URI] [--listen 127.0.0.1:9464] [--campaign LOCK]... [--lock "
-    "LOCK]... [--allow-remote --token-file FILE] [-v]";
+    "LOCK]... [--allow-remote] [--token-file FILE] [--clients-file FILE] [-v]";
 constexpr const char* kMainUsage =
     "Usage: leader run|status|observe|list|release|cron|serve|probe [OPTIONS] (see leader --help)";
 

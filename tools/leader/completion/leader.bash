@@ -13,7 +13,7 @@ _leader_options() {
                    --log-format --help" ;;
     cron) echo "--store --schedule --lock --time-zone --crontab --ttl --grace --max-clock-skew
                 --misfire --node-id --verbose --quiet --log-format --help" ;;
-    serve) echo "--store --listen --allow-remote --token-file --campaign --campaign-ttl --lock
+    serve) echo "--store --listen --allow-remote --token-file --clients-file --campaign --campaign-ttl --lock
                  --node-id --history --ready-timeout --max-wait --max-ttl --threads --verbose
                  --log-format --help" ;;
     probe) echo "--listen --ready --timeout --help" ;;
@@ -45,7 +45,7 @@ _leader() {
                                       zk:// dynamodb:// consul:// k8s:// mongodb://" -- "$cur"))
              compopt -o nospace 2> /dev/null
              return 0 ;;
-    --crontab | --json-file | --token-file) COMPREPLY=($(compgen -f -- "$cur")); return 0 ;;
+    --crontab | --json-file | --token-file | --clients-file) COMPREPLY=($(compgen -f -- "$cur")); return 0 ;;
     --wait) COMPREPLY=($(compgen -W "forever 500ms 5s 30s 1m 1m30s 5m 1h 1d" -- "$cur")); return 0 ;;
     --ttl | --min-hold | --grace | --max-clock-skew | --interval | --campaign-ttl | \
       --ready-timeout | --max-wait | --max-ttl | --timeout)
