@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
-"""The resign, own-lease and watch routes of `leader serve` (the real binary, SQLite files).
+"""Resign, own lease, watch and per-client tokens of `leader serve` (the real binary, SQLite files
+and a private redis-server on port 17702 started and killed by PID).
 
 Usage: routes_test.py LEADER_BINARY [unittest args]. The store is the judge of who holds a lock:
 `leader status` (another process) reads it. Exit 77 = skipped.
@@ -8,7 +9,9 @@ import http.client
 import json
 import os
 import queue
+import shutil
 import signal
+import socket
 import subprocess
 import sys
 import threading
@@ -162,6 +165,58 @@ class RoutesTest(Base):
         self.assertEqual(s.stop(), 0)
         self.assertTrue(last.ended.wait(10))
         self.assertLess(time.monotonic() - started, 10)
+
+
+WATCH_REDIS_PORT = 17702
+
+
+class WatchedStoreTest(Base):
+    """The watch stream over a store that watches (a private redis-server, started by PID)."""
+
+    def setUp(self):
+        super().setUp()
+        if not shutil.which("redis-server"):
+            self.skipTest("redis-server not installed")
+        if "redis" not in subprocess.run([serve_test.LEADER, "--version"], capture_output=True,
+                                         text=True).stdout:
+            self.skipTest("leader built without the redis store")
+        self.redis = subprocess.Popen(
+            ["redis-server", "--port", str(WATCH_REDIS_PORT), "--bind", "127.0.0.1", "--save", "",
+             "--appendonly", "no", "--dir", self.dir], stdout=subprocess.DEVNULL)
+
+        def up():
+            try:
+                socket.create_connection(("127.0.0.1", WATCH_REDIS_PORT), timeout=1).close()
+                return True
+            except OSError:
+                return False
+        self.assertTrue(eventually(up))
+
+    def tearDown(self):
+        if self.redis.poll() is None:
+            self.redis.kill()
+            self.redis.wait()
+        super().tearDown()
+
+    def test_changes_arrive_without_the_poll_interval(self):
+        s = self.sidecar(store="redis://127.0.0.1:%d" % WATCH_REDIS_PORT)
+        w = EventStream(s.url, "/v1/locks/job/watch")
+        self.assertEqual(w.status, 200)
+        self.assertFalse(w.next()[1]["held"])
+        delays = []
+        for _ in range(4):
+            started = time.monotonic()
+            _, lease = s.post("/v1/locks/job/acquire", {"ttl": "20s"})
+            self.assertTrue(w.next()[1]["held"])
+            delays.append(time.monotonic() - started)
+            started = time.monotonic()
+            s.post("/v1/locks/job/release", {"lease_id": lease["lease_id"]})
+            self.assertFalse(w.next()[1]["held"])
+            delays.append(time.monotonic() - started)
+        # Polled, a change waits up to 1 s (0.5 s on average) for the next read.
+        self.assertLess(max(delays), 0.5, delays)
+        w.close()
+        self.assertEqual(s.stop(), 0)
 
 
 ALICE = "alice-0123456789abcdef"
