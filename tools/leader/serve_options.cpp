@@ -8,6 +8,7 @@
 #include <cerrno>
 #include <cstring>
 #include <fstream>
+#include <optional>
 #include <set>
 #include <sstream>
 
@@ -69,7 +70,27 @@ std::string read_token(const std::string& path) {
   return token;
 }
 
-// The `name token` lines of --clients-file (blank lines and # comments skipped).
+// One line of --clients-file as (name, token); nullopt for a blank line or a # comment.
+std::optional<std::pair<std::string, std::string>> client_line(const std::string& line,
+                                                               const std::string& where) {
+  std::istringstream fields(line);
+  std::string name, token, extra;
+  if (!(fields >> name) || name[0] == '#') return std::nullopt;
+  if (!(fields >> token) || (fields >> extra)) throw UsageError(where + ": expected 'NAME TOKEN'");
+  if (!std::isalnum(static_cast<unsigned char>(name[0])) ||
+      name.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.-") !=
+          std::string::npos ||
+      name.size() > 64)
+    throw UsageError(where + ": client name '" + name +
+                     "' must match ^[A-Za-z0-9][A-Za-z0-9_.-]*$ (at most 64 characters)");
+  if (token.size() < 16)
+    throw UsageError(where +
+                     ": the token must be at least 16 characters (e.g. openssl rand -hex 32)");
+  return std::pair{name, token};
+}
+
+// The `name token` lines of --clients-file (blank lines and # comments skipped); names and tokens
+// unique.
 std::vector<std::pair<std::string, std::string>> read_clients(const std::string& path) {
   std::ifstream in(path);
   if (!in)
@@ -78,27 +99,16 @@ std::vector<std::pair<std::string, std::string>> read_clients(const std::string&
   std::set<std::string> names, tokens;
   std::string line;
   for (int n = 1; std::getline(in, line); ++n) {
-    std::istringstream fields(line);
-    std::string name, token, extra;
-    if (!(fields >> name) || name[0] == '#') continue;
-    std::string where = "--clients-file '" + path + "' line " + std::to_string(n);
-    if (!(fields >> token) || (fields >> extra))
-      throw UsageError(where + ": expected 'NAME TOKEN'");
-    if (!std::isalnum(static_cast<unsigned char>(name[0])) ||
-        name.find_first_not_of(
-            "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.-") !=
-            std::string::npos ||
-        name.size() > 64)
-      throw UsageError(where + ": client name '" + name +
-                       "' must match ^[A-Za-z0-9][A-Za-z0-9_.-]*$ (at most 64 characters)");
-    if (token.size() < 16)
-      throw UsageError(where +
-                       ": the token must be at least 16 characters (e.g. openssl rand "
-                       "-hex 32)");
-    if (!names.insert(name).second) throw UsageError(where + ": client '" + name + "' repeated");
-    if (!tokens.insert(token).second)
-      throw UsageError(where + ": client '" + name + "' has the token of another client");
-    clients.emplace_back(name, token);
+    std::string where = "--clients-file '" + path + "' line ";
+    where += std::to_string(n);
+    auto client = client_line(line, where);
+    if (!client) continue;
+    where += ": client '";
+    where += client->first;
+    if (!names.insert(client->first).second) throw UsageError(where + "' repeated");
+    if (!tokens.insert(client->second).second)
+      throw UsageError(where + "' has the token of another client");
+    clients.push_back(std::move(*client));
   }
   if (clients.empty()) throw UsageError("--clients-file '" + path + "': no client in it");
   return clients;
