@@ -111,13 +111,23 @@ def main():
     load = open("/proc/loadavg").read().split()[:3]
     print(f"# {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}, load average {' '.join(load)}, "
           f"{seconds:g}s per row, {rounds} rounds", file=sys.stderr)
+    done = 0
     try:
         for r in range(rounds):
-            for group, row, cmd in (rows if r % 2 == 0 else rows[::-1]):
-                line = run_row(cmd, env)
-                d = dict(x.split("=") for x in line[1:])
-                results.setdefault((group, row), []).append(
-                    (float(d["p50_us"]), float(d["mean_us"])))
+            got = []
+            try:
+                for group, row, cmd in (rows if r % 2 == 0 else rows[::-1]):
+                    line = run_row(cmd, env)
+                    d = dict(x.split("=") for x in line[1:])
+                    got.append(((group, row), (float(d["p50_us"]), float(d["mean_us"]))))
+            except SystemExit:
+                if done < 3:
+                    raise
+                print(f"round {r + 1} abandoned: the table has rounds 1-{done}", file=sys.stderr)
+                break
+            for key, value in got:  # a round counts whole or not at all
+                results.setdefault(key, []).append(value)
+            done += 1
             load = open("/proc/loadavg").read().split()[:3]
             print(f"round {r + 1} done, load average {' '.join(load)}", file=sys.stderr)
     finally:
