@@ -11,8 +11,8 @@
 #include <stop_token>
 #include <string>
 
-#include "leader/campaign.hpp"
 #include "leader/errors.hpp"
+#include "leader/lock_watching.hpp"
 #include "leader/names.hpp"
 #include "redis_store.hpp"
 
